@@ -1,0 +1,1 @@
+//! The Blosc2 chunk format and the compression pipeline.

@@ -1,0 +1,1 @@
+//! Codecs: the byte compressors a chunk's blocks go through.

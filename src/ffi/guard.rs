@@ -1,0 +1,67 @@
+//! Panic containment and error reporting at the C boundary.
+
+use crate::Error;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `f`, turning a panic into `on_panic`.
+///
+/// `AssertUnwindSafe` is sound here: after a panic we do not touch any state
+/// the closure captured; we only return a sentinel to C.
+pub(crate) fn guard<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            trace_error(&format!("internal error (panic contained at the C boundary): {what}"));
+            on_panic
+        }
+    }
+}
+
+/// Runs a fallible core call and returns its value as a C int, or the error's
+/// negative code (traced when `BLOSC_TRACE` is set).
+#[allow(dead_code)]
+pub(crate) fn guard_code(f: impl FnOnce() -> crate::Result<i64>) -> i64 {
+    guard(Error::Failure(String::new()).code() as i64, || match f() {
+        Ok(v) => v,
+        Err(e) => report(&e) as i64,
+    })
+}
+
+/// Traces an error the way the reference does and returns its code.
+#[allow(dead_code)]
+pub(crate) fn report(e: &Error) -> i32 {
+    trace_error(&e.to_string());
+    e.code()
+}
+
+/// Prints `[error] - msg` on stderr when the `BLOSC_TRACE` environment
+/// variable is set, as the reference's `BLOSC_TRACE_ERROR` does.
+pub(crate) fn trace_error(msg: &str) {
+    if std::env::var_os("BLOSC_TRACE").is_some() {
+        eprintln!("[error] - {msg} (b2nd)");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_the_sentinel() {
+        let r = guard(-1, || -> i32 { panic!("boom") });
+        assert_eq!(r, -1);
+        assert_eq!(guard(0, || 7), 7);
+    }
+
+    #[test]
+    fn errors_become_codes() {
+        assert_eq!(guard_code(|| Err(crate::err!(InvalidParam, "x"))), -12);
+        assert_eq!(guard_code(|| Ok(42)), 42);
+        assert_eq!(guard_code(|| panic!("no")), -1);
+    }
+}

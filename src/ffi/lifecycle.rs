@@ -1,0 +1,61 @@
+//! Library lifecycle and version/error strings: what a C caller calls first.
+
+use super::guard;
+use std::ffi::{c_char, c_int, CStr};
+
+/// The version string returned to C; same text as `BLOSC2_VERSION_STRING`.
+static VERSION: &CStr = c"3.3.5";
+
+/// Initialises the library. Safe to call more than once; the core keeps no
+/// state that needs setting up, so this only exists for callers of the
+/// reference API (which requires it before the Blosc1-style calls).
+#[no_mangle]
+pub extern "C" fn blosc2_init() {
+    guard((), crate::global::init)
+}
+
+/// Releases global resources. Calls made after it behave as after `blosc2_init`.
+#[no_mangle]
+pub extern "C" fn blosc2_destroy() {
+    guard((), crate::global::destroy)
+}
+
+/// Frees the worker threads and scratch memory held for the global context.
+/// Returns 0 on success, as the reference does.
+#[no_mangle]
+pub extern "C" fn blosc2_free_resources() -> c_int {
+    guard(-1, || {
+        crate::global::destroy();
+        0
+    })
+}
+
+/// The API version this library implements, as a static NUL-terminated string.
+#[no_mangle]
+pub extern "C" fn blosc2_get_version_string() -> *const c_char {
+    VERSION.as_ptr()
+}
+
+/// A static description of an error code ("Unknown error" for unknown codes).
+#[no_mangle]
+pub extern "C" fn blosc2_error_string(error_code: c_int) -> *const c_char {
+    error_cstr(crate::error::describe(error_code)).as_ptr()
+}
+
+/// Maps each description to a NUL-terminated static. The descriptions are
+/// ASCII literals without interior NULs, so every lookup succeeds.
+fn error_cstr(msg: &'static str) -> &'static CStr {
+    static TABLE: std::sync::OnceLock<Vec<(&'static str, std::ffi::CString)>> =
+        std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        (-40..=0)
+            .map(crate::error::describe)
+            .map(|d| (d, std::ffi::CString::new(d).expect("no NUL in descriptions")))
+            .collect()
+    });
+    table
+        .iter()
+        .find(|(d, _)| *d == msg)
+        .map(|(_, c)| c.as_c_str())
+        .unwrap_or(c"Unknown error")
+}

@@ -1,0 +1,13 @@
+//! The C ABI. Each exported function checks its pointers, converts, calls the
+//! safe core, and maps the error; no format logic lives here.
+//!
+//! Every exported function runs inside [`guard`], so a panic in the core never
+//! unwinds into C: it becomes `BLOSC2_ERROR_FAILURE` (or NULL).
+
+mod guard;
+#[allow(dead_code)] // exported to C through the generated header, unused in Rust
+mod constants;
+mod lifecycle;
+
+#[allow(unused_imports)] // used by the exported functions as they land
+pub(crate) use guard::*;

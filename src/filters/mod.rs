@@ -1,0 +1,1 @@
+//! Filters: reversible byte transforms applied to a block before the codec.

@@ -1,0 +1,1 @@
+//! Contiguous (cframe) and sparse (sframe) frames.

@@ -1,0 +1,1 @@
+//! b2nd N-dimensional arrays over super-chunks.

@@ -1,0 +1,1 @@
+//! Super-chunks: sequences of chunks sharing parameters, with metalayers.
