@@ -113,11 +113,14 @@ impl RowKernels for Avx2 {
                 *x = transpose_8x8(*x);
             }
             // Vector a: lane 0 = items 16a.., lane 1 = items 128 + 16a..;
-            // pair neighbours into contiguous 32-byte runs.
+            // pair neighbours into contiguous 32-byte runs, stored in
+            // address order (measurably faster than interleaved).
             for b in 0..4 {
                 let lo = _mm256_permute2x128_si256::<0x20>(v[2 * b], v[2 * b + 1]);
-                let hi = _mm256_permute2x128_si256::<0x31>(v[2 * b], v[2 * b + 1]);
                 store(&mut run[32 * b..], lo);
+            }
+            for b in 0..4 {
+                let hi = _mm256_permute2x128_si256::<0x31>(v[2 * b], v[2 * b + 1]);
                 store(&mut run[128 + 32 * b..], hi);
             }
         }
