@@ -99,6 +99,7 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
             4 => unshuffle_pow2::<4, 2>(n, src, dst),
             8 => unshuffle_pow2::<8, 3>(n, src, dst),
             16 => unshuffle_pow2::<16, 4>(n, src, dst),
+            12 => unshuffle_12(n, src, dst),
             _ => unshuffle_windows(typesize, n, src, dst),
         }
     };
@@ -273,6 +274,50 @@ unsafe fn unshuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8
             for (i, x) in v.iter().enumerate() {
                 store_lane::<1>(dst, (e0 + 16 + i) * typesize + start, *x);
             }
+        }
+    }
+    groups * LANES
+}
+
+/// 12-byte items (three 32-bit words, e.g. xyz float triples): the 16x16
+/// transpose as in [`unshuffle_windows`], then neighbouring items are paired
+/// in one register and their three words each packed into 24 contiguous
+/// bytes, stored 32 bytes wide (the 8 extra bytes are rewritten by the next
+/// store). Half as many stores as the generic path, none of them split in
+/// two 16-byte halves. Returns the number of items done.
+///
+/// # Safety
+/// AVX2 is available; `src` and `dst` hold at least `n * 12` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_12(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    const SIZE: usize = 12;
+    let len = n * SIZE;
+    // The last store of a group starts at item e0 + 30 and is 32 bytes wide.
+    let mut groups = n / LANES;
+    while groups > 0 && (groups * LANES - 2) * SIZE + 32 > len {
+        groups -= 1;
+    }
+    let pack = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+    for g in 0..groups {
+        let e0 = g * LANES;
+        let mut v = [_mm256_setzero_si256(); 16];
+        for (t, x) in v.iter_mut().enumerate() {
+            // Rows 12..16 are don't-cares (they land in the dropped word).
+            let t = if t < SIZE { t } else { 0 };
+            *x = load(src, t * n + e0);
+        }
+        for _ in 0..4 {
+            zip(&mut v);
+        }
+        // v[i]: lane 0 = item e0 + i, lane 1 = item e0 + 16 + i (16 bytes,
+        // the item in the first 12).
+        for i in (0..16).step_by(2) {
+            let pair = _mm256_permute2x128_si256::<0x20>(v[i], v[i + 1]);
+            store(dst, (e0 + i) * SIZE, _mm256_permutevar8x32_epi32(pair, pack));
+        }
+        for i in (0..16).step_by(2) {
+            let pair = _mm256_permute2x128_si256::<0x31>(v[i], v[i + 1]);
+            store(dst, (e0 + 16 + i) * SIZE, _mm256_permutevar8x32_epi32(pair, pack));
         }
     }
     groups * LANES
