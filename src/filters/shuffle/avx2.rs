@@ -113,14 +113,18 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// AVX2 is available; `src` and `dst` hold at least `n * N` bytes.
 #[target_feature(enable = "avx2")]
 unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let interleave_words = _mm256_setr_epi8(
+        0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15, //
+        0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+    );
     let groups = n / LANES;
     for g in 0..groups {
         let e0 = g * LANES;
         let mut v = [_mm256_setzero_si256(); N];
-        if N == 4 {
-            // Whole 32-byte loads: lane 0 then sees items in runs of 4
+        if N == 4 || N == 8 {
+            // Whole 32-byte loads: lane 0 then sees items in runs of 32 / N
             // alternating with lane 1, so after the zips each row's runs
-            // are interleaved back by one cross-lane permute.
+            // are interleaved back by one or two permutes.
             for (a, x) in v.iter_mut().enumerate() {
                 *x = load(src, e0 * N + 32 * a);
             }
@@ -137,6 +141,12 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
             let row = if N == 4 {
                 // Runs of 4 items (dwords): lane 0 holds runs 0, 2, 4, 6.
                 _mm256_permutevar8x32_epi32(*x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+            } else if N == 8 {
+                // Runs of 2 items (words): lane 0 holds runs 0, 2, .., 14.
+                // Gather runs 0..8 in lane 0 (lane 0's first half, lane 1's
+                // first half), then interleave the halves of each lane.
+                let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(*x);
+                _mm256_shuffle_epi8(halves, interleave_words)
             } else {
                 *x
             };
