@@ -107,32 +107,31 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     scalar::copy_tail(typesize, src, dst);
 }
 
-/// Items of `N` bytes, `N` a power of two. Returns the number of items done.
+/// Items of `N` bytes, `N` = 4, 8 or 16. Whole 32-byte loads put items in
+/// runs of `16 / N` into lane 0 alternating with runs into lane 1, so after
+/// the four zips each row holds its runs lane-interleaved; one or two
+/// permutes put them back in order. Returns the number of items done.
 ///
 /// # Safety
 /// AVX2 is available; `src` and `dst` hold at least `n * N` bytes.
 #[target_feature(enable = "avx2")]
 unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    debug_assert!(N == 4 || N == 8 || N == 16);
     let interleave_words = _mm256_setr_epi8(
         0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15, //
         0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+    );
+    let interleave_bytes = _mm256_setr_epi8(
+        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, //
+        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
     );
     let groups = n / LANES;
     for g in 0..groups {
         let e0 = g * LANES;
         let mut v = [_mm256_setzero_si256(); N];
-        if N == 4 || N == 8 {
-            // Whole 32-byte loads: lane 0 then sees items in runs of 32 / N
-            // alternating with lane 1, so after the zips each row's runs
-            // are interleaved back by one or two permutes.
-            for (a, x) in v.iter_mut().enumerate() {
-                *x = load(src, e0 * N + 32 * a);
-            }
-        } else {
-            for (a, x) in v.iter_mut().enumerate() {
-                // Items e0..e0 + 32 lie inside the buffer (e0 + 32 <= n).
-                *x = load_halves(src, e0 * N + 16 * a, (e0 + 16) * N + 16 * a);
-            }
+        for (a, x) in v.iter_mut().enumerate() {
+            // Items e0..e0 + 32 lie inside the buffer (e0 + 32 <= n).
+            *x = load(src, e0 * N + 32 * a);
         }
         for _ in 0..4 {
             zip(&mut v);
@@ -141,14 +140,14 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
             let row = if N == 4 {
                 // Runs of 4 items (dwords): lane 0 holds runs 0, 2, 4, 6.
                 _mm256_permutevar8x32_epi32(*x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
-            } else if N == 8 {
-                // Runs of 2 items (words): lane 0 holds runs 0, 2, .., 14.
-                // Gather runs 0..8 in lane 0 (lane 0's first half, lane 1's
-                // first half), then interleave the halves of each lane.
-                let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(*x);
-                _mm256_shuffle_epi8(halves, interleave_words)
             } else {
-                *x
+                // Runs of 2 items (words) or 1 item (bytes), lane 0 holding
+                // the even runs: gather the first halves of both lanes in
+                // lane 0 and the second halves in lane 1, then interleave
+                // the two halves of each lane.
+                let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(*x);
+                let order = if N == 8 { interleave_words } else { interleave_bytes };
+                _mm256_shuffle_epi8(halves, order)
             };
             store(dst, j * n + e0, row);
         }
