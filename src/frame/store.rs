@@ -619,3 +619,80 @@ impl Frame {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(k: i64) -> Vec<u8> {
+        // Any valid chunk will do: an offsets index is one.
+        codec::compress_offsets(&[k, k + 1, k + 2]).unwrap()
+    }
+
+    fn memory_frame(n: i64) -> Frame {
+        let mut h = FrameHeader::new(FrameType::Contiguous);
+        let mut f = Frame::create(Place::Memory(MemFile::default()), &h, &[]).unwrap();
+        for k in 0..n {
+            f.insert(k as usize, &chunk(k), None).unwrap();
+        }
+        h.nbytes = 24 * n;
+        h.chunksize = 24;
+        h.typesize = 8;
+        f.flush(&h, &[]).unwrap();
+        f
+    }
+
+    fn reopen(f: Frame) -> Result<Frame> {
+        let bytes = f.into_memory().unwrap();
+        Frame::open(Place::Memory(MemFile { data: bytes })).map(|(f, _, _)| f)
+    }
+
+    #[test]
+    fn chunks_round_trip_in_memory() {
+        let mut f = reopen(memory_frame(3)).unwrap();
+        assert_eq!(f.nchunks(), 3);
+        for k in 0..3 {
+            match f.chunk(k).unwrap() {
+                FrameChunk::Bytes(b) => assert_eq!(&b[..], &chunk(k as i64)[..]),
+                FrameChunk::Special(_) => panic!("chunk {k} should be stored"),
+            }
+        }
+    }
+
+    #[test]
+    fn offsets_past_the_end_are_rejected_at_open() {
+        let h = {
+            let mut h = FrameHeader::new(FrameType::Contiguous);
+            h.nbytes = 48;
+            h.chunksize = 24;
+            h.typesize = 8;
+            h
+        };
+        for bad in [10_000i64, -1, 0x8300_0000_0000_0000u64 as i64] {
+            let mut f = memory_frame(2);
+            f.offsets[1] = bad;
+            f.flush(&h, &[]).unwrap();
+            let e = reopen(f).err().expect("corrupt offset accepted");
+            assert!(e.code() < 0, "{e}");
+        }
+    }
+
+    #[test]
+    fn shared_offsets_are_not_compacted_twice() {
+        let mut f = memory_frame(2);
+        let first = f.offsets[0];
+        f.offsets[1] = first;
+        let len = f.data_len();
+        f.delete(1).unwrap();
+        assert_eq!(f.data_len(), len, "bytes still used by chunk 0 must stay");
+        f.delete(0).unwrap();
+        assert!(f.data_len() < len);
+    }
+
+    #[test]
+    fn sparse_chunk_names() {
+        let p = sparse_chunk_path(Path::new("/d"), 15).unwrap();
+        assert_eq!(p, Path::new("/d/0000000F.chunk"));
+        assert!(sparse_chunk_path(Path::new("/d"), 1 << 40).is_err());
+    }
+}
