@@ -167,3 +167,50 @@ fn written_here_read_there_and_modified_here() {
     }
     assert_eq!(run(&py, DESCRIBE, &args), want);
 }
+
+/// Writes frames with python-blosc2 (contiguous and sparse, with meta and
+/// vlmeta, a zero chunk and a short last chunk) and reads them here.
+#[test]
+fn written_there_read_here() {
+    let Some(py) = python() else { return };
+    let cframe = scratch("there.b2frame");
+    let sframe = scratch("there-dir.b2frame");
+    let script = r#"
+import sys, hashlib, blosc2, numpy as np
+for path, contiguous in ((sys.argv[1], True), (sys.argv[2], False)):
+    cparams = blosc2.CParams(typesize=4, clevel=5, codec=blosc2.Codec.ZSTD)
+    s = blosc2.SChunk(chunksize=40000, urlpath=path, contiguous=contiguous, mode="w",
+                      cparams=cparams, meta={"shape": [10, 20], "name": "abc"})
+    s.append_data(np.arange(10000, dtype=np.int32))
+    s.append_data(np.zeros(10000, dtype=np.int32))
+    s.append_data(np.arange(10000, 20000, dtype=np.int32))
+    s.append_data(np.arange(777, dtype=np.int32) * 5)
+    s.vlmeta["attrs"] = {"x": 1}
+    s.vlmeta["text"] = "hi"
+    for i in range(s.nchunks):
+        print(i, hashlib.sha256(s.decompress_chunk(i)).hexdigest())
+"#;
+    let lines = run(&py, script, &[cframe.to_str().unwrap(), sframe.to_str().unwrap()]);
+    assert_eq!(lines.len(), 8);
+    for (k, path) in [cframe, sframe].iter().enumerate() {
+        let mut s = SChunk::open(path).unwrap();
+        assert_eq!(s.nchunks(), 4);
+        assert_eq!(s.typesize(), 4);
+        assert_eq!(s.chunksize(), 40000);
+        assert_eq!(s.nbytes(), 3 * 40000 + 777 * 4);
+        assert_eq!(s.cparams().compcode, 5);
+        // msgpack [10, 20] and "abc"
+        assert_eq!(s.meta_get("shape").unwrap(), [0x92, 10, 20]);
+        assert_eq!(s.meta_get("name").unwrap(), [0xa3, b'a', b'b', b'c']);
+        assert_eq!(s.vlmeta_get("text").unwrap(), [0xa2, b'h', b'i']);
+        assert_eq!(s.vlmeta_get("attrs").unwrap(), [0x81, 0xa1, b'x', 1]);
+        for i in 0..4 {
+            let mut out = vec![0u8; 40000];
+            let n = s.decompress_chunk(i, &mut out).unwrap();
+            assert_eq!(format!("{i} {}", hex(&out[..n])), lines[k * 4 + i as usize], "{}", path.display());
+        }
+        let mut got = vec![0u8; 8];
+        s.get_slice_buffer(9999, 10001, &mut got).unwrap();
+        assert_eq!(got, [0x0f, 0x27, 0, 0, 0, 0, 0, 0]);
+    }
+}
