@@ -137,6 +137,49 @@ fn written_here_read_there_and_modified_here() {
     for (p, s) in all.iter_mut() {
         want.extend(expected(p, s, &meta));
     }
+    // Special-value frames and an empty frame, read in the same process.
+    let zeros = scratch("zeros.b2frame");
+    let mut z = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(zeros.clone()),
+        cparams: cp.clone(),
+        ..Storage::default()
+    })
+    .unwrap();
+    z.fill_special(2500, b2nd::schunk::Special::Zero, 4000)
+        .unwrap();
+    let nans = scratch("nans-dir.b2frame");
+    let mut n = SChunk::new(Storage {
+        contiguous: false,
+        urlpath: Some(nans.clone()),
+        cparams: cp.clone(),
+        ..Storage::default()
+    })
+    .unwrap();
+    n.fill_special(1500, b2nd::schunk::Special::Nan, 4000)
+        .unwrap();
+    let empty = scratch("empty.b2frame");
+    let _e = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(empty.clone()),
+        cparams: cp.clone(),
+        ..Storage::default()
+    })
+    .unwrap();
+    let mut extra = Vec::new();
+    extra.extend(expected(&zeros, &mut z, &[]));
+    extra.extend(expected(&nans, &mut n, &[]));
+    extra.push(format!(
+        "{} nchunks=0 chunksize=-1 typesize=4 nbytes=0",
+        empty.display()
+    ));
+    let extra_args = [
+        zeros.display().to_string(),
+        nans.display().to_string(),
+        empty.display().to_string(),
+    ];
+    let extra_args: Vec<&str> = extra_args.iter().map(String::as_str).collect();
+    assert_eq!(run(&py, DESCRIBE, &extra_args), extra);
     let args: Vec<String> = all.iter().map(|(p, _)| p.display().to_string()).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     assert_eq!(run(&py, DESCRIBE, &args), want);
@@ -190,7 +233,11 @@ for path, contiguous in ((sys.argv[1], True), (sys.argv[2], False)):
     for i in range(s.nchunks):
         print(i, hashlib.sha256(s.decompress_chunk(i)).hexdigest())
 "#;
-    let lines = run(&py, script, &[cframe.to_str().unwrap(), sframe.to_str().unwrap()]);
+    let lines = run(
+        &py,
+        script,
+        &[cframe.to_str().unwrap(), sframe.to_str().unwrap()],
+    );
     assert_eq!(lines.len(), 8);
     for (k, path) in [cframe, sframe].iter().enumerate() {
         let mut s = SChunk::open(path).unwrap();
@@ -207,7 +254,12 @@ for path, contiguous in ((sys.argv[1], True), (sys.argv[2], False)):
         for i in 0..4 {
             let mut out = vec![0u8; 40000];
             let n = s.decompress_chunk(i, &mut out).unwrap();
-            assert_eq!(format!("{i} {}", hex(&out[..n])), lines[k * 4 + i as usize], "{}", path.display());
+            assert_eq!(
+                format!("{i} {}", hex(&out[..n])),
+                lines[k * 4 + i as usize],
+                "{}",
+                path.display()
+            );
         }
         let mut got = vec![0u8; 8];
         s.get_slice_buffer(9999, 10001, &mut got).unwrap();
