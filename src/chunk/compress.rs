@@ -361,7 +361,17 @@ impl Compressor {
         let compcode = plan.cp.compcode;
         if compcode == Codec::LZ4 || compcode == Codec::LZ4HC {
             let size = (nsamples * sample_size).min(dict_maxsize).min(samples.len());
-            let raw = samples[..size].to_vec();
+            let mut raw = samples[..size].to_vec();
+            // The reference writes the dictionary size into its output buffer
+            // (right after the bstarts) before copying the samples from the
+            // start of that same buffer, so these four bytes of the dictionary
+            // are the size itself. Reproduced for identical chunks.
+            let at = 4 * plan.nblocks;
+            for (k, byte) in (size as i32).to_le_bytes().into_iter().enumerate() {
+                if let Some(slot) = raw.get_mut(at + k) {
+                    *slot = byte;
+                }
+            }
             return Ok(Some((EncDict::Lz4(raw.clone()), raw)));
         }
         let sizes = vec![sample_size; nsamples];

@@ -226,6 +226,9 @@ impl<'a> Prepared<'a> {
 
     /// The stream bytes of block `j` within a non-lazy chunk.
     fn block_bytes(&self, j: usize) -> crate::Result<&'a [u8]> {
+        if self.special != 0 {
+            return Ok(&[]);
+        }
         if self.memcpyed {
             let (off, size) = self.block_span(j);
             let start = self.hlen + off;

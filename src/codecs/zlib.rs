@@ -3,6 +3,9 @@
 //! `compress2`/`uncompress` are part of that library but only exposed by
 //! `libz-sys` with its `libc` feature, so they are declared here.
 
+// Links the zlib that libz-sys builds (nothing else from the crate is used).
+extern crate libz_sys;
+
 use std::os::raw::{c_int, c_ulong};
 
 extern "C" {
