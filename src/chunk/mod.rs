@@ -35,57 +35,51 @@ pub use special::{make_special, make_special_with};
 pub struct Fmt;
 
 impl Fmt {
-    pub const MIN_HEADER: usize = 16;
-    pub const EXT_HEADER: usize = 32;
+    pub(crate) const MIN_HEADER: usize = 16;
+    pub(crate) const EXT_HEADER: usize = 32;
     /// `BLOSC2_MAX_OVERHEAD`: `dst.len() >= src.len() + MAX_OVERHEAD` always suffices.
-    pub const MAX_OVERHEAD: usize = 32;
-    pub const MAX_BUFFERSIZE: usize = i32::MAX as usize - 32;
-    pub const MAX_TYPESIZE: usize = 255;
-    pub const MIN_BUFFERSIZE: usize = 32;
-    pub const MAX_BLOCKSIZE: i32 = 536_866_816;
-    pub const MAX_DICTSIZE: usize = 32 * 1024;
-    pub const MIN_USEFUL_DICT: usize = 256;
+    pub(crate) const MAX_OVERHEAD: usize = 32;
+    pub(crate) const MAX_BUFFERSIZE: usize = i32::MAX as usize - 32;
+    pub(crate) const MAX_TYPESIZE: usize = 255;
+    pub(crate) const MIN_BUFFERSIZE: usize = 32;
+    pub(crate) const MAX_BLOCKSIZE: i32 = 536_866_816;
+    pub(crate) const MAX_DICTSIZE: usize = 32 * 1024;
+    pub(crate) const MIN_USEFUL_DICT: usize = 256;
 
-    pub const VERSION_ALPHA: u8 = 3;
+    pub(crate) const VERSION_ALPHA: u8 = 3;
     /// Written for regular chunks.
-    pub const VERSION_STABLE: u8 = 5;
+    pub(crate) const VERSION_STABLE: u8 = 5;
     /// Written for VL-block chunks; also the newest version understood.
-    pub const VERSION_VL_BLOCKS: u8 = 6;
-    pub const VERSION_CURRENT: u8 = 6;
+    pub(crate) const VERSION_VL_BLOCKS: u8 = 6;
+    pub(crate) const VERSION_CURRENT: u8 = 6;
 
     // flags
-    pub const DOSHUFFLE: u8 = 0x1;
-    pub const MEMCPYED: u8 = 0x2;
-    pub const DOBITSHUFFLE: u8 = 0x4;
-    pub const DODELTA: u8 = 0x8;
-    pub const DONT_SPLIT: u8 = 0x10;
+    pub(crate) const DOSHUFFLE: u8 = 0x1;
+    pub(crate) const MEMCPYED: u8 = 0x2;
+    pub(crate) const DOBITSHUFFLE: u8 = 0x4;
+    pub(crate) const DODELTA: u8 = 0x8;
+    pub(crate) const DONT_SPLIT: u8 = 0x10;
     // blosc2_flags
-    pub const USEDICT: u8 = 0x1;
-    pub const BIGENDIAN: u8 = 0x2;
-    pub const LAZY: u8 = 0x8;
-    pub const INSTR_CODEC: u8 = 0x80;
+    pub(crate) const USEDICT: u8 = 0x1;
+    pub(crate) const LAZY: u8 = 0x8;
+    pub(crate) const INSTR_CODEC: u8 = 0x80;
     // blosc2_flags2
-    pub const VL_BLOCKS: u8 = 0x1;
+    pub(crate) const VL_BLOCKS: u8 = 0x1;
 
     // filter ids
-    pub const NOFILTER: u8 = 0;
-    pub const SHUFFLE: u8 = 1;
-    pub const BITSHUFFLE: u8 = 2;
-    pub const DELTA: u8 = 3;
-    pub const TRUNC_PREC: u8 = 4;
-    pub const LAST_FILTER: u8 = 5;
-    pub const FILTERS_DEFINED_STOP: u8 = 31;
-    pub const FILTERS_GLOBAL_START: u8 = 32;
-    pub const FILTERS_GLOBAL_STOP: u8 = 159;
+    pub(crate) const NOFILTER: u8 = 0;
+    pub(crate) const SHUFFLE: u8 = 1;
+    pub(crate) const BITSHUFFLE: u8 = 2;
+    pub(crate) const DELTA: u8 = 3;
+    pub(crate) const TRUNC_PREC: u8 = 4;
+    pub(crate) const FILTERS_GLOBAL_START: u8 = 32;
+    pub(crate) const FILTERS_GLOBAL_STOP: u8 = 159;
 
     // split modes
-    pub const ALWAYS_SPLIT: i32 = 1;
-    pub const NEVER_SPLIT: i32 = 2;
-    pub const AUTO_SPLIT: i32 = 3;
-    pub const FORWARD_COMPAT_SPLIT: i32 = 4;
+    pub(crate) const ALWAYS_SPLIT: i32 = 1;
+    pub(crate) const NEVER_SPLIT: i32 = 2;
+    pub(crate) const FORWARD_COMPAT_SPLIT: i32 = 4;
 
-    /// Size of one instrumentation record (`blosc2_instr`).
-    pub const INSTR_SIZE: usize = 24;
 }
 
 /// Arguments of a prefilter call: produce `output` for one block.

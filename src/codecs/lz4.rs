@@ -4,42 +4,50 @@
 //! lengths passed come from live Rust slices, which is what makes each call
 //! sound. Lengths are clamped to `i32` because the C API takes `int`.
 
-use std::os::raw::{c_char, c_int, c_void};
+use std::os::raw::{c_int, c_void};
 
 // The streaming/dictionary entry points are in liblz4 (built by lz4-sys) but
 // not in its Rust bindings, so they are declared here. Private imports only.
-extern "C" {
-    fn LZ4_createStream() -> *mut c_void;
-    fn LZ4_freeStream(stream: *mut c_void) -> c_int;
-    fn LZ4_loadDict(stream: *mut c_void, dict: *const c_char, dict_size: c_int) -> c_int;
-    fn LZ4_compress_fast_continue(
-        stream: *mut c_void,
-        src: *const c_char,
-        dst: *mut c_char,
-        src_size: c_int,
-        dst_capacity: c_int,
-        acceleration: c_int,
-    ) -> c_int;
-    fn LZ4_createStreamHC() -> *mut c_void;
-    fn LZ4_freeStreamHC(stream: *mut c_void) -> c_int;
-    fn LZ4_resetStreamHC_fast(stream: *mut c_void, level: c_int);
-    fn LZ4_loadDictHC(stream: *mut c_void, dict: *const c_char, dict_size: c_int) -> c_int;
-    fn LZ4_compress_HC_continue(
-        stream: *mut c_void,
-        src: *const c_char,
-        dst: *mut c_char,
-        src_size: c_int,
-        dst_capacity: c_int,
-    ) -> c_int;
-    fn LZ4_decompress_safe_usingDict(
-        src: *const c_char,
-        dst: *mut c_char,
-        src_size: c_int,
-        dst_capacity: c_int,
-        dict: *const c_char,
-        dict_size: c_int,
-    ) -> c_int;
+/// Private imports; kept out of the generated C header.
+/// cbindgen:ignore
+mod sys {
+    #[allow(unused_imports)]
+    use std::os::raw::{c_char, c_int, c_ulong, c_void};
+
+    extern "C" {
+        pub(super) fn LZ4_createStream() -> *mut c_void;
+        pub(super) fn LZ4_freeStream(stream: *mut c_void) -> c_int;
+        pub(super) fn LZ4_loadDict(stream: *mut c_void, dict: *const c_char, dict_size: c_int) -> c_int;
+        pub(super) fn LZ4_compress_fast_continue(
+            stream: *mut c_void,
+            src: *const c_char,
+            dst: *mut c_char,
+            src_size: c_int,
+            dst_capacity: c_int,
+            acceleration: c_int,
+        ) -> c_int;
+        pub(super) fn LZ4_createStreamHC() -> *mut c_void;
+        pub(super) fn LZ4_freeStreamHC(stream: *mut c_void) -> c_int;
+        pub(super) fn LZ4_resetStreamHC_fast(stream: *mut c_void, level: c_int);
+        pub(super) fn LZ4_loadDictHC(stream: *mut c_void, dict: *const c_char, dict_size: c_int) -> c_int;
+        pub(super) fn LZ4_compress_HC_continue(
+            stream: *mut c_void,
+            src: *const c_char,
+            dst: *mut c_char,
+            src_size: c_int,
+            dst_capacity: c_int,
+        ) -> c_int;
+        pub(super) fn LZ4_decompress_safe_usingDict(
+            src: *const c_char,
+            dst: *mut c_char,
+            src_size: c_int,
+            dst_capacity: c_int,
+            dict: *const c_char,
+            dict_size: c_int,
+        ) -> c_int;
+    }
 }
+use sys::*;
 
 /// Slices longer than `i32::MAX` cannot be described to the C API.
 fn len_i32(n: usize) -> Option<c_int> {

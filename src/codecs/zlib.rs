@@ -8,10 +8,18 @@ extern crate libz_sys;
 
 use std::os::raw::{c_int, c_ulong};
 
-extern "C" {
-    fn compress2(dest: *mut u8, dest_len: *mut c_ulong, source: *const u8, source_len: c_ulong, level: c_int) -> c_int;
-    fn uncompress(dest: *mut u8, dest_len: *mut c_ulong, source: *const u8, source_len: c_ulong) -> c_int;
+/// Private imports; kept out of the generated C header.
+/// cbindgen:ignore
+mod sys {
+    #[allow(unused_imports)]
+    use std::os::raw::{c_char, c_int, c_ulong, c_void};
+
+    extern "C" {
+        pub(super) fn compress2(dest: *mut u8, dest_len: *mut c_ulong, source: *const u8, source_len: c_ulong, level: c_int) -> c_int;
+        pub(super) fn uncompress(dest: *mut u8, dest_len: *mut c_ulong, source: *const u8, source_len: c_ulong) -> c_int;
+    }
 }
+use sys::*;
 
 const Z_OK: c_int = 0;
 
