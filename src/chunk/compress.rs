@@ -107,8 +107,6 @@ impl BlockPlan<'_> {
             compcode: self.cp.compcode,
             clevel: self.cp.clevel,
             compcode_meta: self.cp.compcode_meta,
-            typesize: self.typesize,
-            splitmode: self.cp.splitmode,
             info,
         };
         for s in filtered.chunks_exact(neblock.max(1)).take(nstreams) {

@@ -166,12 +166,7 @@ pub(crate) fn backward(
                 glue::unshuffle(group, data, tmp)?;
             }
             Fmt::BITSHUFFLE => {
-                if ctx.version == 2 && (n / ts.max(1)) % 8 != 0 {
-                    // Version-2 chunks left such blocks untouched.
-                    tmp.copy_from_slice(data);
-                } else {
-                    glue::bitunshuffle(ts, data, tmp)?;
-                }
+                glue::bitunshuffle(ts, data, tmp, ctx.version)?;
             }
             _ => match registry::filter(f) {
                 Some(entry) => entry
@@ -189,27 +184,37 @@ pub(crate) fn backward(
     Ok(())
 }
 
-/// The calls into `crate::filters`, in one place.
+/// The calls into `crate::filters`, in one place (lengths are equal by construction).
 mod glue {
-    pub(super) fn shuffle(_ts: usize, _src: &[u8], _dst: &mut [u8]) -> crate::Result<()> {
-        crate::bail!(FilterPipeline, "shuffle not available yet")
+    use crate::filters::{bitshuffle, delta, shuffle, trunc_prec};
+
+    pub(super) fn shuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        shuffle::shuffle(ts, src, dst);
+        Ok(())
     }
-    pub(super) fn unshuffle(_ts: usize, _src: &[u8], _dst: &mut [u8]) -> crate::Result<()> {
-        crate::bail!(FilterPipeline, "shuffle not available yet")
+    pub(super) fn unshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        shuffle::unshuffle(ts, src, dst);
+        Ok(())
     }
-    pub(super) fn bitshuffle(_ts: usize, _src: &[u8], _dst: &mut [u8]) -> crate::Result<()> {
-        crate::bail!(FilterPipeline, "bitshuffle not available yet")
+    pub(super) fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        bitshuffle::bitshuffle(ts, src, dst)
     }
-    pub(super) fn bitunshuffle(_ts: usize, _src: &[u8], _dst: &mut [u8]) -> crate::Result<()> {
-        crate::bail!(FilterPipeline, "bitshuffle not available yet")
+    pub(super) fn bitunshuffle(ts: usize, src: &[u8], dst: &mut [u8], version: u8) -> crate::Result<()> {
+        if version == 2 {
+            bitshuffle::bitunshuffle_format2(ts, src, dst)
+        } else {
+            bitshuffle::bitunshuffle(ts, src, dst)
+        }
     }
-    pub(super) fn delta_encode(_dref: &[u8], _offset: usize, _ts: usize, _src: &[u8], _dst: &mut [u8]) -> crate::Result<()> {
-        crate::bail!(FilterPipeline, "delta not available yet")
+    pub(super) fn delta_encode(dref: &[u8], offset: usize, ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        delta::encode(dref, offset, ts, src, dst);
+        Ok(())
     }
-    pub(super) fn delta_decode(_dref: Option<&[u8]>, _offset: usize, _ts: usize, _buf: &mut [u8]) -> crate::Result<()> {
-        crate::bail!(FilterPipeline, "delta not available yet")
+    pub(super) fn delta_decode(dref: Option<&[u8]>, offset: usize, ts: usize, buf: &mut [u8]) -> crate::Result<()> {
+        delta::decode(dref.unwrap_or(&[]), offset, ts, buf);
+        Ok(())
     }
-    pub(super) fn trunc_prec(_bits: i8, _ts: usize, _src: &[u8], _dst: &mut [u8]) -> crate::Result<()> {
-        crate::bail!(FilterPipeline, "trunc_prec not available yet")
+    pub(super) fn trunc_prec(bits: i8, ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        trunc_prec::truncate(bits, ts, src, dst)
     }
 }

@@ -2,7 +2,7 @@
 //! Level and acceleration mappings are the reference's.
 
 use crate::codecs::registry::{self, CallInfo};
-use crate::codecs::{lz4, zlib, zstd, Codec};
+use crate::codecs::{blosclz, lz4, zlib, zstd, Codec};
 
 /// Per-worker codec state (Zstd contexts are worth reusing).
 #[derive(Default)]
@@ -55,8 +55,6 @@ pub(crate) struct EncodeParams<'a> {
     pub compcode: u8,
     pub clevel: u8,
     pub compcode_meta: u8,
-    pub typesize: usize,
-    pub splitmode: i32,
     pub info: CallInfo<'a>,
 }
 
@@ -107,12 +105,13 @@ pub(crate) fn encode(
     Ok(n)
 }
 
-fn blosclz_encode(_p: &EncodeParams<'_>, _src: &[u8], _dst: &mut [u8]) -> crate::Result<usize> {
-    crate::bail!(CodecSupport, "blosclz not available yet")
+fn blosclz_encode(p: &EncodeParams<'_>, src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
+    let hint = blosclz::EncodeHint::default();
+    Ok(blosclz::compress(p.clevel, src, dst, &hint))
 }
 
-fn blosclz_decode(_src: &[u8], _dst: &mut [u8]) -> crate::Result<usize> {
-    crate::bail!(CodecSupport, "blosclz not available yet")
+fn blosclz_decode(src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
+    blosclz::decompress(src, dst)
 }
 
 /// Decompresses one stream into exactly `dst.len()` bytes.

@@ -4,6 +4,7 @@
 //! their `-sys` crates (identical streams); BloscLZ is implemented in Rust;
 //! user codecs come from [`registry`].
 
+pub mod blosclz;
 pub(crate) mod lz4;
 pub mod registry;
 pub(crate) mod zlib;
