@@ -195,3 +195,70 @@ fn on_disk_array_metalayer_matches() {
         "[0, 2, [10, 20], [5, 10], [2, 5], 0, '<f8']"
     );
 }
+
+/// Random small arrays (ndim 1..=4, zero-length dimensions included):
+/// metalayer bytes and geometry against the oracle, in one python run.
+#[test]
+fn random_arrays_match_python_blosc2() {
+    let Some(py) = python() else { return };
+    let mut x = 0x0bad_5eed_u64;
+    let mut below = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n) as i64
+    };
+    let dtypes = [
+        ("'u1'", "|u1", 1),
+        ("'<i2'", "<i2", 2),
+        ("'<f4'", "<f4", 4),
+        ("'<c16'", "<c16", 16),
+        ("'S5'", "|S5", 5),
+    ];
+    let mut cases = Vec::new();
+    let mut script = String::from(
+        "import blosc2\nfrom blosc2 import blosc2_ext\n\
+         def t(x): return ','.join(str(v) for v in x)\n\
+         def show(s, c, b, d):\n    a = blosc2.zeros(s, chunks=c, blocks=b, dtype=d)\n    \
+         print(blosc2_ext.meta__getitem__(a.schunk, 'b2nd').hex(), t(a.ext_shape), t(a.ext_chunks), \
+         a.size, a.schunk.chunksize, a.schunk.blocksize, a.schunk.nchunks, sep=';')\n",
+    );
+    for _ in 0..40 {
+        let n = 1 + below(4) as usize;
+        let mut shape = vec![0i64; n];
+        let mut chunks = vec![0i32; n];
+        let mut blocks = vec![0i32; n];
+        for i in 0..n {
+            shape[i] = if below(6) == 0 { 0 } else { 1 + below(40) };
+            chunks[i] = 1 + below(15) as i32;
+            blocks[i] = 1 + below(chunks[i] as u64) as i32;
+        }
+        let d = dtypes[below(dtypes.len() as u64) as usize];
+        script.push_str(&format!(
+            "show({}, {}, {}, {})\n",
+            tuple(&shape),
+            tuple(&chunks),
+            tuple(&blocks),
+            d.0
+        ));
+        cases.push((shape, chunks, blocks, d.1, d.2));
+    }
+    let out = run_python(&py, &script);
+    let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split(';').collect()).collect();
+    assert_eq!(lines.len(), cases.len());
+    for ((shape, chunks, blocks, dtype, ts), line) in cases.iter().zip(&lines) {
+        let meta = NdMeta::new(shape.clone(), chunks.clone(), blocks.clone(), *dtype, 0);
+        assert_eq!(
+            hex(&meta.to_b2nd_bytes().unwrap()),
+            line[0],
+            "{shape:?} {chunks:?} {blocks:?}"
+        );
+        let g = Geometry::new(shape, chunks, blocks, *ts).unwrap();
+        assert_eq!(g.extshape, ints(line[1]), "{shape:?} {chunks:?} {blocks:?}");
+        assert_eq!(g.extchunkshape, ints(line[2]));
+        assert_eq!(g.nitems, line[3].parse::<i64>().unwrap());
+        assert_eq!(g.chunk_nbytes as i64, line[4].parse::<i64>().unwrap());
+        assert_eq!(g.block_nbytes as i64, line[5].parse::<i64>().unwrap());
+        assert_eq!(g.nchunks, line[6].parse::<i64>().unwrap());
+    }
+}
