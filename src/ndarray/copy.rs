@@ -213,14 +213,36 @@ pub fn copy_nd(
     Ok(())
 }
 
-/// `l.count` runs of `run_bytes`, each `l.src_step` / `l.dst_step` apart.
+/// `l.count` runs of `run_bytes`, each `l.src_step` / `l.dst_step` apart
+/// (both steps are at least `run_bytes`, and the buffers were checked to
+/// hold the last run). Short runs of common item sizes get a fixed-size copy
+/// instead of a `memcpy` call per run.
 fn copy_rows(src: &[u8], dst: &mut [u8], l: Loop, run_bytes: usize) {
+    match run_bytes {
+        1 => rows_fixed::<1>(src, dst, l),
+        2 => rows_fixed::<2>(src, dst, l),
+        4 => rows_fixed::<4>(src, dst, l),
+        8 => rows_fixed::<8>(src, dst, l),
+        16 => rows_fixed::<16>(src, dst, l),
+        _ => {
+            let rows = src
+                .chunks(l.src_step)
+                .zip(dst.chunks_mut(l.dst_step))
+                .take(l.count);
+            for (s, d) in rows {
+                d[..run_bytes].copy_from_slice(&s[..run_bytes]);
+            }
+        }
+    }
+}
+
+fn rows_fixed<const N: usize>(src: &[u8], dst: &mut [u8], l: Loop) {
     let rows = src
         .chunks(l.src_step)
         .zip(dst.chunks_mut(l.dst_step))
         .take(l.count);
     for (s, d) in rows {
-        d[..run_bytes].copy_from_slice(&s[..run_bytes]);
+        d[..N].copy_from_slice(&s[..N]);
     }
 }
 

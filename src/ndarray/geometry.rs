@@ -281,10 +281,9 @@ impl Geometry {
         Geometry::new(&meta.shape, &meta.chunkshape, &meta.blockshape, typesize)
     }
 
-    /// Total bytes of the array's items.
-    pub fn nbytes(&self) -> i64 {
-        // nitems * typesize cannot overflow in practice but is checked anyway.
-        self.nitems.saturating_mul(self.typesize as i64)
+    /// Total bytes of the array's items, or None if that overflows int64.
+    pub fn nbytes(&self) -> Option<i64> {
+        self.nitems.checked_mul(self.typesize as i64)
     }
 
     /// The grid of chunks over the array: cells of `chunkshape`, clipped to

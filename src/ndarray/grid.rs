@@ -164,7 +164,12 @@ impl Grid {
                 self.total
             )
         })?;
-        let mut mask = vec![false; len];
+        // A mask is meant for block grids (at most a few million cells), but
+        // a huge chunk grid must give an error, not abort on allocation.
+        let mut mask = Vec::new();
+        mask.try_reserve_exact(len)
+            .map_err(|_| crate::err!(MemoryAlloc, "cannot allocate a mask of {len} cells"))?;
+        mask.resize(len, false);
         let mut walk = self.walk(start, stop)?;
         while let Some(cell) = walk.next() {
             // index < total by construction

@@ -87,6 +87,11 @@ impl NdMeta {
     pub const VERSION: u8 = 0;
     /// NumPy dtype format.
     pub const DTYPE_NUMPY: i8 = 0;
+    /// The dtype the reference's serialiser writes when it is given none
+    /// (an array opened from a Caterva record and then resized, for
+    /// instance). Creating an array without a dtype uses
+    /// [`default_dtype_for_typesize`] instead.
+    pub const DEFAULT_DTYPE: &'static str = "|u1";
 
     /// A metalayer record with the current version.
     pub fn new(

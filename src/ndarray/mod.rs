@@ -12,6 +12,6 @@ pub mod grid;
 pub mod meta;
 
 pub use copy::copy_nd;
-pub use geometry::Geometry;
+pub use geometry::{padded, Geometry};
 pub use grid::{block_mask, Cell, Grid, GridWalker};
 pub use meta::{default_dtype_for_typesize, MetaLayout, NdMeta};
