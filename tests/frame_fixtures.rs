@@ -46,24 +46,42 @@ fn manifest() -> BTreeMap<String, Vec<Expect>> {
 }
 
 fn hex(d: &[u8]) -> String {
-    Sha256::digest(d).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(d)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn check(name: &str, s: &mut SChunk, expects: &[Expect]) {
     assert_eq!(s.nchunks() as usize, expects.len(), "{name}");
-    assert_eq!(s.nbytes() as usize, expects.iter().map(|e| e.decoded).sum::<usize>(), "{name}");
+    assert_eq!(
+        s.nbytes() as usize,
+        expects.iter().map(|e| e.decoded).sum::<usize>(),
+        "{name}"
+    );
     for e in expects {
         let mut out = vec![0u8; e.decoded + 64];
-        let n = s.decompress_chunk(e.nchunk, &mut out).unwrap_or_else(|err| panic!("{name} chunk {}: {err}", e.nchunk));
+        let n = s
+            .decompress_chunk(e.nchunk, &mut out)
+            .unwrap_or_else(|err| panic!("{name} chunk {}: {err}", e.nchunk));
         assert_eq!(n, e.decoded, "{name} chunk {}", e.nchunk);
-        assert_eq!(hex(&out[..e.covered]), e.digest, "{name} chunk {}", e.nchunk);
+        assert_eq!(
+            hex(&out[..e.covered]),
+            e.digest,
+            "{name} chunk {}",
+            e.nchunk
+        );
     }
 }
 
 #[test]
 fn every_fixture_frame_decodes_to_its_digest() {
     let m = manifest();
-    assert!(m.len() >= 8, "expected the frame fixtures, found {}", m.len());
+    assert!(
+        m.len() >= 8,
+        "expected the frame fixtures, found {}",
+        m.len()
+    );
     for (file, expects) in &m {
         let path = shared().join("fixtures").join(file);
         let mut s = SChunk::open(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -71,7 +89,11 @@ fn every_fixture_frame_decodes_to_its_digest() {
         let bytes = std::fs::read(&path).unwrap();
         let mut b = SChunk::from_buffer(&bytes, false).unwrap();
         check(file, &mut b, expects);
-        assert_eq!(b.to_buffer().unwrap(), bytes, "{file}: an untouched frame serializes to itself");
+        assert_eq!(
+            b.to_buffer().unwrap(),
+            bytes,
+            "{file}: an untouched frame serializes to itself"
+        );
         let mut c = SChunk::from_buffer(&bytes, true).unwrap();
         check(file, &mut c, expects);
     }

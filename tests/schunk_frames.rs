@@ -566,7 +566,12 @@ fn failed_edits_leave_the_file_untouched() {
 fn refresh_sees_changes_made_by_another_handle() {
     for (name, contiguous) in [("refresh.b2frame", true), ("refresh-dir.b2frame", false)] {
         let path = scratch(name);
-        let storage = Storage { contiguous, urlpath: Some(path.clone()), cparams: cparams(), ..Storage::default() };
+        let storage = Storage {
+            contiguous,
+            urlpath: Some(path.clone()),
+            cparams: cparams(),
+            ..Storage::default()
+        };
         let mut writer = SChunk::new(storage).unwrap();
         writer.append_buffer(&data(0, 100)).unwrap();
         let mut reader = SChunk::open(&path).unwrap();
@@ -575,10 +580,17 @@ fn refresh_sees_changes_made_by_another_handle() {
         writer.vlmeta_add("late", b"x", None).unwrap();
         reader.refresh().unwrap();
         assert_eq!(reader.nchunks(), 2, "{name}");
-        assert_eq!(contents(&mut reader), vec![data(0, 100), data(1, 100)], "{name}");
+        assert_eq!(
+            contents(&mut reader),
+            vec![data(0, 100), data(1, 100)],
+            "{name}"
+        );
         assert_eq!(reader.vlmeta_get("late").unwrap(), b"x", "{name}");
         if contiguous {
-            assert_eq!(reader.frame_len().unwrap(), std::fs::metadata(&path).unwrap().len());
+            assert_eq!(
+                reader.frame_len().unwrap(),
+                std::fs::metadata(&path).unwrap().len()
+            );
         }
     }
 }

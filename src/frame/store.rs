@@ -429,14 +429,22 @@ impl Frame {
             Ok(FrameChunk::Bytes(Cow::Borrowed(&m.data[start..start + cb])))
         } else {
             match loc {
-                ChunkLoc::Stored(off) if !self.is_sparse() && off as u64 + cb as u64 > self.data_len => {
-                    crate::bail!(InvalidHeader, "chunk {n} ({cb} bytes at {off}) runs past the data section")
+                ChunkLoc::Stored(off)
+                    if !self.is_sparse() && off as u64 + cb as u64 > self.data_len =>
+                {
+                    crate::bail!(
+                        InvalidHeader,
+                        "chunk {n} ({cb} bytes at {off}) runs past the data section"
+                    )
                 }
                 ChunkLoc::Stored(id) if self.is_sparse() => {
                     let (io, path) = self.chunk_file(id)?;
                     let size = io.open(&path, OpenMode::Read)?.size()?;
                     if (cb as u64) > size {
-                        crate::bail!(InvalidHeader, "chunk {n} says {cb} bytes, its file has {size}");
+                        crate::bail!(
+                            InvalidHeader,
+                            "chunk {n} says {cb} bytes, its file has {size}"
+                        );
                     }
                 }
                 _ => {}

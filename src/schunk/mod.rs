@@ -104,14 +104,6 @@ fn fixed_chunk_nbytes(chunksize: i32, nbytes: i64, n: usize, nchunks: usize) -> 
     }
 }
 
-fn special_kind(s: SpecialOffset) -> Special {
-    match s {
-        SpecialOffset::Zero => Special::Zero,
-        SpecialOffset::Nan => Special::Nan,
-        SpecialOffset::Uninit => Special::Uninit,
-    }
-}
-
 impl SChunk {
     fn empty(storage: Storage, backend: Backend) -> Result<SChunk> {
         let engine = Engine::new(storage.cparams.clone(), storage.dparams.clone())?;
@@ -436,19 +428,18 @@ impl SChunk {
     /// The compressed chunk `n` (special offsets are expanded into special chunks).
     pub fn get_chunk(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
         let n = self.check_index(n)?;
-        let typesize = self.typesize() as usize;
+        let typesize = self.typesize();
+        let blocksize = self.blocksize;
         let special_size = self.special_nbytes(n);
         match &mut self.backend {
             Backend::Chunks(c) => Ok(Cow::Borrowed(&c[n][..])),
             Backend::Frame(f) => match f.chunk(n)? {
                 FrameChunk::Bytes(b) => Ok(b),
                 FrameChunk::Special(s) => {
-                    let size = special_size? as usize;
-                    Ok(Cow::Owned(engine::make_special(
-                        special_kind(s),
-                        size,
-                        typesize,
-                        None,
+                    let size = i32::try_from(special_size?)
+                        .map_err(|_| crate::err!(FrameSpecial, "chunk {n} too large"))?;
+                    Ok(Cow::Owned(crate::frame::codec::special_chunk(
+                        s, size, typesize, blocksize,
                     )?))
                 }
             },
@@ -676,8 +667,9 @@ impl SChunk {
                 },
                 Backend::Chunks(_) => return Ok(()),
             };
-            let size = self.special_nbytes(i)? as usize;
-            let chunk = engine::make_special(special_kind(kind), size, ts, None)?;
+            let size = i32::try_from(self.special_nbytes(i)?)
+                .map_err(|_| crate::err!(FrameSpecial, "chunk {i} too large"))?;
+            let chunk = crate::frame::codec::special_chunk(kind, size, ts as i32, self.blocksize)?;
             if let Backend::Frame(f) = &mut self.backend {
                 f.update(i, &chunk, None)?;
                 if f.is_sparse() {
