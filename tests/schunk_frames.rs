@@ -594,3 +594,18 @@ fn refresh_sees_changes_made_by_another_handle() {
         }
     }
 }
+
+#[test]
+fn get_items_reads_inside_one_chunk() {
+    for (name, storage) in storages("items") {
+        let mut s = SChunk::new(storage).unwrap();
+        s.append_buffer(&data(0, 5000)).unwrap();
+        s.append_buffer(&data(1, 5000)).unwrap();
+        let mut r = reopen(&mut s);
+        let mut out = vec![0u8; 40];
+        assert_eq!(r.get_items(1, 4990, 10, &mut out).unwrap(), 40, "{name}");
+        assert_eq!(out, data(1, 5000)[4990 * 4..], "{name}");
+        assert!(r.get_items(1, 4995, 10, &mut out).is_err(), "{name}");
+        assert!(r.get_items(2, 0, 1, &mut out).is_err(), "{name}");
+    }
+}

@@ -124,10 +124,10 @@ impl SChunk {
     /// Creates an empty super-chunk (an existing file or directory at
     /// `urlpath` is replaced).
     pub fn new(storage: Storage) -> Result<SChunk> {
-        if storage.cparams.typesize <= 0 || storage.cparams.typesize > 255 {
+        if storage.cparams.typesize <= 0 {
             crate::bail!(
                 InvalidParam,
-                "typesize {} must be in 1..=255",
+                "typesize {} must be positive",
                 storage.cparams.typesize
             );
         }
@@ -546,6 +546,29 @@ impl SChunk {
         })?;
         dst.copy_from_slice(src);
         Ok(())
+    }
+
+    /// Reads `nitems` items starting at item `start` of chunk `n` into
+    /// `dst` (a getitem on one chunk); returns the bytes written.
+    pub fn get_items(
+        &mut self,
+        n: i64,
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        let idx = self.check_index(n)?;
+        let ts = self.typesize() as usize;
+        let (lo, len) = start
+            .checked_mul(ts)
+            .zip(nitems.checked_mul(ts))
+            .ok_or_else(|| crate::err!(InvalidParam, "item range overflows"))?;
+        let have = dst.len();
+        let d = dst.get_mut(..len).ok_or_else(|| {
+            crate::err!(WriteBuffer, "destination has {have} bytes, {len} needed")
+        })?;
+        self.read_chunk_range(idx, lo, d)?;
+        Ok(len)
     }
 
     /// Writes items `start..stop` from `src`, recompressing touched chunks.
