@@ -94,6 +94,30 @@ impl std::fmt::Debug for SChunk {
     }
 }
 
+/// How to build the chunk a special offset stands for.
+struct SpecialSpec {
+    /// Uncompressed size, or why it cannot be known.
+    nbytes: Result<i64>,
+    typesize: i32,
+    blocksize: i32,
+}
+
+/// Chunk `n` of `backend`, borrowed when it is in memory.
+fn fetch_chunk(backend: &mut Backend, n: usize, spec: SpecialSpec) -> Result<Cow<'_, [u8]>> {
+    match backend {
+        Backend::Chunks(c) => Ok(Cow::Borrowed(&c[n][..])),
+        Backend::Frame(f) => match f.chunk(n)? {
+            FrameChunk::Bytes(b) => Ok(b),
+            FrameChunk::Special(s) => {
+                let size = i32::try_from(spec.nbytes?)
+                    .map_err(|_| crate::err!(FrameSpecial, "chunk {n} too large"))?;
+                let c = crate::frame::codec::special_chunk(s, size, spec.typesize, spec.blocksize)?;
+                Ok(Cow::Owned(c))
+            }
+        },
+    }
+}
+
 /// Uncompressed bytes of chunk `n` when the last chunk may be short.
 fn fixed_chunk_nbytes(chunksize: i32, nbytes: i64, n: usize, nchunks: usize) -> i64 {
     let cs = i64::from(chunksize);
@@ -427,23 +451,19 @@ impl SChunk {
 
     /// The compressed chunk `n` (special offsets are expanded into special chunks).
     pub fn get_chunk(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
+        let (n, spec) = self.chunk_request(n)?;
+        fetch_chunk(&mut self.backend, n, spec)
+    }
+
+    /// Index check plus what is needed to expand a special offset.
+    fn chunk_request(&self, n: i64) -> Result<(usize, SpecialSpec)> {
         let n = self.check_index(n)?;
-        let typesize = self.typesize();
-        let blocksize = self.blocksize;
-        let special_size = self.special_nbytes(n);
-        match &mut self.backend {
-            Backend::Chunks(c) => Ok(Cow::Borrowed(&c[n][..])),
-            Backend::Frame(f) => match f.chunk(n)? {
-                FrameChunk::Bytes(b) => Ok(b),
-                FrameChunk::Special(s) => {
-                    let size = i32::try_from(special_size?)
-                        .map_err(|_| crate::err!(FrameSpecial, "chunk {n} too large"))?;
-                    Ok(Cow::Owned(crate::frame::codec::special_chunk(
-                        s, size, typesize, blocksize,
-                    )?))
-                }
-            },
-        }
+        let spec = SpecialSpec {
+            nbytes: self.special_nbytes(n),
+            typesize: self.typesize(),
+            blocksize: self.blocksize,
+        };
+        Ok((n, spec))
     }
 
     /// Like [`SChunk::get_chunk`], but for file frames returns only the
@@ -463,7 +483,8 @@ impl SChunk {
 
     /// Decompresses chunk `n` into `dst`; returns the bytes written.
     pub fn decompress_chunk(&mut self, n: i64, dst: &mut [u8]) -> Result<usize> {
-        let chunk = self.get_chunk(n)?.into_owned();
+        let (n, spec) = self.chunk_request(n)?;
+        let chunk = fetch_chunk(&mut self.backend, n, spec)?;
         self.engine.decompress(&chunk, dst)
     }
 
@@ -528,23 +549,26 @@ impl SChunk {
     /// Reads bytes `lo..lo+dst.len()` of chunk `n`'s uncompressed data,
     /// fetching only the needed blocks for file frames.
     pub fn read_chunk_range(&mut self, n: usize, lo: usize, dst: &mut [u8]) -> Result<()> {
-        if let Some(done) = self.lazy_range(n, lo, dst)? {
-            debug_assert_eq!(done, dst.len());
+        let (n, spec) = self.chunk_request(n as i64)?;
+        if self.lazy_range(n, lo, dst)?.is_some() {
             return Ok(());
         }
-        let chunk = self.get_chunk(n as i64)?.into_owned();
-        let info = ChunkInfo::parse(&chunk)?;
-        let mut full = vec![0u8; info.nbytes as usize];
-        self.engine.decompress(&chunk, &mut full)?;
-        let src = full.get(lo..lo + dst.len()).ok_or_else(|| {
-            crate::err!(
+        let chunk = fetch_chunk(&mut self.backend, n, spec)?;
+        let nb = ChunkInfo::parse(&chunk)?.nbytes as usize;
+        let len = dst.len();
+        if lo.checked_add(len).map_or(true, |e| e > nb) {
+            crate::bail!(
                 InvalidParam,
-                "range {lo}+{} outside chunk {n} ({} bytes)",
-                dst.len(),
-                info.nbytes
-            )
-        })?;
-        dst.copy_from_slice(src);
+                "range {lo}+{len} outside chunk {n} ({nb} bytes)"
+            );
+        }
+        if lo == 0 && len == nb {
+            self.engine.decompress(&chunk, dst)?;
+            return Ok(());
+        }
+        let mut full = vec![0u8; nb];
+        self.engine.decompress(&chunk, &mut full)?;
+        dst.copy_from_slice(&full[lo..lo + len]);
         Ok(())
     }
 
