@@ -609,3 +609,37 @@ fn get_items_reads_inside_one_chunk() {
         assert!(r.get_items(2, 0, 1, &mut out).is_err(), "{name}");
     }
 }
+
+#[test]
+fn appended_zero_chunks_take_no_space_in_file_frames() {
+    let path = scratch("zeros-append.b2frame");
+    let storage = Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    };
+    let mut s = SChunk::new(storage).unwrap();
+    s.append_buffer(&data(0, 10_000)).unwrap();
+    let before = std::fs::metadata(&path).unwrap().len();
+    let mut t = SChunk::new(Storage {
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    t.fill_special(10_000, Special::Zero, 40_000).unwrap();
+    let zero_chunk = t.get_chunk(0).unwrap().into_owned();
+    assert_eq!(zero_chunk.len(), 32);
+    s.append_chunk(&zero_chunk).unwrap();
+    s.append_chunk(&zero_chunk).unwrap();
+    let after = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        after < before + 64,
+        "two zero chunks grew the file from {before} to {after}"
+    );
+    assert_eq!(s.cbytes(), SChunk::open(&path).unwrap().cbytes());
+    let mut r = SChunk::open(&path).unwrap();
+    let c = contents(&mut r);
+    assert_eq!(c[1], vec![0u8; 40_000]);
+    assert_eq!(c[2], vec![0u8; 40_000]);
+}
