@@ -643,3 +643,79 @@ fn appended_zero_chunks_take_no_space_in_file_frames() {
     assert_eq!(c[1], vec![0u8; 40_000]);
     assert_eq!(c[2], vec![0u8; 40_000]);
 }
+
+/// Random edits (including zero chunks and variable sizes) against a model,
+/// re-reading the frame from scratch after every step.
+#[test]
+fn random_edits_match_a_model() {
+    let mut zt = SChunk::new(Storage {
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    zt.fill_special(500, Special::Zero, 2000).unwrap();
+    let zero = zt.get_chunk(0).unwrap().into_owned();
+    for (name, storage) in storages("random") {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % m
+        };
+        let mut s = SChunk::new(storage).unwrap();
+        let mut model: Vec<Vec<u8>> = Vec::new();
+        for step in 0..80 {
+            let n = model.len() as u64;
+            let op = next(6);
+            let k = step as u32;
+            // Mostly full chunks of 500 items; sometimes other sizes.
+            let items = if next(8) == 0 {
+                1 + next(700) as u32
+            } else {
+                500
+            };
+            let fresh = if next(5) == 0 && items == 500 {
+                None
+            } else {
+                Some(data(k, items))
+            };
+            let chunk = match &fresh {
+                Some(d) => chunk_of(d),
+                None => zero.clone(),
+            };
+            let plain = fresh.clone().unwrap_or_else(|| vec![0u8; 2000]);
+            let res = match op {
+                0 | 1 => s.append_chunk(&chunk).map(|_| model.push(plain)),
+                2 if n > 0 => {
+                    let i = next(n + 1) as usize;
+                    s.insert_chunk(i as i64, &chunk)
+                        .map(|_| model.insert(i, plain))
+                }
+                3 if n > 0 => {
+                    let i = next(n) as usize;
+                    s.update_chunk(i as i64, &chunk).map(|_| model[i] = plain)
+                }
+                4 if n > 0 => {
+                    let i = next(n) as usize;
+                    s.delete_chunk(i as i64).map(|_| {
+                        model.remove(i);
+                    })
+                }
+                5 if n > 1 && s.chunksize() == 0 => {
+                    let order: Vec<i64> = (0..n as i64).rev().collect();
+                    s.reorder_offsets(&order).map(|_| model.reverse())
+                }
+                _ => Ok(()),
+            };
+            res.unwrap_or_else(|e| panic!("{name} step {step} op {op}: {e}"));
+            let mut r = reopen(&mut s);
+            assert_eq!(contents(&mut r), model, "{name} step {step} op {op}");
+            assert_eq!(
+                r.nbytes(),
+                model.iter().map(|c| c.len() as i64).sum::<i64>(),
+                "{name} step {step}"
+            );
+        }
+    }
+}
