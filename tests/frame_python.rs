@@ -73,10 +73,12 @@ fn data(k: u32, n: u32) -> Vec<u8> {
 /// metalayers and vlmetalayers (repr), and the digest of every chunk.
 const DESCRIBE: &str = r#"
 import sys, hashlib, blosc2
-for path in sys.argv[1:]:
-    s = blosc2.open(path)
+for arg in sys.argv[1:]:
+    path, _, offset = arg.partition("@")
+    s = blosc2.open(path, offset=int(offset or 0))
     if not isinstance(s, blosc2.SChunk):
         s = s.schunk
+    path = arg
     print(f"{path} nchunks={s.nchunks} chunksize={s.chunksize} typesize={s.typesize} nbytes={s.nbytes}")
     for k in sorted(s.meta.keys()):
         print(f"{path} meta {k}={s.meta[k]!r}")
@@ -186,6 +188,22 @@ fn written_here_read_there_and_modified_here() {
         empty.display()
     ));
     paths.push(empty);
+
+    // A frame embedded after 777 bytes of something else, appended to here.
+    let host = scratch("host.bin");
+    std::fs::write(&host, vec![b'x'; 777]).unwrap();
+    let mut e = SChunk::new(Storage::in_memory(CParams {
+        typesize: 4,
+        ..CParams::default()
+    }))
+    .unwrap();
+    e.append_buffer(&data(70, 1000)).unwrap();
+    let off = e.append_file(&host).unwrap();
+    let mut e = SChunk::open_offset(&host, off).unwrap();
+    e.append_buffer(&data(71, 1000)).unwrap();
+    let tag = PathBuf::from(format!("{}@{off}", host.display()));
+    want.extend(expected(&tag, &mut e, &[]));
+    paths.push(tag);
 
     let args: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
