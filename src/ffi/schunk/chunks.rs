@@ -1,0 +1,428 @@
+//! Chunk-level calls on a super-chunk: append, insert, update, delete,
+//! reorder, read (whole, lazy, decompressed), slices, sparse items and
+//! special fills.
+//!
+//! Chunks passed in by C are measured from their own header before a slice
+//! is built over them: the first 16 bytes (the minimal header) are read, then
+//! the slice spans the `cbytes` the header declares.
+
+use core::ffi::{c_int, c_void};
+
+use super::{malloc_copy, with_schunk, SchunkBox};
+use crate::ffi::constants::{
+    BLOSC2_SPECIAL_NAN, BLOSC2_SPECIAL_UNINIT, BLOSC2_SPECIAL_VALUE, BLOSC2_SPECIAL_ZERO,
+    BLOSC_MIN_HEADER_LENGTH,
+};
+use crate::ffi::types::blosc2_schunk;
+use crate::schunk::Special;
+use crate::Result;
+use std::borrow::Cow;
+
+/// The bytes of a compressed chunk given by pointer.
+///
+/// # Safety
+/// `chunk` is NULL or points to a chunk whose header is readable and whose
+/// declared `cbytes` bytes are readable.
+unsafe fn chunk_slice<'a>(chunk: *const u8) -> Result<&'a [u8]> {
+    if chunk.is_null() {
+        crate::bail!(NullPointer, "chunk is NULL");
+    }
+    // SAFETY: every chunk starts with a header of at least the minimal length.
+    let head = unsafe { core::slice::from_raw_parts(chunk, BLOSC_MIN_HEADER_LENGTH as usize) };
+    let (_, cbytes, _) = crate::chunk::cbuffer_sizes(head)?;
+    // SAFETY: the chunk's header says it spans `cbytes` bytes; the caller
+    // promises they are readable.
+    Ok(unsafe { core::slice::from_raw_parts(chunk, cbytes) })
+}
+
+/// Frees a chunk whose ownership the caller passed with `copy == false`.
+///
+/// # Safety
+/// `chunk` was allocated with `malloc` and is not used by the caller again.
+unsafe fn take_chunk(chunk: *mut u8, copy: bool) {
+    if !copy {
+        // SAFETY: per the contract; the core keeps its own copy of the bytes.
+        unsafe { libc::free(chunk.cast()) };
+    }
+}
+
+/// Compresses `nbytes` of `src` into a new chunk and appends it; returns the
+/// number of chunks.
+///
+/// # Safety
+/// `schunk` is NULL or live; `src` is NULL or readable for `nbytes` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_append_buffer(
+    schunk: *mut blosc2_schunk,
+    src: *const c_void,
+    nbytes: i32,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = usize::try_from(nbytes)
+                .map_err(|_| crate::err!(InvalidParam, "nbytes {nbytes} is negative"))?;
+            if src.is_null() && n > 0 {
+                crate::bail!(NullPointer, "src is NULL");
+            }
+            let data: &[u8] = if n == 0 {
+                &[]
+            } else {
+                // SAFETY: non-NULL and readable for `n` bytes per the contract.
+                core::slice::from_raw_parts(src.cast::<u8>(), n)
+            };
+            let r = b.core.append_buffer(data)?;
+            b.c.current_nchunk = r - 1;
+            Ok(r)
+        })
+    }
+}
+
+/// Appends a compressed chunk; returns the number of chunks. With
+/// `copy == false` the super-chunk takes the `malloc`ed chunk and `free()`s
+/// it once stored (only on success; on error the caller keeps it).
+///
+/// # Safety
+/// `schunk` is NULL or live; `chunk` is NULL or a readable chunk, `malloc`ed
+/// when `copy` is false.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_append_chunk(
+    schunk: *mut blosc2_schunk,
+    chunk: *mut u8,
+    copy: bool,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let r = b.core.append_chunk(chunk_slice(chunk)?)?;
+            take_chunk(chunk, copy);
+            Ok(r)
+        })
+    }
+}
+
+/// Inserts a compressed chunk at `nchunk`; returns the number of chunks.
+/// Ownership as for `blosc2_schunk_append_chunk`.
+///
+/// # Safety
+/// As for `blosc2_schunk_append_chunk`.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_insert_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut u8,
+    copy: bool,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let r = b.core.insert_chunk(nchunk, chunk_slice(chunk)?)?;
+            take_chunk(chunk, copy);
+            Ok(r)
+        })
+    }
+}
+
+/// Replaces chunk `nchunk`; returns the number of chunks. Ownership as for
+/// `blosc2_schunk_append_chunk`.
+///
+/// # Safety
+/// As for `blosc2_schunk_append_chunk`.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_update_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut u8,
+    copy: bool,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let r = b.core.update_chunk(nchunk, chunk_slice(chunk)?)?;
+            take_chunk(chunk, copy);
+            Ok(r)
+        })
+    }
+}
+
+/// Removes chunk `nchunk`; returns the number of chunks.
+///
+/// # Safety
+/// `schunk` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_delete_chunk(schunk: *mut blosc2_schunk, nchunk: i64) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe { with_schunk(schunk, |b| b.core.delete_chunk(nchunk)) }
+}
+
+/// Reorders the chunks: new chunk `i` is old chunk `offsets_order[i]`
+/// (`nchunks` entries). Returns 0.
+///
+/// # Safety
+/// `schunk` is NULL or live; `offsets_order` is NULL or readable for
+/// `nchunks` entries.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
+    schunk: *mut blosc2_schunk,
+    offsets_order: *mut i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = usize::try_from(b.core.nchunks()).unwrap_or(0);
+            if offsets_order.is_null() {
+                crate::bail!(NullPointer, "offsets_order is NULL");
+            }
+            // SAFETY: readable for `nchunks` entries per the contract.
+            let order = core::slice::from_raw_parts(offsets_order, n);
+            b.core.reorder_offsets(order)?;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Hands a chunk to C: borrowed bytes are returned in place
+/// (`needs_free = false`, valid until the super-chunk changes), owned ones as
+/// a `malloc`ed copy (`needs_free = true`). Returns the chunk's length.
+///
+/// # Safety
+/// `chunk` and `needs_free` are writable.
+unsafe fn hand_out(c: Cow<'_, [u8]>, chunk: *mut *mut u8, needs_free: *mut bool) -> Result<i64> {
+    let len = c.len() as i64;
+    let (p, free) = match c {
+        Cow::Borrowed(s) => (s.as_ptr() as *mut u8, false),
+        Cow::Owned(v) => (malloc_copy(&v)?, true),
+    };
+    // SAFETY: both out-pointers are writable per the contract.
+    unsafe {
+        *chunk = p;
+        *needs_free = free;
+    }
+    Ok(len)
+}
+
+/// Shared body of `get_chunk` and `get_lazychunk`.
+///
+/// # Safety
+/// `schunk` is NULL or live; `chunk` and `needs_free` are NULL or writable.
+unsafe fn get_chunk_with(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut *mut u8,
+    needs_free: *mut bool,
+    lazy: bool,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let r = unsafe {
+        with_schunk(schunk, |b: &mut SchunkBox| {
+            if chunk.is_null() || needs_free.is_null() {
+                crate::bail!(NullPointer, "chunk or needs_free is NULL");
+            }
+            b.c.current_nchunk = nchunk;
+            let c = if lazy {
+                b.core.get_lazychunk(nchunk)?
+            } else {
+                b.core.get_chunk(nchunk)?
+            };
+            hand_out(c, chunk, needs_free)
+        })
+    };
+    i32::try_from(r).unwrap_or(i32::MAX)
+}
+
+/// The compressed chunk `nchunk` in `*chunk`; see `hand_out` for
+/// `needs_free`. Returns the chunk's size or a negative code.
+///
+/// # Safety
+/// `schunk` is NULL or live; `chunk` and `needs_free` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut *mut u8,
+    needs_free: *mut bool,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { get_chunk_with(schunk, nchunk, chunk, needs_free, false) }
+}
+
+/// Like `blosc2_schunk_get_chunk`, but for on-disk frames only the chunk's
+/// header and block index are read (a lazy chunk, always `malloc`ed).
+///
+/// # Safety
+/// As for `blosc2_schunk_get_chunk`.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_lazychunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut *mut u8,
+    needs_free: *mut bool,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { get_chunk_with(schunk, nchunk, chunk, needs_free, true) }
+}
+
+/// Decompresses chunk `nchunk` into `dest` (`nbytes` bytes of room);
+/// returns the bytes written or a negative code.
+///
+/// # Safety
+/// `schunk` is NULL or live; `dest` is NULL or writable for `nbytes` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_decompress_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    dest: *mut c_void,
+    nbytes: i32,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = usize::try_from(nbytes)
+                .map_err(|_| crate::err!(InvalidParam, "nbytes {nbytes} is negative"))?;
+            if dest.is_null() {
+                crate::bail!(NullPointer, "dest is NULL");
+            }
+            // SAFETY: writable for `nbytes` bytes per the contract.
+            let dst = core::slice::from_raw_parts_mut(dest.cast::<u8>(), n);
+            b.c.current_nchunk = nchunk;
+            Ok(b.core.decompress_chunk(nchunk, dst)? as i64)
+        }) as c_int
+    }
+}
+
+/// Bytes between items `start` and `stop`, checked.
+fn slice_len(b: &SchunkBox, start: i64, stop: i64) -> Result<usize> {
+    let ts = i64::from(b.core.typesize());
+    let nitems = b.core.nbytes() / ts.max(1);
+    if start < 0 || stop < start || stop > nitems {
+        crate::bail!(InvalidParam, "slice {start}..{stop} outside 0..{nitems}");
+    }
+    usize::try_from((stop - start) * ts).map_err(|_| crate::err!(InvalidParam, "slice too large"))
+}
+
+/// Decompresses items `start..stop` into `buffer`. Returns 0.
+///
+/// # Safety
+/// `schunk` is NULL or live; `buffer` is NULL or writable for
+/// `(stop - start) * typesize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_slice_buffer(
+    schunk: *mut blosc2_schunk,
+    start: i64,
+    stop: i64,
+    buffer: *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = slice_len(b, start, stop)?;
+            if buffer.is_null() {
+                crate::bail!(NullPointer, "buffer is NULL");
+            }
+            // SAFETY: writable for `n` bytes per the contract.
+            let dst = core::slice::from_raw_parts_mut(buffer.cast::<u8>(), n);
+            b.core.get_slice_buffer(start, stop, dst)?;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Overwrites items `start..stop` from `buffer`. Returns 0.
+///
+/// # Safety
+/// `schunk` is NULL or live; `buffer` is NULL or readable for
+/// `(stop - start) * typesize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
+    schunk: *mut blosc2_schunk,
+    start: i64,
+    stop: i64,
+    buffer: *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = slice_len(b, start, stop)?;
+            if buffer.is_null() {
+                crate::bail!(NullPointer, "buffer is NULL");
+            }
+            // SAFETY: readable for `n` bytes per the contract.
+            let src = core::slice::from_raw_parts(buffer.cast::<u8>(), n);
+            b.core.set_slice_buffer(start, stop, src)?;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Gathers the items at `coords` (item indices) into `buffer`, one
+/// `typesize` item after another. Returns 0; `BLOSC2_ERROR_INVALID_PARAM`
+/// for negative `ncoords`, NULL arrays or coordinates out of range.
+///
+/// # Safety
+/// `schunk` is NULL or live; `coords` is readable for `ncoords` entries and
+/// `buffer` writable for `ncoords * typesize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
+    schunk: *mut blosc2_schunk,
+    ncoords: i64,
+    coords: *const i64,
+    buffer: *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = usize::try_from(ncoords)
+                .map_err(|_| crate::err!(InvalidParam, "ncoords {ncoords} is negative"))?;
+            if n == 0 {
+                return Ok(0);
+            }
+            if coords.is_null() || buffer.is_null() {
+                crate::bail!(InvalidParam, "coords and buffer must not be NULL");
+            }
+            let ts = usize::try_from(b.core.typesize()).unwrap_or(0);
+            let total = n
+                .checked_mul(ts)
+                .ok_or_else(|| crate::err!(InvalidParam, "ncoords too large"))?;
+            // SAFETY: readable for `n` entries and writable for `total`
+            // bytes per the contract.
+            let coords = core::slice::from_raw_parts(coords, n);
+            let dst = core::slice::from_raw_parts_mut(buffer.cast::<u8>(), total);
+            for (&c, out) in coords.iter().zip(dst.chunks_exact_mut(ts.max(1))) {
+                let stop = c
+                    .checked_add(1)
+                    .ok_or_else(|| crate::err!(InvalidParam, "coordinate {c} out of range"))?;
+                slice_len(b, c, stop)?;
+                b.core.get_slice_buffer(c, stop, out)?;
+            }
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Fills an empty super-chunk with `nitems` zeros, NaNs or uninitialized
+/// items in chunks of `chunksize` bytes; returns the number of chunks.
+/// `BLOSC2_SPECIAL_VALUE` and unknown kinds give `BLOSC2_ERROR_INVALID_PARAM`.
+///
+/// # Safety
+/// `schunk` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_fill_special(
+    schunk: *mut blosc2_schunk,
+    nitems: i64,
+    special_value: c_int,
+    chunksize: i32,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let kind = match special_value {
+                BLOSC2_SPECIAL_ZERO => Special::Zero,
+                BLOSC2_SPECIAL_NAN => Special::Nan,
+                BLOSC2_SPECIAL_UNINIT => Special::Uninit,
+                BLOSC2_SPECIAL_VALUE => Special::Value,
+                other => crate::bail!(InvalidParam, "special value {other} not supported"),
+            };
+            b.core.fill_special(nitems, kind, chunksize)
+        })
+    }
+}
