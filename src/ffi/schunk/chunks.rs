@@ -11,7 +11,7 @@ use core::ffi::{c_int, c_void};
 use super::{malloc_copy, with_schunk, SchunkBox};
 use crate::ffi::constants::{
     BLOSC2_SPECIAL_NAN, BLOSC2_SPECIAL_UNINIT, BLOSC2_SPECIAL_VALUE, BLOSC2_SPECIAL_ZERO,
-    BLOSC_MIN_HEADER_LENGTH,
+    BLOSC_EXTENDED_HEADER_LENGTH, BLOSC_MIN_HEADER_LENGTH,
 };
 use crate::ffi::types::blosc2_schunk;
 use crate::schunk::Special;
@@ -29,7 +29,18 @@ unsafe fn chunk_slice<'a>(chunk: *const u8) -> Result<&'a [u8]> {
     }
     // SAFETY: every chunk starts with a header of at least the minimal length.
     let head = unsafe { core::slice::from_raw_parts(chunk, BLOSC_MIN_HEADER_LENGTH as usize) };
-    let (_, cbytes, _) = crate::chunk::cbuffer_sizes(head)?;
+    let cbytes = match crate::chunk::cbuffer_sizes(head) {
+        Ok((_, cbytes, _)) => cbytes,
+        // The parser asks for more bytes only for an extended header, after
+        // checking that the chunk's cbytes covers one: reading it is in bounds.
+        Err(crate::Error::ReadBuffer(_)) => {
+            let ext = BLOSC_EXTENDED_HEADER_LENGTH as usize;
+            // SAFETY: the chunk declares at least `ext` bytes (see above).
+            let head = unsafe { core::slice::from_raw_parts(chunk, ext) };
+            crate::chunk::cbuffer_sizes(head)?.1
+        }
+        Err(e) => return Err(e),
+    };
     // SAFETY: the chunk's header says it spans `cbytes` bytes; the caller
     // promises they are readable.
     Ok(unsafe { core::slice::from_raw_parts(chunk, cbytes) })
