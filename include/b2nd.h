@@ -1194,6 +1194,19 @@ int64_t blosc2_schunk_fill_special(struct blosc2_schunk *schunk,
                                    int special_value,
                                    int32_t chunksize);
 
+// Decompresses block `nblock` of the variable-length-block chunk `nchunk`
+// into a new `malloc`ed buffer (`*dest`, the caller frees it) and stores its
+// size in `*destsize`; returns that size. A chunk without VL blocks or a
+// block out of range gives `BLOSC2_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `schunk` is NULL or live; `dest` and `destsize` are NULL or writable.
+int blosc2_schunk_get_vlblock(struct blosc2_schunk *schunk,
+                              int64_t nchunk,
+                              int32_t nblock,
+                              uint8_t **dest,
+                              int32_t *destsize);
+
 // Index of the fixed-size metalayer `name`, or `BLOSC2_ERROR_NOT_FOUND`.
 //
 // # Safety

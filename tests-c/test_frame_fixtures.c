@@ -159,6 +159,54 @@ int main(void) {
   fclose(m);
   CHECK_EQ_INT(checked, 65);
 
+  /* VL-block frames: the blocks of each chunk, fetched one by one with
+     blosc2_schunk_get_vlblock, concatenate to the whole decoded chunk. */
+  const char *vlnames[2] = {"fixtures/c-blosc2-compat/vlblocks-lz4-fixed-3.0.0.b2frame",
+                            "fixtures/c-blosc2-compat/vlblocks-lz4-variable-3.0.0.b2frame"};
+  for (int f = 0; f < 2; f++) {
+    char path[1024];
+    shared_path(vlnames[f], path, sizeof(path));
+    blosc2_schunk *sc = blosc2_schunk_open(path);
+    CHECK(sc != NULL);
+    if (sc == NULL) continue;
+    for (int64_t i = 0; i < sc->nchunks; i++) {
+      uint8_t whole[1 << 16];
+      int n = blosc2_schunk_decompress_chunk(sc, i, whole, (int32_t)sizeof(whole));
+      CHECK(n > 0);
+      int64_t pos = 0;
+      int nblocks = 0;
+      for (int32_t b = 0;; b++) {
+        uint8_t *blk = NULL;
+        int32_t bsize = -1;
+        int rc = blosc2_schunk_get_vlblock(sc, i, b, &blk, &bsize);
+        if (rc == BLOSC2_ERROR_INVALID_PARAM) break;
+        CHECK_EQ_INT(rc, bsize);
+        if (rc < 0 || pos + bsize > n) { test_failures++; break; }
+        CHECK(memcmp(blk, whole + pos, (size_t)bsize) == 0);
+        pos += bsize;
+        nblocks++;
+        free(blk);
+      }
+      CHECK(nblocks > 1);
+      CHECK_EQ_INT(pos, n);
+    }
+    uint8_t *blk;
+    int32_t bsize;
+    CHECK_EQ_INT(blosc2_schunk_get_vlblock(sc, 0, -1, &blk, &bsize), BLOSC2_ERROR_INVALID_PARAM);
+    CHECK(blosc2_schunk_get_vlblock(sc, sc->nchunks, 0, &blk, &bsize) < 0);
+    blosc2_schunk_free(sc);
+  }
+  /* A regular frame's chunks have no VL blocks. */
+  {
+    char path[1024];
+    shared_path("fixtures/frames/frame_simple-lz4.b2frame", path, sizeof(path));
+    blosc2_schunk *sc = blosc2_schunk_open(path);
+    uint8_t *blk;
+    int32_t bsize;
+    CHECK_EQ_INT(blosc2_schunk_get_vlblock(sc, 0, 0, &blk, &bsize), BLOSC2_ERROR_INVALID_PARAM);
+    blosc2_schunk_free(sc);
+  }
+
   /* The digest routine itself, on the FIPS 180-4 "abc" example. */
   char hex[65];
   sha256_hex((const uint8_t *)"abc", 3, hex);

@@ -437,3 +437,46 @@ pub unsafe extern "C" fn blosc2_schunk_fill_special(
         })
     }
 }
+
+/// Decompresses block `nblock` of the variable-length-block chunk `nchunk`
+/// into a new `malloc`ed buffer (`*dest`, the caller frees it) and stores its
+/// size in `*destsize`; returns that size. A chunk without VL blocks or a
+/// block out of range gives `BLOSC2_ERROR_INVALID_PARAM`.
+///
+/// # Safety
+/// `schunk` is NULL or live; `dest` and `destsize` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_vlblock(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    nblock: i32,
+    dest: *mut *mut u8,
+    destsize: *mut i32,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            if dest.is_null() || destsize.is_null() {
+                crate::bail!(InvalidParam, "dest or destsize is NULL");
+            }
+            let nb = usize::try_from(nblock)
+                .map_err(|_| crate::err!(InvalidParam, "block {nblock} is negative"))?;
+            let dparams = b.core.dparams().clone();
+            let chunk = b.core.get_chunk(nchunk)?;
+            let block = crate::chunk::Decompressor::new(dparams)
+                .decompress_vl_block(&chunk, nb)
+                .map_err(|e| match e {
+                    // The reference reports a block out of range as a bad parameter.
+                    crate::Error::InvalidIndex(m) => crate::Error::InvalidParam(m),
+                    other => other,
+                })?;
+            let size = i32::try_from(block.len())
+                .map_err(|_| crate::err!(TwoGbLimit, "block of {} bytes", block.len()))?;
+            let p = malloc_copy(&block)?;
+            // SAFETY: both out-pointers are writable per the contract.
+            *dest = p;
+            *destsize = size;
+            Ok(i64::from(size))
+        }) as c_int
+    }
+}
