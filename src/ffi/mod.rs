@@ -4,11 +4,16 @@
 //! Every exported function runs inside [`guard`], so a panic in the core never
 //! unwinds into C: it becomes `BLOSC2_ERROR_FAILURE` (or NULL).
 
-mod guard;
+mod blosc1;
+mod chunk;
 #[allow(dead_code)] // exported to C through the generated header, unused in Rust
 mod constants;
-mod lifecycle;
+mod context;
 mod defaults;
+mod guard;
+mod lifecycle;
+mod registry;
+mod shuffle;
 // Mirrors of the reference's public structs. Many are used only by C callers
 // (they appear in the header and in layouts), so Rust sees no use of them.
 #[allow(dead_code)]
