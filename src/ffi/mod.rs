@@ -4,16 +4,17 @@
 //! Every exported function runs inside [`guard`], so a panic in the core never
 //! unwinds into C: it becomes `BLOSC2_ERROR_FAILURE` (or NULL).
 
-mod blosc1;
-mod chunk;
+mod guard;
 #[allow(dead_code)] // exported to C through the generated header, unused in Rust
 mod constants;
-mod context;
-mod defaults;
-mod guard;
 mod lifecycle;
+// The chunk engine's C API.
+mod blosc1;
+mod chunk;
+mod context;
 mod registry;
 mod shuffle;
+mod defaults;
 // Mirrors of the reference's public structs. Many are used only by C callers
 // (they appear in the header and in layouts), so Rust sees no use of them.
 #[allow(dead_code)]
