@@ -57,7 +57,11 @@ impl BlockPlan<'_> {
             return (self.vl_srcs[j], 0);
         }
         let start = j * self.blocksize;
-        let len = if j + 1 == self.nblocks && self.leftover > 0 { self.leftover } else { self.blocksize };
+        let len = if j + 1 == self.nblocks && self.leftover > 0 {
+            self.leftover
+        } else {
+            self.blocksize
+        };
         (&self.src[start..start + len], start)
     }
 
@@ -85,7 +89,11 @@ impl BlockPlan<'_> {
                 version: Fmt::VERSION_STABLE,
                 info,
             };
-            let dref = if self.vl { bsrc } else { &self.src[..self.blocksize.min(self.src.len())] };
+            let dref = if self.vl {
+                bsrc
+            } else {
+                &self.src[..self.blocksize.min(self.src.len())]
+            };
             let EncWorker { a, b, .. } = w;
             match pipeline::forward(&ctx, bsrc, dref, a, b)? {
                 None => bsrc,
@@ -96,7 +104,11 @@ impl BlockPlan<'_> {
             bsrc
         };
         let leftover_block = !self.vl && j + 1 == self.nblocks && self.leftover > 0;
-        let mut nstreams = if !self.dont_split && !leftover_block && !self.training { self.typesize } else { 1 };
+        let mut nstreams = if !self.dont_split && !leftover_block && !self.training {
+            self.typesize
+        } else {
+            1
+        };
         if bsize < nstreams {
             // A block narrower than the type cannot be split (the reference
             // would write an undecodable chunk here).
@@ -163,11 +175,19 @@ impl Compressor {
             crate::bail!(InvalidParam, "instrumented codecs are not supported");
         }
         if cparams.tuner_id != 0 {
-            crate::bail!(InvalidParam, "tuner {} is not available (only stune, 0)", cparams.tuner_id);
+            crate::bail!(
+                InvalidParam,
+                "tuner {} is not available (only stune, 0)",
+                cparams.tuner_id
+            );
         }
         pipeline::check_filters(&cparams.filters)?;
         let sticky_blocksize = cparams.blocksize;
-        Ok(Compressor { cparams, sticky_blocksize, workers: Vec::new() })
+        Ok(Compressor {
+            cparams,
+            sticky_blocksize,
+            workers: Vec::new(),
+        })
     }
 
     pub fn cparams(&self) -> &CParams {
@@ -183,7 +203,10 @@ impl Compressor {
         let c = self.cparams.compcode;
         if !Codec::is_available(c) {
             if (Codec::GLOBAL_START..registry::USER_START).contains(&c) {
-                crate::bail!(CodecSupport, "codec {c} is a reference plugin, not supported here");
+                crate::bail!(
+                    CodecSupport,
+                    "codec {c} is a reference plugin, not supported here"
+                );
             }
             crate::bail!(CodecSupport, "codec {c} is not available");
         }
@@ -218,9 +241,15 @@ impl Compressor {
 
     /// Runs the prefilter over every block, giving the bytes to compress.
     fn prefiltered(&self, src: &[u8], blocksize: usize) -> crate::Result<Option<Vec<u8>>> {
-        let Some(pre) = &self.cparams.prefilter else { return Ok(None) };
+        let Some(pre) = &self.cparams.prefilter else {
+            return Ok(None);
+        };
         let mut out = vec![0u8; src.len()];
-        for (nblock, (i, o)) in src.chunks(blocksize.max(1)).zip(out.chunks_mut(blocksize.max(1))).enumerate() {
+        for (nblock, (i, o)) in src
+            .chunks(blocksize.max(1))
+            .zip(out.chunks_mut(blocksize.max(1)))
+            .enumerate()
+        {
             let mut args = PrefilterArgs {
                 input: i,
                 output: o,
@@ -239,10 +268,18 @@ impl Compressor {
     /// `dst` is too small (`dst.len() >= src.len() + 32` always suffices).
     pub fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
         if src.len() > Fmt::MAX_BUFFERSIZE {
-            crate::bail!(MaxBufsizeExceeded, "input of {} bytes over the maximum", src.len());
+            crate::bail!(
+                MaxBufsizeExceeded,
+                "input of {} bytes over the maximum",
+                src.len()
+            );
         }
         if dst.len() < Fmt::MAX_OVERHEAD {
-            crate::bail!(MaxBufsizeExceeded, "output buffer must hold at least {} bytes", Fmt::MAX_OVERHEAD);
+            crate::bail!(
+                MaxBufsizeExceeded,
+                "output buffer must hold at least {} bytes",
+                Fmt::MAX_OVERHEAD
+            );
         }
         self.check_codec()?;
         let cp = self.cparams.clone();
@@ -262,7 +299,11 @@ impl Compressor {
         if nbytes > 0 && header_bs as usize > nbytes {
             header_bs = nbytes as i32;
         }
-        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE { 1 } else { cp.typesize as usize };
+        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE {
+            1
+        } else {
+            cp.typesize as usize
+        };
         let blocksize = blocksize.max(1) as usize;
         let nblocks = nbytes.div_ceil(blocksize);
         let leftover = nbytes % blocksize;
@@ -280,8 +321,14 @@ impl Compressor {
             if cp.filters.contains(&Fmt::DELTA) {
                 hdr.flags |= Fmt::DODELTA;
             }
-            let dont_split =
-                !split_block(cp.splitmode, cp.compcode, cp.clevel, &cp.filters, typesize as i32, blocksize as i32);
+            let dont_split = !split_block(
+                cp.splitmode,
+                cp.compcode,
+                cp.clevel,
+                &cp.filters,
+                typesize as i32,
+                blocksize as i32,
+            );
             if dont_split {
                 hdr.flags |= Fmt::DONT_SPLIT;
             }
@@ -299,7 +346,11 @@ impl Compressor {
                 src: data,
                 vl_srcs: &[],
             };
-            let dict = if use_dict { self.build_dict(&mut plan, nbytes)? } else { None };
+            let dict = if use_dict {
+                self.build_dict(&mut plan, nbytes)?
+            } else {
+                None
+            };
             plan.dict = dict.as_ref().map(|(d, _)| d);
             let raw_dict = dict.as_ref().map(|(_, raw)| raw.as_slice());
             if raw_dict.is_some() {
@@ -315,14 +366,21 @@ impl Compressor {
                 } else {
                     nblocks * typesize
                 };
-                let cbytes = if raw_dict.is_none() && n == Fmt::EXT_HEADER + 4 * nblocks + 4 * nstreams {
-                    // Every stream is a run of zeros: the chunk becomes special.
-                    hdr.blosc2_flags |= Special::ZERO_CODE << 4;
-                    Fmt::EXT_HEADER
-                } else {
-                    n
-                };
+                let cbytes =
+                    if raw_dict.is_none() && n == Fmt::EXT_HEADER + 4 * nblocks + 4 * nstreams {
+                        // Every stream is a run of zeros: the chunk becomes special.
+                        hdr.blosc2_flags |= Special::ZERO_CODE << 4;
+                        Fmt::EXT_HEADER
+                    } else {
+                        n
+                    };
                 hdr.cbytes = cbytes as i32;
+                // The reference records a forced blocksize as given even when it
+                // used it rounded down to the typesize, which makes such chunks
+                // undecodable; record the size actually used instead.
+                if !(nbytes > 0 && blocksize >= nbytes) {
+                    hdr.blocksize = blocksize as i32;
+                }
                 dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
                 return Ok(cbytes);
             }
@@ -342,9 +400,17 @@ impl Compressor {
     /// Trains the dictionary as the reference does: a pass storing the
     /// filtered blocks back to back, samples cut from its start, then raw
     /// bytes (LZ4) or `ZDICT_trainFromBuffer` (Zstd). `None`: no useful dict.
-    fn build_dict(&mut self, plan: &mut BlockPlan<'_>, nbytes: usize) -> crate::Result<Option<(EncDict, Vec<u8>)>> {
+    fn build_dict(
+        &mut self,
+        plan: &mut BlockPlan<'_>,
+        nbytes: usize,
+    ) -> crate::Result<Option<(EncDict, Vec<u8>)>> {
         let dict_maxsize = Fmt::MAX_DICTSIZE.min(nbytes / 20);
-        let mut nsamples = if plan.dont_split { plan.nblocks } else { plan.nblocks * plan.typesize };
+        let mut nsamples = if plan.dont_split {
+            plan.nblocks
+        } else {
+            plan.nblocks * plan.typesize
+        };
         if nsamples < 8 {
             nsamples = 8;
         }
@@ -358,7 +424,9 @@ impl Compressor {
         let samples: Vec<u8> = blocks?.concat();
         let compcode = plan.cp.compcode;
         if compcode == Codec::LZ4 || compcode == Codec::LZ4HC {
-            let size = (nsamples * sample_size).min(dict_maxsize).min(samples.len());
+            let size = (nsamples * sample_size)
+                .min(dict_maxsize)
+                .min(samples.len());
             let mut raw = samples[..size].to_vec();
             // The reference writes the dictionary size into its output buffer
             // (right after the bstarts) before copying the samples from the
@@ -375,7 +443,8 @@ impl Compressor {
         let sizes = vec![sample_size; nsamples];
         match zstd::train_dict(&samples, &sizes, dict_maxsize) {
             Some(raw) if !raw.is_empty() => {
-                let cdict = zstd::CDict::new(&raw, 1).ok_or_else(|| crate::err!(CodecDict, "zstd dictionary"))?;
+                let cdict = zstd::CDict::new(&raw, 1)
+                    .ok_or_else(|| crate::err!(CodecDict, "zstd dictionary"))?;
                 Ok(Some((EncDict::Zstd(cdict), raw)))
             }
             _ => Ok(None),
@@ -405,16 +474,27 @@ impl Compressor {
             }
             total += s.len();
             if total > Fmt::MAX_BUFFERSIZE {
-                crate::bail!(MaxBufsizeExceeded, "VL blocks add up to more than the maximum");
+                crate::bail!(
+                    MaxBufsizeExceeded,
+                    "VL blocks add up to more than the maximum"
+                );
             }
             max_block = max_block.max(s.len());
         }
         if dst.len() < Fmt::MAX_OVERHEAD {
-            crate::bail!(MaxBufsizeExceeded, "output buffer must hold at least {} bytes", Fmt::MAX_OVERHEAD);
+            crate::bail!(
+                MaxBufsizeExceeded,
+                "output buffer must hold at least {} bytes",
+                Fmt::MAX_OVERHEAD
+            );
         }
         self.check_codec()?;
         let cp = self.cparams.clone();
-        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE { 1 } else { cp.typesize as usize };
+        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE {
+            1
+        } else {
+            cp.typesize as usize
+        };
         let nblocks = srcs.len();
         let mut hdr = self.header(total, nblocks as i32, typesize);
         hdr.version = Fmt::VERSION_VL_BLOCKS;

@@ -28,7 +28,12 @@ use crate::codecs::{zstd, Codec};
 /// compressed size when the lazy trailer records it. `nblock == usize::MAX`
 /// asks for the dictionary section (`int32 size` followed by the bytes).
 pub trait BlockSource {
-    fn block(&mut self, nblock: usize, offset: u32, len_hint: Option<usize>) -> crate::Result<Cow<'_, [u8]>>;
+    fn block(
+        &mut self,
+        nblock: usize,
+        offset: u32,
+        len_hint: Option<usize>,
+    ) -> crate::Result<Cow<'_, [u8]>>;
 }
 
 /// Scratch owned by one worker.
@@ -79,7 +84,9 @@ fn rd_i32(b: &[u8], at: usize) -> crate::Result<i32> {
 
 fn make_dict(compformat: u8, raw: &[u8]) -> crate::Result<DecDict> {
     if compformat == Codec::FORMAT_ZSTD {
-        zstd::DDict::new(raw).map(DecDict::Zstd).ok_or_else(|| crate::err!(CodecDict, "bad zstd dictionary"))
+        zstd::DDict::new(raw)
+            .map(DecDict::Zstd)
+            .ok_or_else(|| crate::err!(CodecDict, "bad zstd dictionary"))
     } else {
         Ok(DecDict::Lz4(raw.to_vec()))
     }
@@ -112,7 +119,12 @@ impl<'a> Prepared<'a> {
         } else {
             match chunk.get(..h.cbytes()) {
                 Some(s) => s,
-                None => crate::bail!(InvalidHeader, "cbytes {} past the {} bytes given", h.cbytes, chunk.len()),
+                None => crate::bail!(
+                    InvalidHeader,
+                    "cbytes {} past the {} bytes given",
+                    h.cbytes,
+                    chunk.len()
+                ),
             }
         };
         let special = h.special_code();
@@ -122,7 +134,12 @@ impl<'a> Prepared<'a> {
         let hlen = h.header_len();
         let memcpyed = h.is_memcpyed();
         if memcpyed && special == 0 && h.cbytes() != h.nbytes() + hlen {
-            crate::bail!(Data, "memcpyed chunk with cbytes {} != nbytes {} + header", h.cbytes, h.nbytes);
+            crate::bail!(
+                Data,
+                "memcpyed chunk with cbytes {} != nbytes {} + header",
+                h.cbytes,
+                h.nbytes
+            );
         }
         let vl = h.vl_blocks();
         let nblocks = h.nblocks();
@@ -165,7 +182,9 @@ impl<'a> Prepared<'a> {
         }
         if vl && !lazy {
             p.vl = Some(p.vl_layout()?);
-            p.blocksize = p.vl.as_ref().map_or(0, |v| v.nbytes.iter().copied().max().unwrap_or(0));
+            p.blocksize =
+                p.vl.as_ref()
+                    .map_or(0, |v| v.nbytes.iter().copied().max().unwrap_or(0));
         }
         Ok(p)
     }
@@ -176,7 +195,11 @@ impl<'a> Prepared<'a> {
 
     fn vl_layout(&self) -> crate::Result<VlLayout> {
         let n = self.nblocks;
-        let (mut nbytes, mut offsets, mut cbytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut nbytes, mut offsets, mut cbytes) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
         let mut total = 0usize;
         let mut prev = 0i32;
         let cb = self.h.cbytes;
@@ -207,7 +230,11 @@ impl<'a> Prepared<'a> {
         if total != self.h.nbytes() {
             crate::bail!(InvalidHeader, "VL-block sizes do not add up to nbytes");
         }
-        Ok(VlLayout { nbytes, offsets, cbytes })
+        Ok(VlLayout {
+            nbytes,
+            offsets,
+            cbytes,
+        })
     }
 
     /// (offset in the decoded chunk, size) of block `j`.
@@ -216,7 +243,11 @@ impl<'a> Prepared<'a> {
             return (vl.offsets[j], vl.nbytes[j]);
         }
         let off = j * self.blocksize;
-        let size = if j + 1 == self.nblocks && self.leftover > 0 { self.leftover } else { self.blocksize };
+        let size = if j + 1 == self.nblocks && self.leftover > 0 {
+            self.leftover
+        } else {
+            self.blocksize
+        };
         (off, size)
     }
 
@@ -310,7 +341,11 @@ impl<'a> Prepared<'a> {
         let filtered = pipeline::any_backward(&self.h.filters) && !self.h.is_instrumented();
         let typesize = self.h.typesize();
         let vl = self.vl.is_some();
-        let mut nstreams = if vl || self.h.dont_split() || self.is_leftover(j) { 1 } else { typesize };
+        let mut nstreams = if vl || self.h.dont_split() || self.is_leftover(j) {
+            1
+        } else {
+            typesize
+        };
         if bsize < nstreams {
             nstreams = 1;
         }
@@ -348,7 +383,16 @@ impl<'a> Prepared<'a> {
                         dst.copy_from_slice(s);
                     } else {
                         let cf = self.h.compformat();
-                        stream::decode(&mut w.codec, cf, self.h.compcode(), self.h.compcode_meta, s, dst, self.dict.as_ref(), &info)?;
+                        stream::decode(
+                            &mut w.codec,
+                            cf,
+                            self.h.compcode(),
+                            self.h.compcode_meta,
+                            s,
+                            dst,
+                            self.dict.as_ref(),
+                            &info,
+                        )?;
                     }
                     pos = bytes.len();
                     continue;
@@ -361,7 +405,10 @@ impl<'a> Prepared<'a> {
                     };
                     pos += 1;
                     if token & 1 == 0 || csize < -255 {
-                        crate::bail!(RunLength, "invalid run in block {j} (csize {csize}, token {token})");
+                        crate::bail!(
+                            RunLength,
+                            "invalid run in block {j} (csize {csize}, token {token})"
+                        );
                     }
                     dst.fill((-csize) as u8);
                 } else {
@@ -374,7 +421,16 @@ impl<'a> Prepared<'a> {
                         dst.copy_from_slice(s);
                     } else {
                         let cf = self.h.compformat();
-                        stream::decode(&mut w.codec, cf, self.h.compcode(), self.h.compcode_meta, s, dst, self.dict.as_ref(), &info)?;
+                        stream::decode(
+                            &mut w.codec,
+                            cf,
+                            self.h.compcode(),
+                            self.h.compcode_meta,
+                            s,
+                            dst,
+                            self.dict.as_ref(),
+                            &info,
+                        )?;
                     }
                 }
             }
@@ -424,7 +480,15 @@ fn run_postfilter(
     tid: usize,
     typesize: usize,
 ) -> crate::Result<()> {
-    let mut args = PostfilterArgs { input, output, offset, nblock, nchunk: dp.nchunk, tid, typesize };
+    let mut args = PostfilterArgs {
+        input,
+        output,
+        offset,
+        nblock,
+        nchunk: dp.nchunk,
+        tid,
+        typesize,
+    };
     pf(&mut args).map_err(|e| crate::err!(Postfilter, "postfilter failed: {e}"))
 }
 
@@ -452,7 +516,11 @@ fn fill_nans(typesize: usize, dst: &mut [u8]) -> crate::Result<()> {
 
 impl Decompressor {
     pub fn new(dparams: DParams) -> Self {
-        Decompressor { dparams, maskout: None, workers: Vec::new() }
+        Decompressor {
+            dparams,
+            maskout: None,
+            workers: Vec::new(),
+        }
     }
 
     pub fn dparams(&self) -> &DParams {
@@ -480,15 +548,27 @@ impl Decompressor {
         let mask = self.maskout.take();
         let p = Prepared::new(chunk, false)?;
         if p.h.nbytes() > dst.len() {
-            crate::bail!(WriteBuffer, "chunk holds {} bytes, destination has {}", p.h.nbytes, dst.len());
+            crate::bail!(
+                WriteBuffer,
+                "chunk holds {} bytes, destination has {}",
+                p.h.nbytes,
+                dst.len()
+            );
         }
         if let Some(m) = &mask {
             if m.len() != p.nblocks {
-                crate::bail!(Data, "mask has {} entries, chunk has {} blocks", m.len(), p.nblocks);
+                crate::bail!(
+                    Data,
+                    "mask has {} entries, chunk has {} blocks",
+                    m.len(),
+                    p.nblocks
+                );
             }
         }
         let p = &p;
-        self.decode_into(p, &mut dst[..p.h.nbytes()], mask.as_deref(), &|_p, j| p.block_bytes(j).map(Cow::Borrowed))?;
+        self.decode_into(p, &mut dst[..p.h.nbytes()], mask.as_deref(), &|_p, j| {
+            p.block_bytes(j).map(Cow::Borrowed)
+        })?;
         Ok(p.h.nbytes())
     }
 
@@ -502,7 +582,8 @@ impl Decompressor {
     ) -> crate::Result<()> {
         let dp = self.dparams.clone();
         let skip = |j: usize| mask.is_some_and(|m| m[j]);
-        let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && p.vl.is_none() && p.nblocks > 1;
+        let needs_ref =
+            p.has_delta && !p.memcpyed && p.special == 0 && p.vl.is_none() && p.nblocks > 1;
         let workers = self.workers(p.nblocks);
         // Block 0 first when DELTA needs it as reference.
         let mut scratch0: Vec<u8> = Vec::new();
@@ -519,7 +600,11 @@ impl Decompressor {
             first = 1;
         }
         let (head, rest) = dst.split_at_mut(if needs_ref { p.block_span(0).1 } else { 0 });
-        let dref: Option<&[u8]> = if needs_ref { Some(if skip(0) { &scratch0 } else { head }) } else { None };
+        let dref: Option<&[u8]> = if needs_ref {
+            Some(if skip(0) { &scratch0 } else { head })
+        } else {
+            None
+        };
         // Cut the rest of dst into per-block pieces.
         let mut items: Vec<(usize, &mut [u8])> = Vec::with_capacity(p.nblocks);
         let mut remaining = rest;
@@ -539,7 +624,13 @@ impl Decompressor {
 
     /// Decodes `nitems` items starting at item `start` (items of the chunk's
     /// typesize) into `dst`, decoding only the blocks that hold them.
-    pub fn getitem(&mut self, chunk: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> crate::Result<usize> {
+    pub fn getitem(
+        &mut self,
+        chunk: &[u8],
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> crate::Result<usize> {
         let p = Prepared::new(chunk, false)?;
         if p.vl.is_some() {
             crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
@@ -579,7 +670,11 @@ impl Decompressor {
             let (off, size) = p.block_span(j);
             tmp.clear();
             tmp.resize(size, 0);
-            let dref = if needs_ref && j > 0 { Some(&block0[..]) } else { None };
+            let dref = if needs_ref && j > 0 {
+                Some(&block0[..])
+            } else {
+                None
+            };
             p.decode_block(w, &dp, j, p.block_bytes(j)?, &mut tmp, dref, 0)?;
             let from = start_b.max(off) - off;
             let to = stop_b.min(off + size) - off;
@@ -611,7 +706,9 @@ impl Decompressor {
         if p.vl.is_none() {
             crate::bail!(InvalidParam, "not a VL-block chunk");
         }
-        (0..p.nblocks).map(|j| self.decompress_vl_block(chunk, j)).collect()
+        (0..p.nblocks)
+            .map(|j| self.decompress_vl_block(chunk, j))
+            .collect()
     }
 
     /// Decodes a lazy chunk: `header_and_bstarts` holds the header, the block
@@ -631,22 +728,37 @@ impl Decompressor {
                 crate::bail!(WriteBuffer, "destination too small");
             }
             let nb = p.h.nbytes();
-            let fetch = |_p: &Prepared<'_>, _j: usize| -> crate::Result<Cow<'_, [u8]>> { Ok(Cow::Borrowed(&[][..])) };
+            let fetch = |_p: &Prepared<'_>, _j: usize| -> crate::Result<Cow<'_, [u8]>> {
+                Ok(Cow::Borrowed(&[][..]))
+            };
             self.decode_into(&p, &mut dst[..nb], mask, &fetch)?;
             return Ok(nb);
         }
         if p.h.nbytes() > dst.len() {
-            crate::bail!(WriteBuffer, "chunk holds {} bytes, destination has {}", p.h.nbytes, dst.len());
+            crate::bail!(
+                WriteBuffer,
+                "chunk holds {} bytes, destination has {}",
+                p.h.nbytes,
+                dst.len()
+            );
         }
         if let Some(m) = mask {
             if m.len() != p.nblocks {
-                crate::bail!(Data, "mask has {} entries, chunk has {} blocks", m.len(), p.nblocks);
+                crate::bail!(
+                    Data,
+                    "mask has {} entries, chunk has {} blocks",
+                    m.len(),
+                    p.nblocks
+                );
             }
         }
         // Lazy trailer: nchunk (i32), offset (i64), then one csize per block.
         let trailer = p.bstarts_end + 12;
         let hint = |j: usize| -> Option<usize> {
-            rd_i32(header_and_bstarts, trailer + 4 * j).ok().filter(|&c| c > 0).map(|c| c as usize)
+            rd_i32(header_and_bstarts, trailer + 4 * j)
+                .ok()
+                .filter(|&c| c > 0)
+                .map(|c| c as usize)
         };
         if p.h.uses_dict() && !p.memcpyed {
             let bytes = source.block(usize::MAX, p.bstarts_end as u32, None)?;
@@ -663,8 +775,13 @@ impl Decompressor {
                 fetched.push(None);
                 continue;
             }
-            let offset = if p.memcpyed { p.hlen + j * p.blocksize } else { p.bstart(j)? as usize };
-            let offset = u32::try_from(offset).map_err(|_| crate::err!(InvalidHeader, "block offset overflows"))?;
+            let offset = if p.memcpyed {
+                p.hlen + j * p.blocksize
+            } else {
+                p.bstart(j)? as usize
+            };
+            let offset = u32::try_from(offset)
+                .map_err(|_| crate::err!(InvalidHeader, "block offset overflows"))?;
             fetched.push(Some(source.block(j, offset, hint(j))?.into_owned()));
         }
         if p.h.vl_blocks() {
@@ -690,14 +807,21 @@ fn lazy_vl_layout(p: &Prepared<'_>, fetched: &[Option<Vec<u8>>]) -> crate::Resul
     let mut total = 0usize;
     for j in 0..n {
         let bstart = p.bstart(j)?;
-        let next = if j + 1 < n { p.bstart(j + 1)? } else { p.h.cbytes };
+        let next = if j + 1 < n {
+            p.bstart(j + 1)?
+        } else {
+            p.h.cbytes
+        };
         if bstart < p.bstarts_end as i32 || next <= bstart || next > p.h.cbytes {
             crate::bail!(InvalidHeader, "invalid VL-block offsets in lazy chunk");
         }
         let csize = (next - bstart) as usize;
         let nb = match &fetched[j] {
             Some(b) => rd_i32(b, 0)?,
-            None => crate::bail!(InvalidParam, "masks are not supported for lazy VL-block chunks"),
+            None => crate::bail!(
+                InvalidParam,
+                "masks are not supported for lazy VL-block chunks"
+            ),
         };
         if nb <= 0 {
             crate::bail!(InvalidHeader, "invalid VL-block size");
@@ -710,5 +834,9 @@ fn lazy_vl_layout(p: &Prepared<'_>, fetched: &[Option<Vec<u8>>]) -> crate::Resul
     if total != p.h.nbytes() {
         crate::bail!(InvalidHeader, "VL-block sizes do not add up to nbytes");
     }
-    Ok(VlLayout { nbytes, offsets, cbytes })
+    Ok(VlLayout {
+        nbytes,
+        offsets,
+        cbytes,
+    })
 }

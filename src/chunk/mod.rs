@@ -79,7 +79,6 @@ impl Fmt {
     pub(crate) const ALWAYS_SPLIT: i32 = 1;
     pub(crate) const NEVER_SPLIT: i32 = 2;
     pub(crate) const FORWARD_COMPAT_SPLIT: i32 = 4;
-
 }
 
 /// Arguments of a prefilter call: produce `output` for one block.
@@ -194,7 +193,11 @@ pub struct DParams {
 
 impl Default for DParams {
     fn default() -> Self {
-        DParams { nthreads: 1, postfilter: None, nchunk: -1 }
+        DParams {
+            nthreads: 1,
+            postfilter: None,
+            nchunk: -1,
+        }
     }
 }
 

@@ -9,7 +9,11 @@ use std::sync::Mutex;
 
 /// Runs `f(worker, j, out)` for every block `j < nblocks`; returns the outputs
 /// in block order, or the first error (by block index).
-pub(crate) fn run_blocks<W, F>(nblocks: usize, workers: &mut [W], f: F) -> crate::Result<Vec<Vec<u8>>>
+pub(crate) fn run_blocks<W, F>(
+    nblocks: usize,
+    workers: &mut [W],
+    f: F,
+) -> crate::Result<Vec<Vec<u8>>>
 where
     W: Send,
     F: Fn(&mut W, usize, &mut Vec<u8>) -> crate::Result<()> + Sync,

@@ -16,13 +16,17 @@ impl CodecState {
         if self.zc.is_none() {
             self.zc = zstd::CCtx::new();
         }
-        self.zc.as_mut().ok_or_else(|| crate::err!(MemoryAlloc, "zstd compression context"))
+        self.zc
+            .as_mut()
+            .ok_or_else(|| crate::err!(MemoryAlloc, "zstd compression context"))
     }
     fn zd(&mut self) -> crate::Result<&mut zstd::DCtx> {
         if self.zd.is_none() {
             self.zd = zstd::DCtx::new();
         }
-        self.zd.as_mut().ok_or_else(|| crate::err!(MemoryAlloc, "zstd decompression context"))
+        self.zd
+            .as_mut()
+            .ok_or_else(|| crate::err!(MemoryAlloc, "zstd decompression context"))
     }
 }
 
@@ -43,7 +47,11 @@ pub(crate) enum DecDict {
 /// The Zstd level the reference uses for a Blosc clevel.
 pub(crate) fn zstd_level(clevel: u8) -> i32 {
     let clevel = i32::from(clevel);
-    let mut level = if clevel < 9 { clevel * 2 - 1 } else { zstd::max_clevel() };
+    let mut level = if clevel < 9 {
+        clevel * 2 - 1
+    } else {
+        zstd::max_clevel()
+    };
     if level == 8 {
         level = zstd::max_clevel() - 2;
     }
@@ -143,7 +151,10 @@ pub(crate) fn decode(
         }
         Codec::FORMAT_UDCODEC => {
             if compcode < registry::USER_START {
-                crate::bail!(CodecSupport, "codec {compcode} is a reference plugin, not supported here");
+                crate::bail!(
+                    CodecSupport,
+                    "codec {compcode} is a reference plugin, not supported here"
+                );
             }
             match registry::codec(compcode) {
                 Some(entry) => Some(entry.codec.decode(src, dst, compcode_meta, info)?),
