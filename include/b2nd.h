@@ -136,83 +136,12 @@ static char *print_error(int rc) { return (char *)blosc2_error_string(rc); }
 #define B2ND_DEFAULT_DTYPE "|u1"
 
 
-#define Fmt_MIN_HEADER 16
+// The metalayer format version the reference writes (for b2nd and for
+// Caterva alike).
+#define NdMeta_VERSION 0
 
-#define Fmt_EXT_HEADER 32
-
-// `BLOSC2_MAX_OVERHEAD`: `dst.len() >= src.len() + MAX_OVERHEAD` always suffices.
-#define Fmt_MAX_OVERHEAD 32
-
-#define Fmt_MAX_BUFFERSIZE ((size_t)INT32_MAX - 32)
-
-#define Fmt_MAX_TYPESIZE 255
-
-#define Fmt_MIN_BUFFERSIZE 32
-
-#define Fmt_MAX_BLOCKSIZE 536866816
-
-#define Fmt_MAX_DICTSIZE (32 * 1024)
-
-#define Fmt_MIN_USEFUL_DICT 256
-
-#define Fmt_VERSION_ALPHA 3
-
-// Written for regular chunks.
-#define Fmt_VERSION_STABLE 5
-
-// Written for VL-block chunks; also the newest version understood.
-#define Fmt_VERSION_VL_BLOCKS 6
-
-#define Fmt_VERSION_CURRENT 6
-
-#define Fmt_DOSHUFFLE 1
-
-#define Fmt_MEMCPYED 2
-
-#define Fmt_DOBITSHUFFLE 4
-
-#define Fmt_DODELTA 8
-
-#define Fmt_DONT_SPLIT 16
-
-#define Fmt_USEDICT 1
-
-#define Fmt_BIGENDIAN 2
-
-#define Fmt_LAZY 8
-
-#define Fmt_INSTR_CODEC 128
-
-#define Fmt_VL_BLOCKS 1
-
-#define Fmt_NOFILTER 0
-
-#define Fmt_SHUFFLE 1
-
-#define Fmt_BITSHUFFLE 2
-
-#define Fmt_DELTA 3
-
-#define Fmt_TRUNC_PREC 4
-
-#define Fmt_LAST_FILTER 5
-
-#define Fmt_FILTERS_DEFINED_STOP 31
-
-#define Fmt_FILTERS_GLOBAL_START 32
-
-#define Fmt_FILTERS_GLOBAL_STOP 159
-
-#define Fmt_ALWAYS_SPLIT 1
-
-#define Fmt_NEVER_SPLIT 2
-
-#define Fmt_AUTO_SPLIT 3
-
-#define Fmt_FORWARD_COMPAT_SPLIT 4
-
-// Size of one instrumentation record (`blosc2_instr`).
-#define Fmt_INSTR_SIZE 24
+// NumPy dtype format.
+#define NdMeta_DTYPE_NUMPY 0
 
 #define BLOSC2_VERSION_MAJOR 3
 
@@ -657,47 +586,6 @@ typedef struct blosc2_dparams {
   int32_t typesize;
 } blosc2_dparams;
 
-// Which I/O backend a stored super-chunk uses, and its parameters.
-typedef struct blosc2_io {
-  uint8_t id;
-  const char *name;
-  // Backend parameters (for example a `blosc2_stdio_mmap`), or NULL.
-  void *params;
-} blosc2_io;
-
-// Where and how a super-chunk is stored.
-typedef struct blosc2_storage {
-  // Contiguous frame (true) or sparse directory of chunks (false).
-  bool contiguous;
-  // File or directory path; NULL keeps the super-chunk in memory.
-  char *urlpath;
-  struct blosc2_cparams *cparams;
-  struct blosc2_dparams *dparams;
-  struct blosc2_io *io;
-} blosc2_storage;
-
-// Parameters and state of the memory-mapped file backend.
-typedef struct blosc2_stdio_mmap {
-  // "r", "r+", "w+" or "c" (copy-on-write, nothing written back), as numpy's memmap.
-  const char *mode;
-  // Size of the first mapping for writable modes.
-  size_t initial_mapping_size;
-  // Whether the destroy callback must free this struct.
-  bool needs_free;
-  // Start of the mapping (set by the backend).
-  char *addr;
-  // Path of the mapped file (set by the backend).
-  char *urlpath;
-  size_t file_size;
-  size_t mapping_size;
-  // True in "c" mode: changes stay in memory.
-  bool is_memory_only;
-  FILE *file;
-  int fd;
-  int64_t access_flags;
-  int64_t map_flags;
-} blosc2_stdio_mmap;
-
 // Compresses `input` into `output`; returns the compressed size, 0 when it
 // does not fit, negative on error.
 typedef int (*blosc2_codec_encoder_cb)(const uint8_t *input,
@@ -762,6 +650,47 @@ typedef struct blosc2_tuner {
   int id;
   char *name;
 } blosc2_tuner;
+
+// Which I/O backend a stored super-chunk uses, and its parameters.
+typedef struct blosc2_io {
+  uint8_t id;
+  const char *name;
+  // Backend parameters (for example a `blosc2_stdio_mmap`), or NULL.
+  void *params;
+} blosc2_io;
+
+// Where and how a super-chunk is stored.
+typedef struct blosc2_storage {
+  // Contiguous frame (true) or sparse directory of chunks (false).
+  bool contiguous;
+  // File or directory path; NULL keeps the super-chunk in memory.
+  char *urlpath;
+  struct blosc2_cparams *cparams;
+  struct blosc2_dparams *dparams;
+  struct blosc2_io *io;
+} blosc2_storage;
+
+// Parameters and state of the memory-mapped file backend.
+typedef struct blosc2_stdio_mmap {
+  // "r", "r+", "w+" or "c" (copy-on-write, nothing written back), as numpy's memmap.
+  const char *mode;
+  // Size of the first mapping for writable modes.
+  size_t initial_mapping_size;
+  // Whether the destroy callback must free this struct.
+  bool needs_free;
+  // Start of the mapping (set by the backend).
+  char *addr;
+  // Path of the mapped file (set by the backend).
+  char *urlpath;
+  size_t file_size;
+  size_t mapping_size;
+  // True in "c" mode: changes stay in memory.
+  bool is_memory_only;
+  FILE *file;
+  int fd;
+  int64_t access_flags;
+  int64_t map_flags;
+} blosc2_stdio_mmap;
 
 // The reference's name for a frame handle.
 typedef struct blosc2_frame_s blosc2_frame;
@@ -927,39 +856,23 @@ typedef struct b2nd_array_t {
 extern "C" {
 #endif // __cplusplus
 
-extern void *LZ4_createStream(void);
+// Initialises the library. Safe to call more than once; the core keeps no
+// state that needs setting up, so this only exists for callers of the
+// reference API (which requires it before the Blosc1-style calls).
+void blosc2_init(void);
 
-extern int LZ4_freeStream(void *stream);
+// Releases global resources. Calls made after it behave as after `blosc2_init`.
+void blosc2_destroy(void);
 
-extern int LZ4_loadDict(void *stream, const char *dict, int dict_size);
+// Frees the worker threads and scratch memory held for the global context.
+// Returns 0 on success, as the reference does.
+int blosc2_free_resources(void);
 
-extern int LZ4_compress_fast_continue(void *stream,
-                                      const char *src,
-                                      char *dst,
-                                      int src_size,
-                                      int dst_capacity,
-                                      int acceleration);
+// The API version this library implements, as a static NUL-terminated string.
+const char *blosc2_get_version_string(void);
 
-extern void *LZ4_createStreamHC(void);
-
-extern int LZ4_freeStreamHC(void *stream);
-
-extern void LZ4_resetStreamHC_fast(void *stream, int level);
-
-extern int LZ4_loadDictHC(void *stream, const char *dict, int dict_size);
-
-extern int LZ4_compress_HC_continue(void *stream,
-                                    const char *src,
-                                    char *dst,
-                                    int src_size,
-                                    int dst_capacity);
-
-extern int LZ4_decompress_safe_usingDict(const char *src,
-                                         char *dst,
-                                         int src_size,
-                                         int dst_capacity,
-                                         const char *dict,
-                                         int dict_size);
+// A static description of an error code ("Unknown error" for unknown codes).
+const char *blosc2_error_string(int error_code);
 
 // Compresses `srcsize` bytes of `src` into `dest` with the global settings
 // (codec, threads, blocksize, split mode, delta), `clevel` 0..=9, shuffle
@@ -1314,41 +1227,6 @@ int blosc2_ctx_get_cparams(blosc2_context *ctx, struct blosc2_cparams *cparams);
 // `ctx` must be a live context; `dparams` must point to a writable struct.
 int blosc2_ctx_get_dparams(blosc2_context *ctx, struct blosc2_dparams *dparams);
 
-// Returns the default compression parameters (same as `BLOSC2_CPARAMS_DEFAULTS`).
-struct blosc2_cparams blosc2_get_blosc2_cparams_defaults(void);
-
-// Returns the default decompression parameters (same as `BLOSC2_DPARAMS_DEFAULTS`).
-struct blosc2_dparams blosc2_get_blosc2_dparams_defaults(void);
-
-// Returns the default storage (same as `BLOSC2_STORAGE_DEFAULTS`).
-struct blosc2_storage blosc2_get_blosc2_storage_defaults(void);
-
-// Returns the default I/O backend (same as `BLOSC2_IO_DEFAULTS`); its name
-// points to a static string.
-struct blosc2_io blosc2_get_blosc2_io_defaults(void);
-
-// Returns the default memory-mapping parameters (same as
-// `BLOSC2_STDIO_MMAP_DEFAULTS`); its mode points to a static string.
-struct blosc2_stdio_mmap blosc2_get_blosc2_stdio_mmap_defaults(void);
-
-// Initialises the library. Safe to call more than once; the core keeps no
-// state that needs setting up, so this only exists for callers of the
-// reference API (which requires it before the Blosc1-style calls).
-void blosc2_init(void);
-
-// Releases global resources. Calls made after it behave as after `blosc2_init`.
-void blosc2_destroy(void);
-
-// Frees the worker threads and scratch memory held for the global context.
-// Returns 0 on success, as the reference does.
-int blosc2_free_resources(void);
-
-// The API version this library implements, as a static NUL-terminated string.
-const char *blosc2_get_version_string(void);
-
-// A static description of an error code ("Unknown error" for unknown codes).
-const char *blosc2_error_string(int error_code);
-
 // Registers a user codec (`compcode` 160..=255). Returns 0;
 // `BLOSC2_ERROR_CODEC_PARAM` for a lower id or an id already registered
 // under another name; `BLOSC2_ERROR_INVALID_PARAM` for NULL; registering the
@@ -1402,6 +1280,23 @@ int32_t blosc2_bitshuffle(int32_t typesize, int32_t blocksize, const void *src, 
 // # Safety
 // As for `blosc2_shuffle`.
 int32_t blosc2_bitunshuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
+
+// Returns the default compression parameters (same as `BLOSC2_CPARAMS_DEFAULTS`).
+struct blosc2_cparams blosc2_get_blosc2_cparams_defaults(void);
+
+// Returns the default decompression parameters (same as `BLOSC2_DPARAMS_DEFAULTS`).
+struct blosc2_dparams blosc2_get_blosc2_dparams_defaults(void);
+
+// Returns the default storage (same as `BLOSC2_STORAGE_DEFAULTS`).
+struct blosc2_storage blosc2_get_blosc2_storage_defaults(void);
+
+// Returns the default I/O backend (same as `BLOSC2_IO_DEFAULTS`); its name
+// points to a static string.
+struct blosc2_io blosc2_get_blosc2_io_defaults(void);
+
+// Returns the default memory-mapping parameters (same as
+// `BLOSC2_STDIO_MMAP_DEFAULTS`); its mode points to a static string.
+struct blosc2_stdio_mmap blosc2_get_blosc2_stdio_mmap_defaults(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -961,3 +961,144 @@ pub unsafe extern "C" fn blosc2_get_complib_info(
         Ok(c_int::from(code))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::context::{blosc2_create_cctx, blosc2_create_dctx, blosc2_free_ctx};
+    use super::super::defaults::{CPARAMS_DEFAULTS, DPARAMS_DEFAULTS};
+    use super::*;
+
+    fn data() -> Vec<u8> {
+        (0..40_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn ctx_round_trip_getitem_and_errors() {
+        let src = data();
+        let mut cp = CPARAMS_DEFAULTS;
+        cp.typesize = 4;
+        cp.compcode = 1; // lz4
+        let cctx = blosc2_create_cctx(cp);
+        let dctx = blosc2_create_dctx(DPARAMS_DEFAULTS);
+        assert!(!cctx.is_null() && !dctx.is_null());
+        let mut chunk = vec![0u8; src.len() + 32];
+        let mut out = vec![0u8; src.len()];
+        // SAFETY: every buffer is live and sized as passed.
+        unsafe {
+            let n = blosc2_compress_ctx(
+                cctx,
+                src.as_ptr().cast(),
+                src.len() as i32,
+                chunk.as_mut_ptr().cast(),
+                chunk.len() as i32,
+            );
+            assert!(n > 32 && (n as usize) < src.len(), "{n}");
+            let d = blosc2_decompress_ctx(
+                dctx,
+                chunk.as_ptr().cast(),
+                n,
+                out.as_mut_ptr().cast(),
+                out.len() as i32,
+            );
+            assert_eq!(d as usize, src.len());
+            assert_eq!(out, src);
+            let mut part = [0u8; 40];
+            assert_eq!(
+                blosc2_getitem_ctx(
+                    dctx,
+                    chunk.as_ptr().cast(),
+                    n,
+                    1000,
+                    10,
+                    part.as_mut_ptr().cast(),
+                    40
+                ),
+                40
+            );
+            assert_eq!(&part[..], &src[4000..4040]);
+            // Errors: wrong kind of context, small dest, NULLs, truncation.
+            assert_eq!(
+                blosc2_decompress_ctx(
+                    cctx,
+                    chunk.as_ptr().cast(),
+                    n,
+                    out.as_mut_ptr().cast(),
+                    out.len() as i32
+                ),
+                -12
+            );
+            assert_eq!(
+                blosc2_decompress_ctx(dctx, chunk.as_ptr().cast(), n, out.as_mut_ptr().cast(), 100),
+                -6
+            );
+            assert_eq!(
+                blosc2_decompress_ctx(dctx, core::ptr::null(), n, out.as_mut_ptr().cast(), 100),
+                -32
+            );
+            assert_eq!(
+                blosc2_decompress_ctx(
+                    dctx,
+                    chunk.as_ptr().cast(),
+                    -1,
+                    out.as_mut_ptr().cast(),
+                    100
+                ),
+                -5
+            );
+            assert!(
+                blosc2_decompress_ctx(
+                    dctx,
+                    chunk.as_ptr().cast(),
+                    n - 10,
+                    out.as_mut_ptr().cast(),
+                    out.len() as i32
+                ) < 0
+            );
+            assert_eq!(
+                blosc2_compress_ctx(
+                    core::ptr::null_mut(),
+                    src.as_ptr().cast(),
+                    10,
+                    chunk.as_mut_ptr().cast(),
+                    100
+                ),
+                -32
+            );
+            let (mut nb, mut cb, mut bs) = (0, 0, 0);
+            assert_eq!(
+                blosc2_cbuffer_sizes(chunk.as_ptr().cast(), &mut nb, &mut cb, &mut bs),
+                0
+            );
+            assert_eq!((nb as usize, cb), (src.len(), n));
+            blosc2_free_ctx(cctx);
+            blosc2_free_ctx(dctx);
+        }
+    }
+
+    #[test]
+    fn names() {
+        let mut p: *const c_char = core::ptr::null();
+        // SAFETY: `p` is a valid out-pointer; names are static C strings.
+        unsafe {
+            assert_eq!(blosc2_compcode_to_compname(5, &mut p), 5);
+            assert_eq!(CStr::from_ptr(p), c"zstd");
+            assert_eq!(blosc2_compcode_to_compname(3, &mut p), -1);
+            assert!(p.is_null());
+            assert_eq!(blosc2_compname_to_compcode(c"lz4hc".as_ptr()), 2);
+            assert_eq!(blosc2_compname_to_compcode(c"nope".as_ptr()), -1);
+            let (mut lib, mut ver) = (core::ptr::null_mut(), core::ptr::null_mut());
+            assert_eq!(
+                blosc2_get_complib_info(c"zstd".as_ptr(), &mut lib, &mut ver),
+                4
+            );
+            assert_eq!(CStr::from_ptr(lib), c"Zstd");
+            assert!(CStr::from_ptr(ver).to_bytes().starts_with(b"1."));
+            libc::free(lib.cast());
+            libc::free(ver.cast());
+            assert_eq!(
+                blosc2_get_complib_info(c"nope".as_ptr(), &mut lib, &mut ver),
+                -16
+            );
+        }
+    }
+}
