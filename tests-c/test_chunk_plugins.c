@@ -222,6 +222,10 @@ static void test_pre_and_postfilters(void) {
   dp.postfilter = failing_postfilter;
   blosc2_context *fctx = blosc2_create_dctx(dp);
   CHECK_EQ_INT(blosc2_decompress_ctx(fctx, chunk, c, out, n), BLOSC2_ERROR_POSTFILTER);
+  /* a prefilter changing the item size is refused (see the report) */
+  pparams.output_typesize = 8;
+  CHECK(blosc2_create_cctx(cp) == NULL);
+  pparams.output_typesize = 0;
   /* a prefilter without params is refused */
   cp.preparams = NULL;
   CHECK(blosc2_create_cctx(cp) == NULL);

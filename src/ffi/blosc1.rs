@@ -653,3 +653,35 @@ pub unsafe extern "C" fn blosc2_set_threads_callback(
         });
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::env_overrides::{build_filters, strtol};
+
+    #[test]
+    fn strtol_like_c() {
+        assert_eq!(strtol("12"), 12);
+        assert_eq!(strtol("  -3x"), -3);
+        assert_eq!(strtol("+7"), 7);
+        assert_eq!(strtol("abc"), 0);
+        assert_eq!(strtol(""), 0);
+        assert_eq!(strtol("99999999999999999999999"), i64::MAX);
+    }
+
+    #[test]
+    fn filters_as_the_reference_builds_them() {
+        let mut f = [0u8; 6];
+        build_filters(1, true, 4, &mut f);
+        assert_eq!(f, [0, 0, 0, 0, 3, 1]);
+        let mut f = [0u8; 6];
+        build_filters(1, false, 1, &mut f);
+        assert_eq!(f, [0; 6], "no shuffle for single bytes");
+        let mut f = [0, 0, 0, 0, 0, 1];
+        build_filters(-1, false, 4, &mut f);
+        assert_eq!(f, [0, 0, 0, 0, 0, 1], "-1 keeps the slot");
+        build_filters(2, false, 4, &mut f);
+        assert_eq!(f[5], 2);
+        build_filters(0, false, 4, &mut f);
+        assert_eq!(f[5], 0);
+    }
+}

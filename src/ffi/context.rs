@@ -240,6 +240,18 @@ fn create_cctx(cparams: blosc2_cparams) -> crate::Result<*mut Ctx> {
     // SAFETY: checked non-NULL above when a prefilter is set; the caller
     // guarantees it points to a readable struct, copied as the reference does.
     let preparams = cp.prefilter.map(|_| Box::new(unsafe { *cp.preparams }));
+    if let Some(pp) = &preparams {
+        // The core hands a prefilter an output block as long as its input
+        // block, so a prefilter cannot change the item size.
+        if pp.output_typesize > 0 && pp.output_typesize != cp.typesize {
+            crate::bail!(
+                InvalidParam,
+                "prefilter output_typesize {} differs from typesize {}",
+                pp.output_typesize,
+                cp.typesize
+            );
+        }
+    }
     let mut ctx = Box::new(Ctx {
         do_compress: true,
         comp: None,
