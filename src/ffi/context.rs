@@ -95,6 +95,17 @@ pub(crate) unsafe fn ctx_mut<'a>(ctx: *mut blosc2_context) -> Option<&'a mut Ctx
     unsafe { (ctx as *mut Ctx).as_mut() }
 }
 
+/// A shared view of a context handle, for the getters: tuners, prefilters and
+/// postfilters call them with `params->ctx` while the library is inside a call
+/// on the same context, so they must not claim exclusive access.
+///
+/// # Safety
+/// `ctx` must be NULL or a live context.
+pub(crate) unsafe fn ctx_ref<'a>(ctx: *const blosc2_context) -> Option<&'a Ctx> {
+    // SAFETY: per the contract, a non-NULL `ctx` is a live `Box<Ctx>` pointer.
+    unsafe { (ctx as *const Ctx).as_ref() }
+}
+
 /// The chunk number the reference gives to pre/postfilters: the super-chunk's
 /// `current_nchunk`, or -1 without a super-chunk.
 fn schunk_nchunk(schunk: *mut core::ffi::c_void, fallback: i64) -> i64 {
@@ -386,7 +397,7 @@ pub unsafe extern "C" fn blosc2_ctx_get_cparams(
 ) -> c_int {
     guard(Error::Failure(String::new()).code(), || {
         // SAFETY: per the contract; NULL is checked by `ctx_mut`/`as_mut`.
-        let (Some(c), Some(out)) = (unsafe { ctx_mut(ctx) }, unsafe { cparams.as_mut() }) else {
+        let (Some(c), Some(out)) = (unsafe { ctx_ref(ctx) }, unsafe { cparams.as_mut() }) else {
             return super::report(&crate::err!(NullPointer, "ctx or cparams is NULL"));
         };
         *out = c.cparams;
@@ -407,7 +418,7 @@ pub unsafe extern "C" fn blosc2_ctx_get_dparams(
 ) -> c_int {
     guard(Error::Failure(String::new()).code(), || {
         // SAFETY: per the contract; NULL is checked by `ctx_mut`/`as_mut`.
-        let (Some(c), Some(out)) = (unsafe { ctx_mut(ctx) }, unsafe { dparams.as_mut() }) else {
+        let (Some(c), Some(out)) = (unsafe { ctx_ref(ctx) }, unsafe { dparams.as_mut() }) else {
             return super::report(&crate::err!(NullPointer, "ctx or dparams is NULL"));
         };
         *out = c.dparams;
