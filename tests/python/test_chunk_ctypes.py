@@ -188,3 +188,77 @@ def test_bytes_identical_to_reference(api):
     # (Zstd/LZ4 are the reference libraries, BloscLZ follows the reference
     # encoder): their chunks must match byte for byte.
     assert all(d[0] == "ZLIB" for d in differing), differing
+
+
+def _reference_library():
+    import os
+
+    path = os.path.join(os.path.dirname(blosc2.__file__), "lib", "libblosc2.so")
+    if not os.path.exists(path):
+        pytest.fail(f"reference library not found at {path}")
+    ref = ctypes.CDLL(path)
+    ref.blosc2_init()
+    return ref
+
+
+def _probe(L):
+    """The same calls, good and bad, against one library; returns what they gave."""
+    L.blosc2_create_cctx.restype = ctypes.c_void_p
+    L.blosc2_create_cctx.argtypes = [CParams]
+    L.blosc2_create_dctx.restype = ctypes.c_void_p
+    L.blosc2_create_dctx.argtypes = [DParams]
+    L.blosc2_free_ctx.argtypes = [ctypes.c_void_p]
+
+    def cparams(typesize):
+        c = CParams()
+        c.clevel, c.typesize, c.nthreads, c.splitmode = 5, typesize, 1, 4
+        c.filters[5] = 1
+        return c
+
+    dparams = DParams()
+    dparams.nthreads, dparams.typesize = 1, 8
+    data = bytes(range(256)) * 400
+    cc = ctypes.c_void_p(L.blosc2_create_cctx(cparams(4)))
+    dc = ctypes.c_void_p(L.blosc2_create_dctx(dparams))
+    dst = ctypes.create_string_buffer(len(data) + 64)
+    out = ctypes.create_string_buffer(len(data))
+    r = {}
+    n = L.blosc2_compress_ctx(cc, data, len(data), dst, len(dst))
+    chunk = dst.raw[:n]
+    r["chunk"] = chunk
+    r["empty"] = (L.blosc2_compress_ctx(cc, data, 0, dst, len(dst)), dst.raw[:32])
+    r["dest_small"] = L.blosc2_compress_ctx(cc, data, len(data), dst, 20)
+    for cut in (0, 15, 16, 31, 32, 40, n // 2, n - 1):
+        r[f"truncated_{cut}"] = L.blosc2_decompress_ctx(dc, chunk, cut, out, len(data))
+    r["dest_short"] = L.blosc2_decompress_ctx(dc, chunk, n, out, len(data) - 1)
+    r["getitem_neg"] = L.blosc2_getitem_ctx(dc, chunk, n, -1, 1, out, 100)
+    r["getitem_past"] = L.blosc2_getitem_ctx(dc, chunk, n, len(data) // 4, 1, out, 100)
+    r["getitem_big"] = L.blosc2_getitem_ctx(dc, chunk, n, 0, 1000, out, 100)
+    r["getitem_bytes_unaligned"] = L.blosc2_getitem_bytes_ctx(dc, chunk, n, 1, 4, out, 100)
+    r["zeros_odd"] = L.blosc2_chunk_zeros(cparams(4), 10, dst, 64)
+    r["zeros_small_dest"] = L.blosc2_chunk_zeros(cparams(4), 16, dst, 16)
+    r["zeros"] = (L.blosc2_chunk_zeros(cparams(4), 4000, dst, 64), dst.raw[:32])
+    r["nans"] = (L.blosc2_chunk_nans(cparams(4), 4000, dst, 64), dst.raw[:32])
+    r["uninit"] = (L.blosc2_chunk_uninit(cparams(8), 8000, dst, 64), dst.raw[:32])
+    v = ctypes.c_double(1.5)
+    r["repeatval"] = (L.blosc2_chunk_repeatval(cparams(8), 8000, dst, 64, ctypes.byref(v)), dst.raw[:40])
+    nb = ctypes.c_int32(0)
+    r["vl_nblocks_plain"] = L.blosc2_vlchunk_get_nblocks(chunk, n, ctypes.byref(nb))
+    sz = ctypes.c_size_t(5)
+    r["validate"] = (L.blosc1_cbuffer_validate(chunk, n, ctypes.byref(sz)), sz.value)
+    r["validate_bad"] = L.blosc1_cbuffer_validate(chunk, n + 1, ctypes.byref(sz))
+    L.blosc2_set_nthreads.restype = ctypes.c_int16
+    r["set_nthreads_0"] = L.blosc2_set_nthreads(0)
+    r["set_compressor_bad"] = L.blosc1_set_compressor(b"nope")
+    L.blosc1_set_compressor(b"blosclz")
+    r["compress_clevel_10"] = L.blosc2_compress(10, 1, 4, data, len(data), dst, len(dst))
+    L.blosc2_free_ctx(cc)
+    L.blosc2_free_ctx(dc)
+    return r
+
+
+def test_results_and_error_codes_match_reference_library(lib):
+    ours = _probe(lib)
+    ref = _probe(_reference_library())
+    diffs = {k: (ours[k], ref[k]) for k in ours if ours[k] != ref[k]}
+    assert not diffs, diffs
