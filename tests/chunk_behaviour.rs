@@ -460,3 +460,47 @@ fn user_codec_and_filter() {
     chunk::decompress(&c, &mut out).unwrap();
     assert_eq!(out, src);
 }
+
+#[test]
+fn prefilter_and_postfilter_run_per_block() {
+    use b2nd::chunk::{PostfilterArgs, PrefilterArgs};
+    let src = ramp(100_000, 4);
+    let pre: b2nd::chunk::Prefilter = Arc::new(|a: &mut PrefilterArgs<'_>| {
+        for (o, &i) in a.output.iter_mut().zip(a.input) {
+            *o = i.wrapping_add(3);
+        }
+        Ok(())
+    });
+    let cp = CParams {
+        compcode: 1,
+        typesize: 4,
+        blocksize: 8192,
+        prefilter: Some(pre),
+        nthreads: 2,
+        ..CParams::default()
+    };
+    let c = compress(&cp, &src);
+    let mut plain = vec![0u8; src.len()];
+    chunk::decompress(&c, &mut plain).unwrap();
+    assert!(plain
+        .iter()
+        .zip(&src)
+        .all(|(&p, &s)| p == s.wrapping_add(3)));
+    let post: b2nd::chunk::Postfilter = Arc::new(|a: &mut PostfilterArgs<'_>| {
+        assert_eq!(a.offset, a.nblock * 8192);
+        for (o, &i) in a.output.iter_mut().zip(a.input) {
+            *o = i.wrapping_sub(3);
+        }
+        Ok(())
+    });
+    for nthreads in [1, 3] {
+        let mut d = Decompressor::new(DParams {
+            nthreads,
+            postfilter: Some(post.clone()),
+            ..DParams::default()
+        });
+        let mut out = vec![0u8; src.len()];
+        d.decompress(&c, &mut out).unwrap();
+        assert_eq!(out, src);
+    }
+}
