@@ -504,3 +504,37 @@ fn prefilter_and_postfilter_run_per_block() {
         assert_eq!(out, src);
     }
 }
+
+#[test]
+fn vl_blocks_with_dictionaries() {
+    let blocks: Vec<Vec<u8>> = (0..12)
+        .map(|k| {
+            let text = format!("record {k}: the quick brown fox jumps over the lazy dog; ");
+            text.repeat(40 + k).into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = blocks.iter().map(|b| b.as_slice()).collect();
+    for compcode in [1u8, 2, 5] {
+        let cp = CParams {
+            compcode,
+            typesize: 1,
+            use_dict: true,
+            filters: [0; 6],
+            ..CParams::default()
+        };
+        let mut z = Compressor::new(cp).unwrap();
+        let mut dst = vec![0u8; 100_000];
+        let n = z.compress_vl(&refs, &mut dst).unwrap();
+        let c = &dst[..n];
+        let h = ChunkHeader::parse(c).unwrap();
+        assert!(h.uses_dict(), "codec {compcode}: dictionary expected");
+        let mut d = Decompressor::new(DParams::default());
+        for (k, b) in blocks.iter().enumerate() {
+            assert_eq!(
+                &d.decompress_vl_block(c, k).unwrap(),
+                b,
+                "codec {compcode} block {k}"
+            );
+        }
+    }
+}

@@ -450,22 +450,28 @@ impl Compressor {
         } else {
             plan.nblocks * plan.typesize
         };
-        if nsamples < 8 {
+        if nsamples < 8 && !plan.vl {
             nsamples = 8;
         }
-        let sample_size = nbytes / nsamples / 16;
-        if dict_maxsize < Fmt::MIN_USEFUL_DICT || sample_size == 0 {
+        // VL-block chunks sample whole blocks and need at least 8 of them.
+        let sample_size = nbytes / nsamples.max(1) / 16;
+        if dict_maxsize < Fmt::MIN_USEFUL_DICT || sample_size == 0 || (plan.vl && plan.nblocks < 8)
+        {
             return Ok(None);
         }
         plan.training = true;
         let blocks = self.encode_blocks(plan);
         plan.training = false;
-        let samples: Vec<u8> = blocks?.concat();
+        let blocks = blocks?;
+        let samples: Vec<u8> = blocks.concat();
         let compcode = plan.cp.compcode;
         if compcode == Codec::LZ4 || compcode == Codec::LZ4HC {
-            let size = (nsamples * sample_size)
-                .min(dict_maxsize)
-                .min(samples.len());
+            let wanted = if plan.vl {
+                samples.len()
+            } else {
+                nsamples * sample_size
+            };
+            let size = wanted.min(dict_maxsize).min(samples.len());
             let mut raw = samples[..size].to_vec();
             // The reference writes the dictionary size into its output buffer
             // (right after the bstarts) before copying the samples from the
@@ -479,7 +485,11 @@ impl Compressor {
             }
             return Ok(Some((EncDict::Lz4(raw.clone()), raw)));
         }
-        let sizes = vec![sample_size; nsamples];
+        let sizes: Vec<usize> = if plan.vl {
+            blocks.iter().map(Vec::len).collect()
+        } else {
+            vec![sample_size; nsamples]
+        };
         match zstd::train_dict(&samples, &sizes, dict_maxsize) {
             Some(raw) if !raw.is_empty() => {
                 let cdict = zstd::CDict::new(&raw, 1)
@@ -573,8 +583,19 @@ impl Compressor {
             src: Bytes::Borrowed(&[]),
             vl_srcs: srcs.iter().map(|s| Bytes::Borrowed(s)).collect(),
         };
+        let mut plan = plan;
+        let dict = if cp.use_dict && cp.clevel > 0 {
+            self.build_dict(&mut plan, total)?
+        } else {
+            None
+        };
+        let raw_dict = dict.as_ref().map(|(_, raw)| raw.clone());
+        plan.dict = dict.map(|(d, _)| Arc::new(d));
+        if raw_dict.is_some() {
+            hdr.blosc2_flags |= Fmt::USEDICT;
+        }
         let blocks = self.encode_blocks(&plan)?;
-        let n = layout(dst, &mut hdr, &blocks, None);
+        let n = layout(dst, &mut hdr, &blocks, raw_dict.as_deref());
         if n == 0 {
             return Ok(0);
         }
