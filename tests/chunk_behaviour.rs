@@ -206,6 +206,18 @@ fn lazy_decode_fetches_only_unmasked_blocks() {
         .unwrap();
     assert_eq!(s.fetched, vec![2]);
     assert_eq!(out[2 * 16384..3 * 16384], src[2 * 16384..3 * 16384]);
+    // The lazy flag is not required for a header+bstarts view.
+    let mut plain_view = lazy_view(&c);
+    plain_view[31] &= !0x08;
+    let mut s2 = Source {
+        chunk: &c,
+        fetched: Vec::new(),
+    };
+    let mut out2 = vec![0u8; src.len()];
+    Decompressor::new(DParams::default())
+        .decompress_with_source(&plain_view, &mut s2, &mut out2, None)
+        .unwrap();
+    assert_eq!(out2, src);
     // A lazy chunk given to plain decompress is refused.
     assert_eq!(
         chunk::decompress(&lazy_view(&c), &mut out)
@@ -536,5 +548,33 @@ fn vl_blocks_with_dictionaries() {
                 "codec {compcode} block {k}"
             );
         }
+    }
+}
+
+#[test]
+fn lazy_chunk_with_dictionary() {
+    let src = ramp(400_000, 4);
+    for compcode in [1u8, 5] {
+        let cp = CParams {
+            compcode,
+            typesize: 4,
+            use_dict: true,
+            ..CParams::default()
+        };
+        let c = compress(&cp, &src);
+        assert!(ChunkHeader::parse(&c).unwrap().uses_dict());
+        let mut s = Source {
+            chunk: &c,
+            fetched: Vec::new(),
+        };
+        let mut out = vec![0u8; src.len()];
+        Decompressor::new(DParams {
+            nthreads: 2,
+            ..DParams::default()
+        })
+        .decompress_with_source(&lazy_view(&c), &mut s, &mut out, None)
+        .unwrap();
+        assert_eq!(out, src);
+        assert_eq!(s.fetched[0], usize::MAX, "dictionary fetched first");
     }
 }

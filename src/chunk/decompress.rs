@@ -142,12 +142,14 @@ fn read_dict(compformat: u8, b: &[u8]) -> crate::Result<(DecDict, usize)> {
 impl<'a> Prepared<'a> {
     /// Validates `chunk` as the reference's `initialize_context_decompression`
     /// does (for lazy chunks, only the header and bstarts must be present).
-    fn new(chunk: &'a [u8], lazy_ok: bool) -> crate::Result<Self> {
+    /// `lazy_view`: `chunk` holds only the header and bstarts (and maybe the
+    /// lazy trailer), whatever the lazy flag says; block bytes come from elsewhere.
+    fn new(chunk: &'a [u8], lazy_view: bool) -> crate::Result<Self> {
         let h = ChunkHeader::parse_unchecked_len(chunk)?;
-        let lazy = h.is_lazy();
-        if lazy && !lazy_ok {
+        if h.is_lazy() && !lazy_view {
             crate::bail!(InvalidParam, "lazy chunk: use decompress_with_source");
         }
+        let lazy = lazy_view;
         let src = if lazy {
             chunk
         } else {
