@@ -359,7 +359,9 @@ impl<'a> Prepared<'a> {
                     Special::UNINIT_CODE => {}
                     Special::NAN_CODE => fill_nans(self.h.typesize(), dst)?,
                     Special::VALUE_CODE => {
-                        let value = &self.src[self.hlen..self.h.cbytes()];
+                        let Some(value) = self.src.get(self.hlen..self.h.cbytes()) else {
+                            crate::bail!(ReadBuffer, "repeated value past the chunk");
+                        };
                         if dst.len() % value.len() != 0 {
                             crate::bail!(Data, "block not a multiple of the repeated value");
                         }
