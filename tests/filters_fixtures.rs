@@ -139,7 +139,7 @@ fn delta_across_blocks() {
 
 #[test]
 fn trunc_prec_positive_and_negative() {
-    let vals32 = [1.0f32, -3.141_592_7, 1.0e-30, 123_456.79, f32::INFINITY];
+    let vals32 = [1.0f32, -std::f32::consts::PI, 1.0e-30, 123_456.79, f32::INFINITY];
     let src: Vec<u8> = vals32.iter().flat_map(|v| v.to_le_bytes()).collect();
     let mut dst = vec![0u8; src.len()];
     for (prec, zeroed) in [(10i8, 13u32), (23, 0), (1, 22), (-5, 5), (-22, 22)] {

@@ -15,6 +15,13 @@
 
 pub(crate) mod scalar;
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod sse2;
+#[cfg(target_arch = "x86_64")]
+mod tiled;
+
 use super::cpu::{self, SimdLevel};
 
 /// Bit shuffle as the reference pipeline applies it to one block: the bitshuffle over the
@@ -83,7 +90,11 @@ pub(crate) fn bitshuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst
         return;
     }
     match level {
-        _ => scalar::bitshuffle(typesize, src_body, dst_body),
+        SimdLevel::Scalar => scalar::bitshuffle(typesize, src_body, dst_body),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => sse2::bitshuffle(typesize, src_body, dst_body),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => avx2::bitshuffle(typesize, src_body, dst_body),
     }
 }
 
@@ -98,7 +109,11 @@ pub(crate) fn bitunshuffle_with(level: SimdLevel, typesize: usize, src: &[u8], d
         return;
     }
     match level {
-        _ => scalar::bitunshuffle(typesize, src_body, dst_body),
+        SimdLevel::Scalar => scalar::bitunshuffle(typesize, src_body, dst_body),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => sse2::bitunshuffle(typesize, src_body, dst_body),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => avx2::bitunshuffle(typesize, src_body, dst_body),
     }
 }
 

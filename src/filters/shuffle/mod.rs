@@ -9,6 +9,13 @@
 
 pub(crate) mod scalar;
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod sse2;
+#[cfg(target_arch = "x86_64")]
+mod transpose;
+
 use super::cpu::{self, SimdLevel};
 
 /// Byte shuffle of `src` into `dst` (same length) for items of `typesize` bytes; the
@@ -42,7 +49,11 @@ pub(crate) fn shuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &
         return;
     }
     match level {
-        _ => scalar::shuffle(typesize, src, dst),
+        SimdLevel::Scalar => scalar::shuffle(typesize, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => sse2::shuffle(typesize, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => avx2::shuffle(typesize, src, dst),
     }
 }
 
@@ -58,7 +69,11 @@ pub(crate) fn unshuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst:
         return;
     }
     match level {
-        _ => scalar::unshuffle(typesize, src, dst),
+        SimdLevel::Scalar => scalar::unshuffle(typesize, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => sse2::unshuffle(typesize, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => avx2::unshuffle(typesize, src, dst),
     }
 }
 
