@@ -560,6 +560,9 @@ impl Compressor {
             cp.typesize as usize
         };
         let nblocks = srcs.len();
+        // As in the reference, the context keeps the largest block as its
+        // block size for later chunks.
+        self.sticky_blocksize = max_block as i32;
         let mut hdr = self.header(total, nblocks as i32, typesize);
         hdr.version = Fmt::VERSION_VL_BLOCKS;
         hdr.blosc2_flags2 = Fmt::VL_BLOCKS;
