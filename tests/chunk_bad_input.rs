@@ -295,3 +295,41 @@ fn bad_parameters() {
     assert_eq!(z.compress(&noise, &mut dst[..1031]).unwrap(), 0);
     assert_eq!(z.compress(&noise, &mut dst[..1032]).unwrap(), 1032);
 }
+
+#[test]
+fn lazy_views_with_bad_sources() {
+    use b2nd::chunk::BlockSource;
+    use std::borrow::Cow;
+    struct Short(Vec<u8>, usize);
+    impl BlockSource for Short {
+        fn block(
+            &mut self,
+            _n: usize,
+            offset: u32,
+            _h: Option<usize>,
+        ) -> b2nd::Result<Cow<'_, [u8]>> {
+            let o = (offset as usize).min(self.0.len());
+            let end = (o + self.1).min(self.0.len());
+            Ok(Cow::Owned(self.0[o..end].to_vec()))
+        }
+    }
+    let c = good_chunk([0, 0, 0, 0, 3, 1], 5, 20_000);
+    let h = ChunkHeader::parse(&c).unwrap();
+    let view = c[..32 + 4 * h.nblocks()].to_vec();
+    let mut out = vec![0u8; 20_000];
+    for cut in [0usize, 1, 3, 4, 5, 17, 100] {
+        let mut s = Short(c.clone(), cut);
+        let r = Decompressor::new(DParams::default())
+            .decompress_with_source(&view, &mut s, &mut out, None);
+        assert!(r.is_err(), "cut {cut}");
+    }
+    // A view shorter than its bstarts, and a special-value header without its value.
+    let mut s = Short(c.clone(), usize::MAX);
+    assert!(Decompressor::new(DParams::default())
+        .decompress_with_source(&view[..40], &mut s, &mut out, None)
+        .is_err());
+    let v = chunk::make_special(chunk::Special::Value, 400, 4, Some(&[1, 2, 3, 4])).unwrap();
+    assert!(Decompressor::new(DParams::default())
+        .decompress_with_source(&v[..32], &mut s, &mut out, None)
+        .is_err());
+}

@@ -206,6 +206,18 @@ fn lazy_decode_fetches_only_unmasked_blocks() {
         .unwrap();
     assert_eq!(s.fetched, vec![2]);
     assert_eq!(out[2 * 16384..3 * 16384], src[2 * 16384..3 * 16384]);
+    // The lazy flag is not required for a header+bstarts view.
+    let mut plain_view = lazy_view(&c);
+    plain_view[31] &= !0x08;
+    let mut s2 = Source {
+        chunk: &c,
+        fetched: Vec::new(),
+    };
+    let mut out2 = vec![0u8; src.len()];
+    Decompressor::new(DParams::default())
+        .decompress_with_source(&plain_view, &mut s2, &mut out2, None)
+        .unwrap();
+    assert_eq!(out2, src);
     // A lazy chunk given to plain decompress is refused.
     assert_eq!(
         chunk::decompress(&lazy_view(&c), &mut out)
@@ -459,4 +471,110 @@ fn user_codec_and_filter() {
     let mut out = vec![0u8; src.len()];
     chunk::decompress(&c, &mut out).unwrap();
     assert_eq!(out, src);
+}
+
+#[test]
+fn prefilter_and_postfilter_run_per_block() {
+    use b2nd::chunk::{PostfilterArgs, PrefilterArgs};
+    let src = ramp(100_000, 4);
+    let pre: b2nd::chunk::Prefilter = Arc::new(|a: &mut PrefilterArgs<'_>| {
+        for (o, &i) in a.output.iter_mut().zip(a.input) {
+            *o = i.wrapping_add(3);
+        }
+        Ok(())
+    });
+    let cp = CParams {
+        compcode: 1,
+        typesize: 4,
+        blocksize: 8192,
+        prefilter: Some(pre),
+        nthreads: 2,
+        ..CParams::default()
+    };
+    let c = compress(&cp, &src);
+    let mut plain = vec![0u8; src.len()];
+    chunk::decompress(&c, &mut plain).unwrap();
+    assert!(plain
+        .iter()
+        .zip(&src)
+        .all(|(&p, &s)| p == s.wrapping_add(3)));
+    let post: b2nd::chunk::Postfilter = Arc::new(|a: &mut PostfilterArgs<'_>| {
+        assert_eq!(a.offset, a.nblock * 8192);
+        for (o, &i) in a.output.iter_mut().zip(a.input) {
+            *o = i.wrapping_sub(3);
+        }
+        Ok(())
+    });
+    for nthreads in [1, 3] {
+        let mut d = Decompressor::new(DParams {
+            nthreads,
+            postfilter: Some(post.clone()),
+            ..DParams::default()
+        });
+        let mut out = vec![0u8; src.len()];
+        d.decompress(&c, &mut out).unwrap();
+        assert_eq!(out, src);
+    }
+}
+
+#[test]
+fn vl_blocks_with_dictionaries() {
+    let blocks: Vec<Vec<u8>> = (0..12)
+        .map(|k| {
+            let text = format!("record {k}: the quick brown fox jumps over the lazy dog; ");
+            text.repeat(40 + k).into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = blocks.iter().map(|b| b.as_slice()).collect();
+    for compcode in [1u8, 2, 5] {
+        let cp = CParams {
+            compcode,
+            typesize: 1,
+            use_dict: true,
+            filters: [0; 6],
+            ..CParams::default()
+        };
+        let mut z = Compressor::new(cp).unwrap();
+        let mut dst = vec![0u8; 100_000];
+        let n = z.compress_vl(&refs, &mut dst).unwrap();
+        let c = &dst[..n];
+        let h = ChunkHeader::parse(c).unwrap();
+        assert!(h.uses_dict(), "codec {compcode}: dictionary expected");
+        let mut d = Decompressor::new(DParams::default());
+        for (k, b) in blocks.iter().enumerate() {
+            assert_eq!(
+                &d.decompress_vl_block(c, k).unwrap(),
+                b,
+                "codec {compcode} block {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn lazy_chunk_with_dictionary() {
+    let src = ramp(400_000, 4);
+    for compcode in [1u8, 5] {
+        let cp = CParams {
+            compcode,
+            typesize: 4,
+            use_dict: true,
+            ..CParams::default()
+        };
+        let c = compress(&cp, &src);
+        assert!(ChunkHeader::parse(&c).unwrap().uses_dict());
+        let mut s = Source {
+            chunk: &c,
+            fetched: Vec::new(),
+        };
+        let mut out = vec![0u8; src.len()];
+        Decompressor::new(DParams {
+            nthreads: 2,
+            ..DParams::default()
+        })
+        .decompress_with_source(&lazy_view(&c), &mut s, &mut out, None)
+        .unwrap();
+        assert_eq!(out, src);
+        assert_eq!(s.fetched[0], usize::MAX, "dictionary fetched first");
+    }
 }

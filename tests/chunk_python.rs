@@ -460,6 +460,24 @@ fn python_cross_check_dicts_and_blocksizes() {
             });
         }
     }
+    // Types wider than 255 bytes: stored as typesize 1, blocksize from the real one.
+    for typesize in [256usize, 1000, 4096] {
+        for codec in [0u8, 1, 5] {
+            cases.push(Case {
+                codec,
+                clevel: 5,
+                typesize,
+                split: 4,
+                nthreads: 1,
+                blocksize: 0,
+                use_dict: false,
+                filters: [0, 0, 0, 0, 0, 1],
+                meta: [0; 6],
+                data: 0,
+                size: 1_000_000,
+            });
+        }
+    }
     let o = run_matrix(&py, &cases, "dicts");
     report(&o, "dicts");
 }
@@ -482,4 +500,98 @@ fn sticky_blocksize_matches_reference_frame() {
         got.push(chunk::cbuffer_sizes(&dst[..c]).unwrap().2);
     }
     assert_eq!(got, vec![1000, 500, 500, 500, 301]);
+}
+
+const PY_EXTRACT: &str = r#"
+import sys, os, blosc2
+src, out = sys.argv[1], sys.argv[2]
+for name in ["varchunks-lz4-3.0.0.b2frame", "vlblocks-lz4-fixed-3.0.0.b2frame", "vlblocks-lz4-variable-3.0.0.b2frame"]:
+    s = blosc2.schunk_from_cframe(open(os.path.join(src, name), "rb").read())
+    for i in range(s.nchunks):
+        open(os.path.join(out, "%s.%d" % (name, i)), "wb").write(s.get_chunk(i))
+"#;
+
+fn shared() -> PathBuf {
+    if let Ok(p) = std::env::var("B2ND_SHARED") {
+        return PathBuf::from(p);
+    }
+    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    if local.join("fixtures").exists() {
+        return local;
+    }
+    PathBuf::from("/work/shared")
+}
+
+/// Chunks of the reference's frame fixtures (VL blocks, variable chunk
+/// sizes): they decode to the MANIFEST digests, and compressing the decoded
+/// data again gives the very same bytes.
+#[test]
+fn frame_fixture_chunks_decode_and_recompress_identically() {
+    use sha2::{Digest, Sha256};
+    let Some(py) = python() else {
+        println!("note: python with blosc2 not found (set B2ND_PYTHON); check skipped");
+        return;
+    };
+    let fx = shared().join("fixtures");
+    let dir = std::env::temp_dir().join(format!("b2nd_chunk_frames_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("x.py");
+    std::fs::write(&script, PY_EXTRACT).unwrap();
+    let out = Command::new(&py)
+        .arg(&script)
+        .arg(fx.join("c-blosc2-compat"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let manifest = std::fs::read_to_string(fx.join("MANIFEST.tsv")).unwrap();
+    let mut checked = 0;
+    for name in [
+        "varchunks-lz4-3.0.0.b2frame",
+        "vlblocks-lz4-fixed-3.0.0.b2frame",
+        "vlblocks-lz4-variable-3.0.0.b2frame",
+    ] {
+        // One compression context per frame, as the reference super-chunk has.
+        let cp = CParams {
+            compcode: 1,
+            clevel: 9,
+            typesize: 1,
+            ..CParams::default()
+        };
+        let mut z = Compressor::new(cp).unwrap();
+        for i in 0..5 {
+            let c = std::fs::read(dir.join(format!("{name}.{i}"))).unwrap();
+            let row = manifest
+                .lines()
+                .find(|l| l.starts_with(&format!("c-blosc2-compat/{name}\tchunk {i}\t")))
+                .expect("manifest row");
+            let digest = row.split('\t').nth(4).unwrap();
+            let h = chunk::ChunkHeader::parse(&c).unwrap();
+            let mut d = Decompressor::new(DParams::default());
+            let mut plain = vec![0u8; h.nbytes()];
+            d.decompress(&c, &mut plain).unwrap();
+            let hex: String = Sha256::digest(&plain)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(hex, digest, "{name} chunk {i}");
+            let mut again = vec![0u8; plain.len() + 64];
+            let n = if h.vl_blocks() {
+                let blocks = d.decompress_vl(&c).unwrap();
+                assert_eq!(blocks.concat(), plain);
+                let refs: Vec<&[u8]> = blocks.iter().map(|b| b.as_slice()).collect();
+                z.compress_vl(&refs, &mut again).unwrap()
+            } else {
+                z.compress(&plain, &mut again).unwrap()
+            };
+            assert_eq!(&again[..n], &c[..], "{name} chunk {i} recompressed");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 15);
+    let _ = std::fs::remove_dir_all(&dir);
 }

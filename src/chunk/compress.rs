@@ -10,9 +10,11 @@ use super::header::HeaderOut;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, EncDict, EncodeParams};
-use super::{CParams, Fmt, PrefilterArgs, Special};
+use super::{Bytes, CParams, Fmt, PrefilterArgs, Special};
 use crate::codecs::registry::{self, CallInfo};
 use crate::codecs::{zstd, Codec};
+use std::cell::RefCell;
+use std::sync::Arc;
 
 /// Scratch owned by one worker.
 #[derive(Default)]
@@ -22,20 +24,34 @@ pub(crate) struct EncWorker {
     b: Vec<u8>,
 }
 
+thread_local! {
+    /// Scratch of the encoder running on this thread (pool workers keep theirs).
+    static ENC: RefCell<EncWorker> = RefCell::new(EncWorker::default());
+}
+
+/// Runs `f` with this thread's encoder scratch (a fresh one when it is already
+/// in use, e.g. by a user callback that compresses re-entrantly).
+fn with_worker<T>(f: impl FnOnce(&mut EncWorker) -> T) -> T {
+    ENC.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut w) => f(&mut w),
+        Err(_) => f(&mut EncWorker::default()),
+    })
+}
+
 /// A reusable compression context.
 ///
 /// Like the reference context, it remembers the block size chosen for the
 /// first chunk and uses it as the forced block size of later chunks (this is
-/// what makes the chunks of a super-chunk share one block size).
+/// what makes the chunks of a super-chunk share one block size). Scratch
+/// buffers live with the threads (the caller's and the pool's).
 pub struct Compressor {
     cparams: CParams,
     sticky_blocksize: i32,
-    workers: Vec<EncWorker>,
 }
 
 /// Everything a block encoder needs, shared by all workers.
 struct BlockPlan<'a> {
-    cp: &'a CParams,
+    cp: CParams,
     typesize: usize,
     blocksize: usize,
     nblocks: usize,
@@ -44,17 +60,34 @@ struct BlockPlan<'a> {
     vl: bool,
     /// Training pass: blocks are stored filtered but uncompressed, back to back.
     training: bool,
-    dict: Option<&'a EncDict>,
+    dict: Option<Arc<EncDict>>,
     /// The (prefiltered) source of a regular chunk.
-    src: &'a [u8],
+    src: Bytes<'a>,
     /// The sources of a VL-block chunk.
-    vl_srcs: &'a [&'a [u8]],
+    vl_srcs: Vec<Bytes<'a>>,
 }
 
 impl BlockPlan<'_> {
+    /// A copy that owns (shares) its inputs, for the worker pool.
+    fn to_static(&self) -> BlockPlan<'static> {
+        BlockPlan {
+            cp: self.cp.clone(),
+            typesize: self.typesize,
+            blocksize: self.blocksize,
+            nblocks: self.nblocks,
+            leftover: self.leftover,
+            dont_split: self.dont_split,
+            vl: self.vl,
+            training: self.training,
+            dict: self.dict.clone(),
+            src: self.src.to_shared(),
+            vl_srcs: self.vl_srcs.iter().map(Bytes::to_shared).collect(),
+        }
+    }
+
     fn block_src(&self, j: usize) -> (&[u8], usize) {
         if self.vl {
-            return (self.vl_srcs[j], 0);
+            return (&self.vl_srcs[j], 0);
         }
         let start = j * self.blocksize;
         let len = if j + 1 == self.nblocks && self.leftover > 0 {
@@ -78,7 +111,7 @@ impl BlockPlan<'_> {
             compcode_meta: self.cp.compcode_meta,
             nthreads: self.cp.nthreads,
             blocksize: self.blocksize as i32,
-            chunk: self.src,
+            chunk: &self.src,
         };
         let filtered: &[u8] = if pipeline::any_forward(&self.cp.filters) {
             let ctx = BlockCtx {
@@ -136,7 +169,13 @@ impl BlockPlan<'_> {
             }
             let at = out.len();
             out.resize(at + 4 + neblock, 0);
-            let n = stream::encode(&mut w.codec, &params, s, &mut out[at + 4..], self.dict)?;
+            let n = stream::encode(
+                &mut w.codec,
+                &params,
+                s,
+                &mut out[at + 4..],
+                self.dict.as_deref(),
+            )?;
             let n = if n == 0 || n >= neblock {
                 out[at + 4..at + 4 + neblock].copy_from_slice(s);
                 neblock
@@ -186,7 +225,6 @@ impl Compressor {
         Ok(Compressor {
             cparams,
             sticky_blocksize,
-            workers: Vec::new(),
         })
     }
 
@@ -334,7 +372,7 @@ impl Compressor {
             }
             hdr.flags |= Codec::format_of(cp.compcode) << 5;
             let mut plan = BlockPlan {
-                cp: &cp,
+                cp: cp.clone(),
                 typesize,
                 blocksize,
                 nblocks,
@@ -343,16 +381,17 @@ impl Compressor {
                 vl: false,
                 training: false,
                 dict: None,
-                src: data,
-                vl_srcs: &[],
+                src: Bytes::Borrowed(data),
+                vl_srcs: Vec::new(),
             };
             let dict = if use_dict {
                 self.build_dict(&mut plan, nbytes)?
             } else {
                 None
             };
-            plan.dict = dict.as_ref().map(|(d, _)| d);
-            let raw_dict = dict.as_ref().map(|(_, raw)| raw.as_slice());
+            let raw_dict = dict.as_ref().map(|(_, raw)| raw.clone());
+            plan.dict = dict.map(|(d, _)| Arc::new(d));
+            let raw_dict = raw_dict.as_deref();
             if raw_dict.is_some() {
                 hdr.blosc2_flags |= Fmt::USEDICT;
             }
@@ -411,22 +450,28 @@ impl Compressor {
         } else {
             plan.nblocks * plan.typesize
         };
-        if nsamples < 8 {
+        if nsamples < 8 && !plan.vl {
             nsamples = 8;
         }
-        let sample_size = nbytes / nsamples / 16;
-        if dict_maxsize < Fmt::MIN_USEFUL_DICT || sample_size == 0 {
+        // VL-block chunks sample whole blocks and need at least 8 of them.
+        let sample_size = nbytes / nsamples.max(1) / 16;
+        if dict_maxsize < Fmt::MIN_USEFUL_DICT || sample_size == 0 || (plan.vl && plan.nblocks < 8)
+        {
             return Ok(None);
         }
         plan.training = true;
         let blocks = self.encode_blocks(plan);
         plan.training = false;
-        let samples: Vec<u8> = blocks?.concat();
+        let blocks = blocks?;
+        let samples: Vec<u8> = blocks.concat();
         let compcode = plan.cp.compcode;
         if compcode == Codec::LZ4 || compcode == Codec::LZ4HC {
-            let size = (nsamples * sample_size)
-                .min(dict_maxsize)
-                .min(samples.len());
+            let wanted = if plan.vl {
+                samples.len()
+            } else {
+                nsamples * sample_size
+            };
+            let size = wanted.min(dict_maxsize).min(samples.len());
             let mut raw = samples[..size].to_vec();
             // The reference writes the dictionary size into its output buffer
             // (right after the bstarts) before copying the samples from the
@@ -440,7 +485,11 @@ impl Compressor {
             }
             return Ok(Some((EncDict::Lz4(raw.clone()), raw)));
         }
-        let sizes = vec![sample_size; nsamples];
+        let sizes: Vec<usize> = if plan.vl {
+            blocks.iter().map(Vec::len).collect()
+        } else {
+            vec![sample_size; nsamples]
+        };
         match zstd::train_dict(&samples, &sizes, dict_maxsize) {
             Some(raw) if !raw.is_empty() => {
                 let cdict = zstd::CDict::new(&raw, 1)
@@ -454,11 +503,26 @@ impl Compressor {
     /// Encodes every block, in parallel when asked to; results in block order.
     fn encode_blocks(&mut self, plan: &BlockPlan<'_>) -> crate::Result<Vec<Vec<u8>>> {
         let nthreads = (self.cparams.nthreads.max(1) as usize).min(plan.nblocks.max(1));
-        if self.workers.len() < nthreads {
-            self.workers.resize_with(nthreads, EncWorker::default);
+        if nthreads <= 1 {
+            return with_worker(|w| {
+                (0..plan.nblocks)
+                    .map(|j| {
+                        let mut out = Vec::new();
+                        plan.encode(w, j, &mut out).map(|_| out)
+                    })
+                    .collect()
+            });
         }
-        let workers = &mut self.workers[..nthreads];
-        pool::run_blocks(plan.nblocks, workers, |w, j, out| plan.encode(w, j, out))
+        let shared = Arc::new(plan.to_static());
+        let f = Arc::new(move |j: usize| {
+            with_worker(|w| {
+                let mut out = Vec::new();
+                shared.encode(w, j, &mut out).map(|_| out)
+            })
+        });
+        pool::run_indexed(plan.nblocks, nthreads, f)
+            .into_iter()
+            .collect()
     }
 
     /// Compresses several buffers into one VL-block chunk (one block each).
@@ -496,6 +560,9 @@ impl Compressor {
             cp.typesize as usize
         };
         let nblocks = srcs.len();
+        // As in the reference, the context keeps the largest block as its
+        // block size for later chunks.
+        self.sticky_blocksize = max_block as i32;
         let mut hdr = self.header(total, nblocks as i32, typesize);
         hdr.version = Fmt::VERSION_VL_BLOCKS;
         hdr.blosc2_flags2 = Fmt::VL_BLOCKS;
@@ -507,7 +574,7 @@ impl Compressor {
         }
         hdr.flags |= Fmt::DONT_SPLIT | (Codec::format_of(cp.compcode) << 5);
         let plan = BlockPlan {
-            cp: &cp,
+            cp: cp.clone(),
             typesize,
             blocksize: max_block,
             nblocks,
@@ -516,11 +583,22 @@ impl Compressor {
             vl: true,
             training: false,
             dict: None,
-            src: &[],
-            vl_srcs: srcs,
+            src: Bytes::Borrowed(&[]),
+            vl_srcs: srcs.iter().map(|s| Bytes::Borrowed(s)).collect(),
         };
+        let mut plan = plan;
+        let dict = if cp.use_dict && cp.clevel > 0 {
+            self.build_dict(&mut plan, total)?
+        } else {
+            None
+        };
+        let raw_dict = dict.as_ref().map(|(_, raw)| raw.clone());
+        plan.dict = dict.map(|(d, _)| Arc::new(d));
+        if raw_dict.is_some() {
+            hdr.blosc2_flags |= Fmt::USEDICT;
+        }
         let blocks = self.encode_blocks(&plan)?;
-        let n = layout(dst, &mut hdr, &blocks, None);
+        let n = layout(dst, &mut hdr, &blocks, raw_dict.as_deref());
         if n == 0 {
             return Ok(0);
         }

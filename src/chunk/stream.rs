@@ -168,3 +168,74 @@ pub(crate) fn decode(
         _ => crate::bail!(Data, "stream did not decode to {want} bytes"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zstd_levels_follow_the_reference() {
+        let max = zstd::max_clevel();
+        let got: Vec<i32> = (1..=9).map(zstd_level).collect();
+        assert_eq!(got, vec![1, 3, 5, 7, 9, 11, 13, 15, max]);
+    }
+
+    #[test]
+    fn every_builtin_codec_round_trips_a_stream() {
+        let src: Vec<u8> = (0..10_000u32).map(|i| (i / 10) as u8).collect();
+        let info = CallInfo {
+            typesize: 1,
+            clevel: 5,
+            compcode: 0,
+            compcode_meta: 0,
+            nthreads: 1,
+            blocksize: 0,
+            chunk: &[],
+        };
+        let mut st = CodecState::default();
+        for compcode in [
+            Codec::BLOSCLZ,
+            Codec::LZ4,
+            Codec::LZ4HC,
+            Codec::ZLIB,
+            Codec::ZSTD,
+        ] {
+            let p = EncodeParams {
+                compcode,
+                clevel: 5,
+                compcode_meta: 0,
+                info,
+            };
+            let mut dst = vec![0u8; src.len()];
+            let n = encode(&mut st, &p, &src, &mut dst, None).unwrap();
+            assert!(n > 0 && n < src.len() / 4, "codec {compcode}: {n}");
+            let mut back = vec![0u8; src.len()];
+            decode(
+                &mut st,
+                Codec::format_of(compcode),
+                compcode,
+                0,
+                &dst[..n],
+                &mut back,
+                None,
+                &info,
+            )
+            .unwrap();
+            assert_eq!(back, src);
+            // A corrupted stream is an error, not a panic.
+            let mut bad = dst[..n].to_vec();
+            bad.truncate(n / 2);
+            assert!(decode(
+                &mut st,
+                Codec::format_of(compcode),
+                compcode,
+                0,
+                &bad,
+                &mut back,
+                None,
+                &info
+            )
+            .is_err());
+        }
+    }
+}

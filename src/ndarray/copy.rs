@@ -125,7 +125,7 @@ pub fn copy_nd(
         count[i] = src_stop[i] - src_start[i];
         let fits = dst_start[i]
             .checked_add(count[i])
-            .map_or(false, |end| dst_start[i] >= 0 && end <= dst_shape[i]);
+            .is_some_and(|end| dst_start[i] >= 0 && end <= dst_shape[i]);
         if !fits {
             crate::bail!(
                 InvalidParam,

@@ -12,6 +12,16 @@
 //! its linear number, its coordinates and the intersection with the region,
 //! both in cell-local coordinates and relative to the region's start. It
 //! keeps all state in fixed arrays, so stepping never allocates.
+//!
+//! Reading a slice `[start, stop)` of a b2nd array into a buffer of the
+//! slice's shape goes like this: walk `geometry.chunk_grid()` over the slice;
+//! for each chunk cell `ch`, walk `geometry.block_grid(ch.coords())` over
+//! `[ch.start(), ch.stop())`; block `b` sits in the decompressed chunk at
+//! item `b.index() * blocknitems` as a C-order array of `blockshape`, so
+//! `copy_nd(typesize, block, blockshape, b.start(), b.stop(), buffer,
+//! slice_shape, ch.offset() + b.offset())` moves its part. Writing is the
+//! same copy the other way round. The block mask of a chunk
+//! ([`Grid::mask`] on the block grid) says which blocks to decompress.
 
 use super::meta::MAX_DIM;
 use crate::Result;
@@ -53,7 +63,7 @@ impl Grid {
                     "grid dimension {i}: negative extent {e}, cell {c} or count {n}"
                 );
             }
-            if e > 0 && (c == 0 || c.checked_mul(n).map_or(false, |covered| covered < e)) {
+            if e > 0 && (c == 0 || c.checked_mul(n).is_some_and(|covered| covered < e)) {
                 crate::bail!(
                     InvalidParam,
                     "grid dimension {i}: {n} cells of {c} do not cover {e}"

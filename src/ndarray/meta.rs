@@ -84,9 +84,9 @@ impl MetaLayout {
 impl NdMeta {
     /// The metalayer format version the reference writes (for b2nd and for
     /// Caterva alike).
-    pub const VERSION: u8 = 0;
+    pub(crate) const VERSION: u8 = 0;
     /// NumPy dtype format.
-    pub const DTYPE_NUMPY: i8 = 0;
+    pub(crate) const DTYPE_NUMPY: i8 = 0;
     /// The dtype the reference's serialiser writes when it is given none
     /// (an array opened from a Caterva record and then resized, for
     /// instance). Creating an array without a dtype uses
