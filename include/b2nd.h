@@ -136,13 +136,6 @@ static char *print_error(int rc) { return (char *)blosc2_error_string(rc); }
 #define B2ND_DEFAULT_DTYPE "|u1"
 
 
-// The metalayer format version the reference writes (for b2nd and for
-// Caterva alike).
-#define NdMeta_VERSION 0
-
-// NumPy dtype format.
-#define NdMeta_DTYPE_NUMPY 0
-
 #define BLOSC2_VERSION_MAJOR 3
 
 #define BLOSC2_VERSION_MINOR 3
