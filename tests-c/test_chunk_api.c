@@ -173,6 +173,13 @@ static void test_small_dest_and_errors(void) {
   CHECK_EQ_INT(got.typesize, 4);
   CHECK_EQ_INT(got.compcode, BLOSC_BLOSCLZ);
   CHECK_EQ_INT(got.filters[5], BLOSC_SHUFFLE);
+  {
+    /* the block size used last, as the chunk header records it */
+    int32_t hn, hc, hb;
+    CHECK_EQ_INT(blosc2_cbuffer_sizes(chunk, &hn, &hc, &hb), 0);
+    CHECK(hb > 0);
+    CHECK_EQ_INT(got.blocksize, hb);
+  }
   CHECK_EQ_INT(blosc2_ctx_get_cparams(NULL, &got), BLOSC2_ERROR_NULL_POINTER);
   blosc2_dparams gotd;
   CHECK_EQ_INT(blosc2_decompress_ctx(dctx, chunk, c, out, n), n);

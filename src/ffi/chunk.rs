@@ -188,6 +188,13 @@ pub unsafe extern "C" fn blosc2_compress_ctx(
         let src = unsafe { src_slice(src, srcsize, "src") }?;
         let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
         let n = tuned(c, |comp| comp.compress(src, dst))?;
+        if n > 0 {
+            // As in the reference, the context now reports the block size it
+            // used (`blosc2_ctx_get_cparams`), read back from the chunk.
+            if let Ok(h) = ChunkHeader::parse_unchecked_len(&dst[..n]) {
+                c.cparams.blocksize = as_int(h.blocksize())?;
+            }
+        }
         as_int(n)
     })
 }

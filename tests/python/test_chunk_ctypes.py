@@ -226,6 +226,9 @@ def _probe(L):
     n = L.blosc2_compress_ctx(cc, data, len(data), dst, len(dst))
     chunk = dst.raw[:n]
     r["chunk"] = chunk
+    got = CParams()
+    L.blosc2_ctx_get_cparams(cc, ctypes.byref(got))
+    r["ctx_cparams_after"] = (got.compcode, got.clevel, got.typesize, got.blocksize, got.splitmode, bytes(got.filters))
     r["empty"] = (L.blosc2_compress_ctx(cc, data, 0, dst, len(dst)), dst.raw[:32])
     r["dest_small"] = L.blosc2_compress_ctx(cc, data, len(data), dst, 20)
     for cut in (0, 15, 16, 31, 32, 40, n // 2, n - 1):
