@@ -481,6 +481,9 @@ pub unsafe extern "C" fn blosc1_cbuffer_validate(
             if c != cbytes {
                 crate::bail!(InvalidHeader, "header says {c} bytes, buffer has {cbytes}");
             }
+            if n > crate::chunk::Fmt::MAX_BUFFERSIZE {
+                crate::bail!(MemoryAlloc, "{n} bytes over the maximum buffer size");
+            }
             Ok(n)
         })();
         // SAFETY: `nbytes` is NULL or writable.
