@@ -248,6 +248,7 @@ pub unsafe extern "C" fn blosc2_compress(
         compress_env(&mut clevel, &mut doshuffle, &mut typesize);
         // SAFETY: the caller's contract.
         let src = unsafe { src_slice(src, srcsize, "src") }?;
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
         Ok(compress_global(clevel, doshuffle, typesize, src, dst)? as c_int)
     })

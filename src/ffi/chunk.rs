@@ -185,7 +185,9 @@ pub unsafe extern "C" fn blosc2_compress_ctx(
     run(|| {
         // SAFETY: the caller's contract, forwarded to each helper.
         let c = unsafe { ctx_ref(context) }?;
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let src = unsafe { src_slice(src, srcsize, "src") }?;
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
         let n = tuned(c, |comp| comp.compress(src, dst))?;
         if n > 0 {
@@ -220,6 +222,7 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
         let c = unsafe { ctx_ref(context) }?;
         need_dctx(c)?;
         let r = (|| {
+            // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
             let chunk = unsafe { chunk_slice(src, srcsize) }?;
             let h = ChunkHeader::parse(chunk)?;
             c.last_typesize = h.typesize() as i32;
@@ -230,6 +233,7 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
                     h.nbytes()
                 );
             }
+            // SAFETY: the caller's contract: `dest` writable for `destsize` bytes.
             let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
             c.decomp.decompress(chunk, dst)
         })();
@@ -291,6 +295,7 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
     run(|| {
         // SAFETY: the caller's contract, forwarded.
         let c = unsafe { ctx_ref(context) }?;
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
         getitem_on(
             &mut c.decomp,
@@ -321,6 +326,7 @@ pub unsafe extern "C" fn blosc2_getitem_bytes_ctx(
     run(|| {
         // SAFETY: the caller's contract, forwarded.
         let c = unsafe { ctx_ref(context) }?;
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
         let h = ChunkHeader::parse(chunk)?;
         if h.vl_blocks() {
@@ -362,6 +368,7 @@ pub unsafe extern "C" fn blosc2_set_maskout(
         // SAFETY: the caller's contract, forwarded. Reading the mask as bytes
         // (not `bool`) keeps a C `bool` holding another value from being UB.
         let c = unsafe { ctx_ref(ctx) }?;
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let raw = unsafe { src_slice(maskout as *const c_void, nblocks, "maskout") }?;
         let mask: Vec<bool> = raw.iter().map(|&b| b != 0).collect();
         c.decomp.set_maskout(&mask)?;
@@ -395,6 +402,7 @@ pub unsafe extern "C" fn blosc2_vlcompress_ctx(
         }
         // SAFETY: both lists hold `nblocks` entries (checked positive).
         let ptrs = unsafe { core::slice::from_raw_parts(srcs, nblocks as usize) };
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let sizes = unsafe { core::slice::from_raw_parts(srcsizes, nblocks as usize) };
         let mut blocks = Vec::with_capacity(ptrs.len());
         for (i, (&p, &n)) in ptrs.iter().zip(sizes).enumerate() {
@@ -404,6 +412,7 @@ pub unsafe extern "C" fn blosc2_vlcompress_ctx(
             // SAFETY: `p` is readable for `n` bytes per the contract.
             blocks.push(unsafe { src_slice(p, n, "block") }?);
         }
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
         as_int(tuned(c, |comp| comp.compress_vl(&blocks, dst))?)
     })
@@ -456,6 +465,7 @@ pub unsafe extern "C" fn blosc2_vldecompress_ctx(
                 "invalid destinations for VL-block decompression"
             );
         }
+        // SAFETY: the caller's contract: `src` readable for `srcsize` bytes.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
         let nblocks = vl_nblocks(chunk)?;
         if nblocks > maxblocks as usize {
@@ -464,6 +474,7 @@ pub unsafe extern "C" fn blosc2_vldecompress_ctx(
         let blocks = c.decomp.decompress_vl(chunk)?;
         // SAFETY: both lists are writable for `maxblocks >= blocks.len()` entries.
         let outs = unsafe { core::slice::from_raw_parts_mut(dests, blocks.len()) };
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let sizes = unsafe { core::slice::from_raw_parts_mut(destsizes, blocks.len()) };
         for (i, b) in blocks.iter().enumerate() {
             match malloc_copy(b) {
@@ -507,6 +518,7 @@ pub unsafe extern "C" fn blosc2_vldecompress_block_ctx(
         if dest.is_null() || destsize.is_null() {
             crate::bail!(InvalidParam, "dest and destsize must not be NULL");
         }
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
         let nblocks = vl_nblocks(chunk)?;
         if nblock < 0 || nblock as usize >= nblocks {

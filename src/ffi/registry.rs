@@ -408,17 +408,24 @@ impl TunerStep {
         ctx: *mut blosc2_context,
     ) -> crate::Result<()> {
         let has_params = !params.is_null();
-        // SAFETY (all calls below): the callbacks come from a registered
-        // `blosc2_tuner`; `ctx` is a live context and `params` the caller's
-        // own pointer, passed through untouched.
+        // Each callback comes from a registered `blosc2_tuner`; `ctx` is a
+        // live context and `params` the caller's own pointer, passed through.
+        let call0 = |f: unsafe extern "C" fn(*mut blosc2_context) -> c_int| {
+            // SAFETY: see above; the callback only receives the live context.
+            unsafe { f(ctx) }
+        };
         let rc = match self {
-            TunerStep::Init => t
-                .init
-                .map(|f| unsafe { f(params, ctx, core::ptr::null_mut()) }),
-            TunerStep::Before if has_params => t.next_cparams.map(|f| unsafe { f(ctx) }),
-            TunerStep::Before => t.next_blocksize.map(|f| unsafe { f(ctx) }),
-            TunerStep::Update(secs) if has_params => t.update.map(|f| unsafe { f(ctx, secs) }),
-            TunerStep::Free if has_params => t.free.map(|f| unsafe { f(ctx) }),
+            TunerStep::Init => t.init.map(|f| {
+                // SAFETY: see above; `dctx` is NULL as in the reference.
+                unsafe { f(params, ctx, core::ptr::null_mut()) }
+            }),
+            TunerStep::Before if has_params => t.next_cparams.map(call0),
+            TunerStep::Before => t.next_blocksize.map(call0),
+            TunerStep::Update(secs) if has_params => t.update.map(|f| {
+                // SAFETY: see above.
+                unsafe { f(ctx, secs) }
+            }),
+            TunerStep::Free if has_params => t.free.map(call0),
             TunerStep::Update(_) | TunerStep::Free => Some(0),
         };
         match rc {

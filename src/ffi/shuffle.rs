@@ -26,6 +26,7 @@ unsafe fn apply(
         }
         // SAFETY: the caller's contract (no overlap, sizes as given).
         let s = unsafe { src_slice(src, blocksize, "src") }?;
+        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let d = unsafe { dst_slice(dest, blocksize, "dest") }?;
         f(typesize as usize, s, d)?;
         Ok(blocksize)
