@@ -294,6 +294,9 @@ static void test_vl_blocks(void) {
   uint8_t *chunk = malloc((size_t)destsize);
   int c = blosc2_vlcompress_ctx(cctx, srcs, sizes, 4, chunk, destsize);
   CHECK(c > 0);
+  blosc2_cparams got;
+  CHECK_EQ_INT(blosc2_ctx_get_cparams(cctx, &got), 0);
+  CHECK_EQ_INT(got.blocksize, 70000); /* the largest block */
   int32_t nb = 0;
   CHECK_EQ_INT(blosc2_vlchunk_get_nblocks(chunk, c, &nb), 0);
   CHECK_EQ_INT(nb, 4);

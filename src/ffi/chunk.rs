@@ -414,7 +414,12 @@ pub unsafe extern "C" fn blosc2_vlcompress_ctx(
         }
         // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
-        as_int(tuned(c, |comp| comp.compress_vl(&blocks, dst))?)
+        let n = tuned(c, |comp| comp.compress_vl(&blocks, dst))?;
+        if n > 0 {
+            // The reference's context keeps the largest block as its block size.
+            c.cparams.blocksize = sizes.iter().copied().max().unwrap_or(0);
+        }
+        as_int(n)
     })
 }
 
