@@ -1,1 +1,2 @@
 //! Codecs: the byte compressors a chunk's blocks go through.
+pub mod blosclz;

@@ -139,7 +139,7 @@ fn probe_ratio(src: &[u8], params: &LevelParams, table: &mut [u32]) -> f64 {
     let Some(tail) = parse(window, 0, table, params, &mut probe) else {
         return 0.0;
     };
-    let pending = probe.pending_literals;
+    let pending = probe.pending_literals + (tail.scanned - tail.literal_start);
     // A pending run is counted with a control byte per started 32 bytes plus
     // one for the next run, the way the reference keeps its tally.
     let counted = probe.emitted + pending + pending / MAX_LITERAL_RUN + 1;
