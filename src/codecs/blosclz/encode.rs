@@ -18,7 +18,6 @@ use super::EncodeHint;
 
 /// log2 of the hash table size at the levels that use the full table.
 const MAX_HASH_LOG: u32 = 14;
-const TABLE_SIZE: usize = 1 << MAX_HASH_LOG;
 /// Knuth's multiplicative hash constant (2^32 / golden ratio).
 const HASH_MULTIPLIER: u32 = 2_654_435_761;
 
@@ -94,17 +93,25 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
         return 0;
     }
     let params = LevelParams::for_level(clevel);
-    let mut table = [0u32; TABLE_SIZE];
-    let used_entries = 1usize << params.hash_log;
+    match params.hash_log {
+        12 => compress_with_table::<{ 1 << 12 }>(src, dst, &params),
+        13 => compress_with_table::<{ 1 << 13 }>(src, dst, &params),
+        _ => compress_with_table::<{ 1 << MAX_HASH_LOG }>(src, dst, &params),
+    }
+}
 
-    if probe_ratio(src, &params, &mut table[..used_entries]) < params.min_probe_ratio {
+/// [`compress`] with a hash table of `N` entries (a power of two), sized at
+/// compile time so that slot indices need no bounds checks.
+fn compress_with_table<const N: usize>(src: &[u8], dst: &mut [u8], params: &LevelParams) -> usize {
+    let mut table = [0u32; N];
+    if probe_ratio(src, params, &mut table) < params.min_probe_ratio {
         return 0;
     }
     if src.len() < MIN_INPUT_LEN || dst.len() < MIN_OUTPUT_LEN {
         return 0;
     }
 
-    table[..used_entries].fill(0);
+    table.fill(0);
     // The last byte of `dst` is never used, as in the reference, so that the
     // decision "fits or not" (and with it the chunk layout) is the same.
     let capacity = dst.len() - 1;
@@ -114,7 +121,7 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
         capacity,
     };
     // The first four bytes always start the first literal run.
-    let Some(tail) = parse(src, SEED_LEN, &mut table, &params, &mut writer) else {
+    let Some(tail) = parse(src, SEED_LEN, &mut table, params, &mut writer) else {
         return 0;
     };
     if writer.literals(&src[tail.literal_start..]).is_none() {
@@ -125,11 +132,11 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
 }
 
 /// Estimates the compression ratio from a dry run over the end of `src`.
-fn probe_ratio(src: &[u8], params: &LevelParams, table: &mut [u32]) -> f64 {
+/// `table` must be all zeros.
+fn probe_ratio<const N: usize>(src: &[u8], params: &LevelParams, table: &mut [u32; N]) -> f64 {
     let probed_len = src.len() / params.probe_divisor;
     let start = src.len() - probed_len;
-    let window = &src[start..start + probed_len.min(table.len())];
-    table.fill(0);
+    let window = &src[start..start + probed_len.min(N)];
     // The probe counts as if four literals were already pending when it
     // starts (it scans from the first byte nevertheless), like the reference.
     let mut probe = EntropyProbe {
@@ -170,34 +177,32 @@ fn read_u32(data: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
 }
 
+/// Slot of a 4-byte sequence in a table of `N` entries (a power of two).
 #[inline(always)]
-fn read_u64(data: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(data[at..at + 8].try_into().unwrap())
-}
-
-#[inline(always)]
-fn hash_slot(seq: u32, hash_log: u32) -> usize {
-    (seq.wrapping_mul(HASH_MULTIPLIER) >> (32 - hash_log)) as usize & (TABLE_SIZE - 1)
+fn hash_slot<const N: usize>(seq: u32) -> usize {
+    (seq.wrapping_mul(HASH_MULTIPLIER) >> (32 - N.trailing_zeros())) as usize
 }
 
 /// Compares `data[pos..]` with `data[cand..]` (`cand < pos`) and returns one
 /// past the first position that differs, or `bound` if none does before it.
 #[inline(always)]
-fn match_end(data: &[u8], mut pos: usize, mut cand: usize, bound: usize) -> usize {
-    while pos + 8 <= bound {
-        let diff = read_u64(data, pos) ^ read_u64(data, cand);
+fn match_end(data: &[u8], pos: usize, cand: usize, bound: usize) -> usize {
+    let ahead = &data[pos..bound];
+    let behind = &data[cand..bound];
+    let mut done = 0;
+    for (a, b) in ahead.chunks_exact(16).zip(behind.chunks_exact(16)) {
+        let diff =
+            u128::from_le_bytes(a.try_into().unwrap()) ^ u128::from_le_bytes(b.try_into().unwrap());
         if diff != 0 {
-            return pos + (diff.trailing_zeros() / 8) as usize + 1;
+            return pos + done + (diff.trailing_zeros() / 8) as usize + 1;
         }
-        pos += 8;
-        cand += 8;
+        done += 16;
     }
-    while pos < bound {
-        if data[pos] != data[cand] {
-            return pos + 1;
+    for (a, b) in ahead[done..].iter().zip(&behind[done..]) {
+        if a != b {
+            return pos + done + 1;
         }
-        pos += 1;
-        cand += 1;
+        done += 1;
     }
     bound
 }
@@ -205,24 +210,22 @@ fn match_end(data: &[u8], mut pos: usize, mut cand: usize, bound: usize) -> usiz
 /// Greedy match finder over `data`, starting its search at `start` with the
 /// bytes before it pending as literals. Stops [`SEARCH_TAIL`] bytes before the
 /// end; the caller deals with what is left.
-fn parse<S: TokenSink>(
+fn parse<S: TokenSink, const N: usize>(
     data: &[u8],
     start: usize,
-    table: &mut [u32],
+    table: &mut [u32; N],
     params: &LevelParams,
     sink: &mut S,
 ) -> Option<ParseEnd> {
     let search_end = data.len().saturating_sub(SEARCH_TAIL);
     let bound = data.len().saturating_sub(1);
-    let hash_log = params.hash_log;
-    let table = &mut table[..1 << hash_log];
     let mut literal_start = 0;
     let mut pos = start;
 
     while pos < search_end {
         let anchor = pos;
         let seq = read_u32(data, anchor);
-        let slot = hash_slot(seq, hash_log);
+        let slot = hash_slot::<N>(seq);
         // An empty slot reads as position 0, which is then a real candidate.
         let cand = table[slot] as usize;
         table[slot] = anchor as u32;
@@ -250,9 +253,9 @@ fn parse<S: TokenSink>(
         pos = anchor + length_field;
         // Seed the table at the match boundary before skipping past it.
         let seq = read_u32(data, pos);
-        table[hash_slot(seq, hash_log)] = pos as u32;
+        table[hash_slot::<N>(seq)] = pos as u32;
         if params.double_hash {
-            table[hash_slot(seq >> 8, hash_log)] = (pos + 1) as u32;
+            table[hash_slot::<N>(seq >> 8)] = (pos + 1) as u32;
         }
         pos += MATCH_LENGTH_BIAS;
         literal_start = pos;
