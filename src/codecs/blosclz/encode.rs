@@ -87,6 +87,8 @@ impl LevelParams {
 /// of `dst` unused, `dst` must hold at least 66 bytes and `src` at least 16;
 /// level 0 never compresses.
 pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> usize {
+    // Nothing to read from the hint yet; destructuring it makes any field
+    // added later show up here.
     let EncodeHint {} = *hint;
     // The reference handles block sizes as C ints.
     if clevel == 0 || src.len() > i32::MAX as usize {
