@@ -167,8 +167,11 @@ struct ParseEnd {
 trait TokenSink {
     /// Whether far matches shorter than [`MIN_FAR_LENGTH_FIELD`] are refused.
     const REFUSES_SHORT_FAR: bool;
-    /// Takes literal bytes; called once per full run of 32 and once with the
-    /// rest of a run before each match (possibly empty).
+    /// Whether full 32-byte literal runs are handed over as soon as they are
+    /// complete (lets the writer notice a full output early).
+    const TAKES_FULL_RUNS: bool;
+    /// Takes literal bytes: full runs of 32 if [`Self::TAKES_FULL_RUNS`], and
+    /// the rest of a run before each match (possibly empty).
     fn literals(&mut self, run: &[u8]) -> Option<()>;
     /// Takes a match of `length_field + 2` bytes at `biased_dist + 1` back.
     fn matched(&mut self, length_field: usize, biased_dist: usize) -> Option<()>;
@@ -219,31 +222,43 @@ fn parse<S: TokenSink, const N: usize>(
     params: &LevelParams,
     sink: &mut S,
 ) -> Option<ParseEnd> {
-    let search_end = data.len().saturating_sub(SEARCH_TAIL);
-    let bound = data.len().saturating_sub(1);
     let mut literal_start = 0;
     let mut pos = start;
+    let search_end = data.len().saturating_sub(SEARCH_TAIL);
+    if search_end == 0 {
+        return Some(ParseEnd {
+            scanned: pos,
+            literal_start,
+        });
+    }
+    let bound = data.len() - 1;
+    // Every 4-byte read at a search position stays inside this prefix; with
+    // its length known the reads need no bounds checks.
+    let seeds = &data[..search_end + SEED_LEN - 1];
 
     while pos < search_end {
         let anchor = pos;
-        let seq = read_u32(data, anchor);
+        let seq = read_u32(seeds, anchor);
         let slot = hash_slot::<N>(seq);
         // An empty slot reads as position 0, which is then a real candidate.
         let cand = table[slot] as usize;
         table[slot] = anchor as u32;
-        let dist = anchor.wrapping_sub(cand);
 
         let mut length_field = 0;
-        if dist != 0 && dist < FAR_LIMIT && read_u32(data, cand) == seq {
+        // Table entries are earlier positions (or 0), so `cand <= anchor`.
+        if cand < anchor && anchor - cand < FAR_LIMIT && read_u32(seeds, cand) == seq {
             let end = match_end(data, anchor + SEED_LEN, cand + SEED_LEN, bound);
             length_field = end - GIVE_BACK - anchor;
-            if S::REFUSES_SHORT_FAR && dist > NEAR_LIMIT && length_field < MIN_FAR_LENGTH_FIELD {
+            if S::REFUSES_SHORT_FAR
+                && anchor - cand > NEAR_LIMIT
+                && length_field < MIN_FAR_LENGTH_FIELD
+            {
                 length_field = 0;
             }
         }
         if length_field < MIN_LENGTH_FIELD {
             pos += 1;
-            if pos - literal_start == MAX_LITERAL_RUN {
+            if S::TAKES_FULL_RUNS && pos - literal_start == MAX_LITERAL_RUN {
                 sink.literals(&data[literal_start..pos])?;
                 literal_start = pos;
             }
@@ -251,7 +266,7 @@ fn parse<S: TokenSink, const N: usize>(
         }
 
         sink.literals(&data[literal_start..anchor])?;
-        sink.matched(length_field, dist - 1)?;
+        sink.matched(length_field, anchor - cand - 1)?;
         pos = anchor + length_field;
         // Seed the table at the match boundary before skipping past it.
         let seq = read_u32(data, pos);
@@ -291,6 +306,7 @@ impl StreamWriter<'_> {
 
 impl TokenSink for StreamWriter<'_> {
     const REFUSES_SHORT_FAR: bool = true;
+    const TAKES_FULL_RUNS: bool = true;
 
     #[inline(always)]
     fn literals(&mut self, run: &[u8]) -> Option<()> {
@@ -352,6 +368,7 @@ struct EntropyProbe {
 
 impl TokenSink for EntropyProbe {
     const REFUSES_SHORT_FAR: bool = false;
+    const TAKES_FULL_RUNS: bool = false;
 
     #[inline(always)]
     fn literals(&mut self, run: &[u8]) -> Option<()> {
