@@ -272,6 +272,10 @@ fn parse<S: TokenSink, const N: usize>(
         let seq = read_u32(data, pos);
         table[hash_slot::<N>(seq)] = pos as u32;
         if params.double_hash {
+            // Level 9 also records `pos + 1`, keyed by the same four bytes
+            // shifted down one (three real bytes and a zero) rather than by
+            // the bytes at `pos + 1`: that is the reference's key, and output
+            // equality depends on it.
             table[hash_slot::<N>(seq >> 8)] = (pos + 1) as u32;
         }
         pos += MATCH_LENGTH_BIAS;
