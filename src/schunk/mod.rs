@@ -94,6 +94,13 @@ impl std::fmt::Debug for SChunk {
     }
 }
 
+/// `total + delta`, refusing sizes a corrupt header could push past i64.
+fn grow(total: i64, delta: i64) -> Result<i64> {
+    total
+        .checked_add(delta)
+        .ok_or_else(|| crate::err!(InvalidHeader, "size counter overflows ({total} + {delta})"))
+}
+
 /// How to build the chunk a special offset stands for.
 struct SpecialSpec {
     /// Uncompressed size, or why it cannot be known.
@@ -798,15 +805,18 @@ impl SChunk {
         let n = n as usize;
         let (info, bytes) = self.check_chunk(chunk)?;
         let nb = i64::from(info.nbytes);
+        // Check the counters first so that a refusal changes nothing.
+        grow(self.nbytes, nb)?;
+        grow(self.cbytes, i64::from(info.cbytes))?;
         let cs = self.next_chunksize(n, nb, false)?;
         self.set_chunksize(cs)?;
         if nchunks == 0 {
             self.vl_blocks = info.flags2 & 1 != 0;
         }
         self.place_chunk(n, &info, bytes, false)?;
-        self.nbytes += nb;
+        self.nbytes = grow(self.nbytes, nb)?;
         let stored = self.stored_cbytes(n)?;
-        self.cbytes += stored;
+        self.cbytes = grow(self.cbytes, stored)?;
         self.flush()?;
         Ok(self.nchunks())
     }
@@ -818,6 +828,8 @@ impl SChunk {
         let nb = i64::from(info.nbytes);
         let old_nb = self.chunk_nbytes(idx)?;
         let old_cb = self.stored_cbytes(idx)?;
+        grow(self.nbytes, nb - old_nb)?;
+        grow(self.cbytes, i64::from(info.cbytes))?;
         let cs = self.next_chunksize(idx, nb, true)?;
         self.set_chunksize(cs)?;
         let old_cb = if cs == 0 {
@@ -826,9 +838,9 @@ impl SChunk {
             old_cb
         };
         self.place_chunk(idx, &info, bytes, true)?;
-        self.nbytes += nb - old_nb;
+        self.nbytes = grow(self.nbytes, nb - old_nb)?;
         let new_cb = self.stored_cbytes(idx)?;
-        self.cbytes += new_cb - old_cb;
+        self.cbytes = grow(self.cbytes, new_cb - old_cb)?;
         self.flush()?;
         Ok(self.nchunks())
     }
