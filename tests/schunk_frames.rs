@@ -781,3 +781,14 @@ fn corrupt_sparse_index_and_files_do_not_panic() {
         assert_eq!(r.decompress_chunk(0, &mut out).unwrap(), 160);
     }
 }
+
+#[test]
+fn into_buffer_matches_to_buffer() {
+    for (name, storage) in storages("into") {
+        let mut s = SChunk::new(storage).unwrap();
+        s.meta_add("m", b"1").unwrap();
+        s.append_buffer(&data(0, 300)).unwrap();
+        let copy = s.to_buffer().unwrap();
+        assert_eq!(s.into_buffer().unwrap(), copy, "{name}");
+    }
+}

@@ -12,6 +12,18 @@
 //! trailer and the offsets index; chunks are read when asked for, and
 //! partial reads fetch only the blocks they need. Every mutating call leaves
 //! a valid frame behind.
+//!
+//! Decisions worth knowing:
+//! - zero, NaN and uninitialized chunks become special offsets (no bytes)
+//!   only while the chunk size is fixed, because a reader sizes them from the
+//!   chunk size; when a frame turns to variable-size chunks its special
+//!   offsets are first stored as real (32-byte) special chunks;
+//! - updating or deleting a chunk of a contiguous frame compacts the data
+//!   section (the tail moves), as the reference 3.3 does, so `cbytes` is
+//!   always the size of the stored chunks;
+//! - fixed-size metalayers can only be added to a frame before its first
+//!   chunk and never grow; vlmetalayers are compressed with the given (or
+//!   default) parameters and a frame holds at most 16 of them.
 
 mod engine;
 mod lazy;
@@ -1180,6 +1192,22 @@ impl SChunk {
                 .into_memory()
                 .ok_or_else(|| crate::err!(Failure, "copy is not in memory")),
             Backend::Chunks(_) => crate::bail!(Failure, "copy is not a frame"),
+        }
+    }
+
+    /// Like [`SChunk::to_buffer`], but hands over the buffer of an in-memory
+    /// frame without copying it.
+    pub fn into_buffer(mut self) -> Result<Vec<u8>> {
+        let is_mem =
+            matches!(&self.backend, Backend::Frame(f) if matches!(f.place(), Place::Memory(_)));
+        if !is_mem {
+            return self.to_buffer();
+        }
+        match std::mem::replace(&mut self.backend, Backend::Chunks(Vec::new())) {
+            Backend::Frame(f) => f
+                .into_memory()
+                .ok_or_else(|| crate::err!(Failure, "frame is not in memory")),
+            Backend::Chunks(_) => crate::bail!(Failure, "not a frame"),
         }
     }
 
