@@ -40,6 +40,18 @@ impl Engine {
         self.dec.decompress(chunk, dst)
     }
 
+    /// Decodes `nitems` items (of the chunk's typesize) from item `start`,
+    /// decoding only the blocks that hold them.
+    pub(crate) fn getitem(
+        &mut self,
+        chunk: &[u8],
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        self.dec.getitem(chunk, start, nitems, dst)
+    }
+
     /// Decodes a chunk whose blocks come from `source`; `mask[i]` true skips block i.
     pub(crate) fn decompress_with_source(
         &mut self,

@@ -573,7 +573,8 @@ impl SChunk {
             return Ok(());
         }
         let chunk = fetch_chunk(&mut self.backend, n, spec)?;
-        let nb = ChunkInfo::parse(&chunk)?.nbytes as usize;
+        let info = ChunkInfo::parse(&chunk)?;
+        let nb = info.nbytes as usize;
         let len = dst.len();
         if lo.checked_add(len).map_or(true, |e| e > nb) {
             crate::bail!(
@@ -583,6 +584,11 @@ impl SChunk {
         }
         if lo == 0 && len == nb {
             self.engine.decompress(&chunk, dst)?;
+            return Ok(());
+        }
+        let ts = usize::from(info.typesize.max(1));
+        if info.flags2 & 1 == 0 && lo % ts == 0 && len % ts == 0 {
+            self.engine.getitem(&chunk, lo / ts, len / ts, dst)?;
             return Ok(());
         }
         let mut full = vec![0u8; nb];
