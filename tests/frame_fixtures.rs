@@ -77,6 +77,18 @@ fn check(name: &str, s: &mut SChunk, expects: &[Expect]) {
 #[test]
 fn every_fixture_frame_decodes_to_its_digest() {
     let m = manifest();
+    // Every frame file on disk is in the manifest (and so gets checked).
+    for dir in ["frames", "c-blosc2-compat"] {
+        for e in std::fs::read_dir(shared().join("fixtures").join(dir)).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".b2frame") {
+                assert!(
+                    m.contains_key(&format!("{dir}/{name}")),
+                    "{dir}/{name} has no MANIFEST entry"
+                );
+            }
+        }
+    }
     assert!(
         m.len() >= 8,
         "expected the frame fixtures, found {}",
