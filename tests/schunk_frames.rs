@@ -792,3 +792,33 @@ fn into_buffer_matches_to_buffer() {
         assert_eq!(s.into_buffer().unwrap(), copy, "{name}");
     }
 }
+
+#[test]
+fn variable_length_blocks_and_helpers() {
+    for (name, storage) in storages("vlb") {
+        let path = storage.urlpath.clone();
+        let mut s = SChunk::new(storage).unwrap();
+        let blocks: [&[u8]; 3] = [b"first block", &[7u8; 3000], b"third"];
+        s.append_vlblocks(&blocks).unwrap();
+        s.append_vlblocks(&[b"solo".as_slice()]).unwrap();
+        assert!(s.vl_blocks(), "{name}");
+        // Regular chunks cannot join a VL-block super-chunk.
+        assert!(s.append_buffer(&data(0, 10)).is_err(), "{name}");
+        let mut r = reopen(&mut s);
+        assert!(r.vl_blocks(), "{name}");
+        for (i, b) in blocks.iter().enumerate() {
+            assert_eq!(r.get_vlblock(0, i).unwrap(), *b, "{name}");
+        }
+        assert_eq!(r.get_vlblock(1, 0).unwrap(), b"solo", "{name}");
+        assert!(r.get_vlblock(1, 1).is_err(), "{name}");
+        match name {
+            "chunks" => assert!(s.frame_offsets().is_none()),
+            _ => assert_eq!(r.frame_offsets().unwrap().len(), 2, "{name}"),
+        }
+        if let Some(p) = path {
+            SChunk::remove_urlpath(&p).unwrap();
+            assert!(!p.exists(), "{name}");
+            SChunk::remove_urlpath(&p).unwrap();
+        }
+    }
+}

@@ -597,6 +597,41 @@ impl SChunk {
         Ok(())
     }
 
+    /// Decompresses block `nblock` of chunk `n`, a variable-length-block chunk.
+    pub fn get_vlblock(&mut self, n: i64, nblock: usize) -> Result<Vec<u8>> {
+        let (n, spec) = self.chunk_request(n)?;
+        let chunk = fetch_chunk(&mut self.backend, n, spec)?;
+        self.engine.vl_block(&chunk, nblock)
+    }
+
+    /// Compresses `blocks` into one variable-length-block chunk and appends
+    /// it; returns the new number of chunks.
+    pub fn append_vlblocks(&mut self, blocks: &[&[u8]]) -> Result<i64> {
+        let chunk = self.engine.compress_vl(blocks)?;
+        self.append_chunk(&chunk)
+    }
+
+    /// The decoded offsets index of a frame (`None` for chunk lists).
+    pub fn frame_offsets(&self) -> Option<&[i64]> {
+        match &self.backend {
+            Backend::Frame(f) => Some(f.offsets()),
+            Backend::Chunks(_) => None,
+        }
+    }
+
+    /// Removes a frame file or a sparse frame directory (missing is fine).
+    pub fn remove_urlpath(path: impl AsRef<Path>) -> Result<()> {
+        let p = path.as_ref();
+        let r = if p.is_dir() {
+            std::fs::remove_dir_all(p)
+        } else if p.exists() {
+            std::fs::remove_file(p)
+        } else {
+            Ok(())
+        };
+        r.map_err(|e| crate::err!(FileRemove, "{}: {e}", p.display()))
+    }
+
     /// Reads `nitems` items starting at item `start` of chunk `n` into
     /// `dst` (a getitem on one chunk); returns the bytes written.
     pub fn get_items(
