@@ -822,3 +822,21 @@ fn variable_length_blocks_and_helpers() {
         }
     }
 }
+
+#[test]
+fn copy_onto_itself_is_refused() {
+    let path = scratch("self.b2frame");
+    let storage = Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    };
+    let mut s = SChunk::new(storage.clone()).unwrap();
+    s.append_buffer(&data(0, 100)).unwrap();
+    assert_eq!(s.copy(storage).unwrap_err().code(), -23);
+    assert_eq!(
+        contents(&mut SChunk::open(&path).unwrap()),
+        vec![data(0, 100)]
+    );
+}

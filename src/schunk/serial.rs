@@ -13,6 +13,9 @@ impl SChunk {
     /// A copy of this super-chunk in `storage` (its compression parameters
     /// are kept; `storage.cparams` is ignored).
     pub fn copy(&mut self, storage: Storage) -> Result<SChunk> {
+        if storage.urlpath.is_some() && storage.urlpath == self.storage.urlpath {
+            crate::bail!(SchunkCopy, "cannot copy a super-chunk onto its own urlpath");
+        }
         let storage = Storage {
             cparams: self.storage.cparams.clone(),
             dparams: self.storage.dparams.clone(),
