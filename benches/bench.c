@@ -7,6 +7,8 @@
  * memcpy_MBps (the machine's memory bandwidth, the ceiling).
  *
  * Usage: bench [--quick] [--only SUBSTRING] [--tmp DIR]
+ * Built with -DBENCH_CHUNKS_ONLY it measures only the chunk rows (for a library
+ * without the super-chunk and b2nd calls).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <b2nd.h>
@@ -148,6 +150,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+#ifndef BENCH_CHUNKS_ONLY
 /* Super-chunk on file: append throughput and read-back throughput of >= 256 MiB (64 MiB quick). */
 static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, int quick) {
   const char *codecs[] = {"blosclz", "lz4", "zstd"};
@@ -280,6 +283,8 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
   return 0;
 }
 
+#endif /* BENCH_CHUNKS_ONLY */
+
 int main(int argc, char **argv) {
   const char *only = NULL, *tmpdir = "/tmp";
   int quick = 0;
@@ -295,8 +300,12 @@ int main(int argc, char **argv) {
   make_datasets(ds, nbytes);
   bench_memcpy(nbytes, mintime);
   int rc = bench_chunks(ds, 5, only, mintime, quick);
+#ifndef BENCH_CHUNKS_ONLY
   if (rc == 0) rc = bench_schunk_file(ds, only, tmpdir, quick);
   if (rc == 0) rc = bench_b2nd(only, mintime, tmpdir, quick);
+#else
+  (void)tmpdir;
+#endif
   for (int i = 0; i < 5; i++) free(ds[i].data);
   blosc2_destroy();
   return rc;
