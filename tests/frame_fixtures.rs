@@ -59,6 +59,7 @@ fn check(name: &str, s: &mut SChunk, expects: &[Expect]) {
         expects.iter().map(|e| e.decoded).sum::<usize>(),
         "{name}"
     );
+    let mut all = Vec::new();
     for e in expects {
         let mut out = vec![0u8; e.decoded + 64];
         let n = s
@@ -71,12 +72,33 @@ fn check(name: &str, s: &mut SChunk, expects: &[Expect]) {
             "{name} chunk {}",
             e.nchunk
         );
+        all.extend_from_slice(&out[..n]);
     }
+    // A slice across every chunk border agrees with the chunk decodes.
+    let ts = s.typesize() as usize;
+    let nitems = all.len() / ts;
+    let (start, stop) = (nitems / 7, nitems - nitems / 5);
+    let mut got = vec![0u8; (stop - start) * ts];
+    s.get_slice_buffer(start as i64, stop as i64, &mut got)
+        .unwrap_or_else(|err| panic!("{name} slice: {err}"));
+    assert!(got == all[start * ts..stop * ts], "{name}: slice differs");
 }
 
 #[test]
 fn every_fixture_frame_decodes_to_its_digest() {
     let m = manifest();
+    // Every frame file on disk is in the manifest (and so gets checked).
+    for dir in ["frames", "c-blosc2-compat"] {
+        for e in std::fs::read_dir(shared().join("fixtures").join(dir)).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".b2frame") {
+                assert!(
+                    m.contains_key(&format!("{dir}/{name}")),
+                    "{dir}/{name} has no MANIFEST entry"
+                );
+            }
+        }
+    }
     assert!(
         m.len() >= 8,
         "expected the frame fixtures, found {}",

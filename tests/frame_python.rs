@@ -308,3 +308,27 @@ for path, contiguous in ((sys.argv[1], True), (sys.argv[2], False)):
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     assert_eq!(run(&py, DESCRIBE, &args), want);
 }
+
+/// A VL-block frame written here decodes in python chunk by chunk.
+#[test]
+fn vl_block_frames_read_there() {
+    let Some(py) = python() else { return };
+    let path = scratch("vlb.b2frame");
+    let mut s = SChunk::new(storage(&path, true)).unwrap();
+    let blocks: [&[u8]; 3] = [b"alpha", &[9u8; 2000], b"omega!"];
+    s.append_vlblocks(&blocks).unwrap();
+    s.append_vlblocks(&[b"x".as_slice(), b"yz".as_slice()])
+        .unwrap();
+    let script = r#"
+import sys, blosc2
+s = blosc2.open(sys.argv[1])
+for i in range(s.nchunks):
+    print(s.decompress_chunk(i).hex())
+"#;
+    let got = run(&py, script, &[path.to_str().unwrap()]);
+    let want: Vec<String> = [blocks.concat(), b"xyz".to_vec()]
+        .iter()
+        .map(|d| d.iter().map(|b| format!("{b:02x}")).collect())
+        .collect();
+    assert_eq!(got, want);
+}

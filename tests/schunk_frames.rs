@@ -719,3 +719,124 @@ fn random_edits_match_a_model() {
         }
     }
 }
+
+#[test]
+fn absurd_sizes_in_a_variable_size_frame_do_not_panic() {
+    let mut s = SChunk::new(Storage {
+        contiguous: true,
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    s.append_buffer(&data(0, 100)).unwrap();
+    s.append_buffer(&data(1, 50)).unwrap();
+    s.append_buffer(&data(2, 70)).unwrap();
+    assert_eq!(s.chunksize(), 0);
+    let mut buf = s.to_buffer().unwrap();
+    buf[30..38].copy_from_slice(&(i64::MAX - 10).to_be_bytes());
+    let mut r = SChunk::from_buffer(&buf, false).unwrap();
+    assert!(r.append_buffer(&data(3, 100)).is_err());
+    let mut out = vec![0u8; 400];
+    assert_eq!(r.decompress_chunk(0, &mut out).unwrap(), 400);
+    let _ = r.get_slice_buffer(0, 10, &mut out[..40]);
+    assert!(r.get_slice_buffer(0, i64::MAX / 4, &mut out).is_err());
+}
+
+#[test]
+fn corrupt_sparse_index_and_files_do_not_panic() {
+    let dir = scratch("corrupt-dir.b2frame");
+    let storage = Storage {
+        contiguous: false,
+        urlpath: Some(dir.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    };
+    let mut s = SChunk::new(storage).unwrap();
+    s.meta_add("m", b"abc").unwrap();
+    s.append_buffer(&data(0, 40)).unwrap();
+    s.append_buffer(&data(1, 40)).unwrap();
+    let index = dir.join("chunks.b2frame");
+    let good = std::fs::read(&index).unwrap();
+    let chunk1 = std::fs::read(dir.join("00000001.chunk")).unwrap();
+    for pos in 0..good.len() {
+        let mut bad = good.clone();
+        bad[pos] ^= 0x5a;
+        std::fs::write(&index, &bad).unwrap();
+        if let Ok(mut r) = SChunk::open(&dir) {
+            let mut out = vec![0u8; 1 << 12];
+            for i in 0..r.nchunks().min(4) {
+                let _ = r.decompress_chunk(i, &mut out);
+            }
+        }
+    }
+    std::fs::write(&index, &good).unwrap();
+    for cut in [0, 10, chunk1.len() / 2, chunk1.len() - 1] {
+        std::fs::write(dir.join("00000001.chunk"), &chunk1[..cut]).unwrap();
+        let mut r = SChunk::open(&dir).unwrap();
+        let mut out = vec![0u8; 160];
+        assert!(
+            r.decompress_chunk(1, &mut out).is_err(),
+            "chunk file cut at {cut}"
+        );
+        assert_eq!(r.decompress_chunk(0, &mut out).unwrap(), 160);
+    }
+}
+
+#[test]
+fn into_buffer_matches_to_buffer() {
+    for (name, storage) in storages("into") {
+        let mut s = SChunk::new(storage).unwrap();
+        s.meta_add("m", b"1").unwrap();
+        s.append_buffer(&data(0, 300)).unwrap();
+        let copy = s.to_buffer().unwrap();
+        assert_eq!(s.into_buffer().unwrap(), copy, "{name}");
+    }
+}
+
+#[test]
+fn variable_length_blocks_and_helpers() {
+    for (name, storage) in storages("vlb") {
+        let path = storage.urlpath.clone();
+        let mut s = SChunk::new(storage).unwrap();
+        let blocks: [&[u8]; 3] = [b"first block", &[7u8; 3000], b"third"];
+        s.append_vlblocks(&blocks).unwrap();
+        s.append_vlblocks(&[b"solo".as_slice()]).unwrap();
+        assert!(s.vl_blocks(), "{name}");
+        // Regular chunks cannot join a VL-block super-chunk.
+        assert!(s.append_buffer(&data(0, 10)).is_err(), "{name}");
+        let mut r = reopen(&mut s);
+        assert!(r.vl_blocks(), "{name}");
+        for (i, b) in blocks.iter().enumerate() {
+            assert_eq!(r.get_vlblock(0, i).unwrap(), *b, "{name}");
+        }
+        assert_eq!(r.get_vlblock(1, 0).unwrap(), b"solo", "{name}");
+        assert!(r.get_vlblock(1, 1).is_err(), "{name}");
+        match name {
+            "chunks" => assert!(s.frame_offsets().is_none()),
+            _ => assert_eq!(r.frame_offsets().unwrap().len(), 2, "{name}"),
+        }
+        if let Some(p) = path {
+            SChunk::remove_urlpath(&p).unwrap();
+            assert!(!p.exists(), "{name}");
+            SChunk::remove_urlpath(&p).unwrap();
+        }
+    }
+}
+
+#[test]
+fn copy_onto_itself_is_refused() {
+    let path = scratch("self.b2frame");
+    let storage = Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    };
+    let mut s = SChunk::new(storage.clone()).unwrap();
+    s.append_buffer(&data(0, 100)).unwrap();
+    assert_eq!(s.copy(storage).unwrap_err().code(), -23);
+    assert_eq!(
+        contents(&mut SChunk::open(&path).unwrap()),
+        vec![data(0, 100)]
+    );
+}

@@ -285,7 +285,7 @@ impl Frame {
             let nchunks = info.nbytes as usize / 8;
             if header.chunksize > 0 {
                 let cs = header.chunksize as i64;
-                let expect = (header.nbytes + cs - 1) / cs;
+                let expect = header.nbytes / cs + i64::from(header.nbytes % cs != 0);
                 if expect != nchunks as i64 {
                     crate::bail!(
                         InvalidHeader,

@@ -40,6 +40,39 @@ impl Engine {
         self.dec.decompress(chunk, dst)
     }
 
+    /// Block `nblock` of a variable-length-block chunk.
+    pub(crate) fn vl_block(&mut self, chunk: &[u8], nblock: usize) -> Result<Vec<u8>> {
+        self.dec.decompress_vl_block(chunk, nblock)
+    }
+
+    /// Compresses `blocks` into one variable-length-block chunk.
+    pub(crate) fn compress_vl(&mut self, blocks: &[&[u8]]) -> Result<Vec<u8>> {
+        let total: usize = blocks.iter().map(|b| b.len()).sum();
+        let mut dst = vec![0u8; total + MAX_OVERHEAD + 16 * blocks.len()];
+        let n = self.comp.compress_vl(blocks, &mut dst)?;
+        if n == 0 {
+            crate::bail!(
+                WriteBuffer,
+                "VL-block chunk did not fit in {} bytes",
+                dst.len()
+            );
+        }
+        dst.truncate(n);
+        Ok(dst)
+    }
+
+    /// Decodes `nitems` items (of the chunk's typesize) from item `start`,
+    /// decoding only the blocks that hold them.
+    pub(crate) fn getitem(
+        &mut self,
+        chunk: &[u8],
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        self.dec.getitem(chunk, start, nitems, dst)
+    }
+
     /// Decodes a chunk whose blocks come from `source`; `mask[i]` true skips block i.
     pub(crate) fn decompress_with_source(
         &mut self,
