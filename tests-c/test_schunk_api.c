@@ -507,8 +507,34 @@ static void index_utils(void) {
   CHECK_EQ_INT(blosc2_schunk_frame_len(NULL), BLOSC2_ERROR_NULL_POINTER);
 }
 
+/* The contexts in sc->cctx / sc->dctx compress with the super-chunk's
+   parameters; their chunks append like any other. */
+static void contexts(void) {
+  blosc2_cparams cparams = BLOSC2_CPARAMS_DEFAULTS;
+  cparams.typesize = 4;
+  cparams.clevel = 7;
+  blosc2_storage storage = {.contiguous = true, .cparams = &cparams};
+  blosc2_schunk *sc = blosc2_schunk_new(&storage);
+  CHECK(sc->cctx != NULL && sc->dctx != NULL);
+  blosc2_cparams cp;
+  CHECK_EQ_INT(blosc2_ctx_get_cparams(sc->cctx, &cp), 0);
+  CHECK_EQ_INT(cp.typesize, 4);
+  CHECK_EQ_INT(cp.clevel, 7);
+  int32_t src[CHUNK_ITEMS], dst[CHUNK_ITEMS];
+  fill_chunk(src, 7);
+  uint8_t cbuf[CHUNK_ITEMS * 4 + BLOSC2_MAX_OVERHEAD];
+  int csize = blosc2_compress_ctx(sc->cctx, src, (int32_t)sizeof(src), cbuf, (int32_t)sizeof(cbuf));
+  CHECK(csize > 0);
+  CHECK_EQ_INT(blosc2_decompress_ctx(sc->dctx, cbuf, csize, dst, (int32_t)sizeof(dst)), sizeof(dst));
+  CHECK(memcmp(src, dst, sizeof(src)) == 0);
+  CHECK_EQ_INT(blosc2_schunk_append_chunk(sc, cbuf, true), 1);
+  check_chunk_is(sc, 0, 7);
+  blosc2_schunk_free(sc);
+}
+
 int main(void) {
   blosc2_init();
+  contexts();
   run_storage(false, NULL);
   run_storage(true, NULL);
   run_storage(true, "test_schunk_api_cont.b2frame");

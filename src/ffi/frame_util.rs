@@ -92,9 +92,8 @@ pub unsafe extern "C" fn blosc2_rename_urlpath(
                     path_from_c(new_path, "new_path")?,
                 )
             };
-            std::fs::rename(&from, &to).map_err(|e| {
-                crate::err!(Failure, "{} -> {}: {e}", from.display(), to.display())
-            })
+            std::fs::rename(&from, &to)
+                .map_err(|e| crate::err!(Failure, "{} -> {}: {e}", from.display(), to.display()))
         })())
     })
 }

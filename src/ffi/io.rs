@@ -157,8 +157,8 @@ pub(crate) unsafe fn io_from_c(io: *const blosc2_io) -> Result<Option<IoRef>> {
     if id == BLOSC2_IO_FILESYSTEM || id == BLOSC2_IO_FILESYSTEM_MMAP {
         return Ok(None);
     }
-    let cb = lookup(io.id)
-        .ok_or_else(|| crate::err!(PluginIo, "I/O backend {id} is not registered"))?;
+    let cb =
+        lookup(io.id).ok_or_else(|| crate::err!(PluginIo, "I/O backend {id} is not registered"))?;
     // SAFETY: registry slots are never freed or moved.
     let cb = unsafe { *cb };
     Ok(Some(Arc::new(CallbackIo {
@@ -466,7 +466,9 @@ pub unsafe extern "C" fn blosc2_stdio_write(
     guard(0, || {
         // SAFETY: NULL or our handle per the contract.
         let file = unsafe { stdio_file(stream) };
-        let Some(n) = size.checked_mul(nitems) else { return 0 };
+        let Some(n) = size.checked_mul(nitems) else {
+            return 0;
+        };
         if file.is_null() || ptr.is_null() || size < 0 || nitems < 0 || position < 0 {
             return 0;
         }
@@ -497,7 +499,9 @@ pub unsafe extern "C" fn blosc2_stdio_read(
     guard(0, || {
         // SAFETY: NULL or our handle per the contract.
         let file = unsafe { stdio_file(stream) };
-        let Some(n) = size.checked_mul(nitems) else { return 0 };
+        let Some(n) = size.checked_mul(nitems) else {
+            return 0;
+        };
         if file.is_null() || ptr.is_null() || size < 0 || nitems < 0 || position < 0 {
             return 0;
         }

@@ -82,13 +82,15 @@ unsafe fn hand_out(bytes: &[u8], content: *mut *mut u8, content_len: *mut i32) -
 /// # Safety
 /// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
 #[no_mangle]
-pub unsafe extern "C" fn blosc2_meta_exists(schunk: *mut blosc2_schunk, name: *const c_char) -> c_int {
+pub unsafe extern "C" fn blosc2_meta_exists(
+    schunk: *mut blosc2_schunk,
+    name: *const c_char,
+) -> c_int {
     super::guard_code(|| {
         // SAFETY: forwarded contract.
         let name = unsafe { name_from_c(name) }?;
         // SAFETY: forwarded contract.
-        let b = unsafe { this(schunk) }
-            .map_err(|_| crate::err!(InvalidParam, "schunk is NULL"))?;
+        let b = unsafe { this(schunk) }.map_err(|_| crate::err!(InvalidParam, "schunk is NULL"))?;
         b.core
             .meta_exists(name)
             .map(|i| i as i64)

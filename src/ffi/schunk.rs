@@ -20,7 +20,11 @@
 //!   in-memory contiguous frame, a frame file or a sparse directory), NULL for
 //!   an in-memory chunk list, as in the reference. It is an opaque token (the
 //!   box's address) and must not be dereferenced;
-//! - `cctx`/`dctx` are NULL: the core keeps its contexts inside [`SChunk`];
+//! - `cctx`/`dctx` are contexts made with `blosc2_create_cctx`/`_dctx` from
+//!   the super-chunk's parameters when it is created or opened (NULL if the
+//!   environment overrides make them invalid); the box frees them. The core
+//!   compresses with its own contexts inside [`SChunk`], so C prefilters or
+//!   postfilters set on these contexts do not apply to `append_buffer`;
 //! - `data`/`data_len` are NULL/0: chunk lists are not exposed as pointers.
 //!
 //! Every public field is refreshed by [`SchunkBox::sync`] after every call.
@@ -129,6 +133,11 @@ impl SchunkBox {
             .as_ref()
             .and_then(|p| CString::new(p.to_string_lossy().as_bytes()).ok());
         b.sync();
+        // Contexts for C callers that compress or decompress with the
+        // super-chunk's parameters (`blosc2_compress_ctx(sc->cctx, ..)`); the
+        // core keeps its own. Their `schunk` field points back to this box.
+        b.c.cctx = super::context::blosc2_create_cctx(b.cparams);
+        b.c.dctx = super::context::blosc2_create_dctx(b.dparams);
         Box::into_raw(b).cast()
     }
 
@@ -157,8 +166,6 @@ impl SchunkBox {
         } else {
             core::ptr::null_mut()
         };
-        c.cctx = core::ptr::null_mut();
-        c.dctx = core::ptr::null_mut();
         c.data = core::ptr::null_mut();
         c.data_len = 0;
 
@@ -194,9 +201,10 @@ impl SchunkBox {
             })
             .collect();
         let same = current.len() == self.metas.len()
-            && current.iter().zip(&self.metas).all(|((n, v), m)| {
-                m.name.as_bytes() == n.as_bytes() && m.content == *v
-            });
+            && current
+                .iter()
+                .zip(&self.metas)
+                .all(|((n, v), m)| m.name.as_bytes() == n.as_bytes() && m.content == *v);
         if same {
             return false;
         }
@@ -239,6 +247,12 @@ impl SchunkBox {
 
 impl Drop for SchunkBox {
     fn drop(&mut self) {
+        // SAFETY: the contexts were created in `into_c` for this box only
+        // (or are NULL) and are freed once, here.
+        unsafe {
+            super::context::blosc2_free_ctx(self.c.cctx);
+            super::context::blosc2_free_ctx(self.c.dctx);
+        }
         if !self.borrowed_cframe.is_null() && !self.avoid_cframe_free {
             // SAFETY: the caller gave up this malloc'ed buffer by calling
             // `blosc2_schunk_avoid_cframe_free(sc, false)`; freed once.
@@ -494,7 +508,9 @@ pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_
             b.core.refresh()?;
             b.sync();
             let after = (b.core.nchunks(), b.core.nbytes(), b.core.cbytes());
-            Ok(i64::from(before != after || metas_before != b.c.change_tick))
+            Ok(i64::from(
+                before != after || metas_before != b.c.change_tick,
+            ))
         }) as c_int
     }
 }

@@ -78,7 +78,11 @@ pub(crate) fn cparams_to_c(cp: &CParams, schunk: *mut core::ffi::c_void) -> blos
 }
 
 /// A C struct mirroring the core's decompression parameters.
-pub(crate) fn dparams_to_c(dp: &DParams, typesize: i32, schunk: *mut core::ffi::c_void) -> blosc2_dparams {
+pub(crate) fn dparams_to_c(
+    dp: &DParams,
+    typesize: i32,
+    schunk: *mut core::ffi::c_void,
+) -> blosc2_dparams {
     blosc2_dparams {
         nthreads: dp.nthreads,
         schunk,
@@ -105,7 +109,11 @@ pub(crate) unsafe fn path_from_c(p: *const c_char, what: &str) -> Result<PathBuf
         crate::bail!(InvalidParam, "{what} is empty");
     }
     // The reference strips one trailing separator from directory paths.
-    let trimmed = if s.len() > 1 { s.strip_suffix('/').unwrap_or(s) } else { s };
+    let trimmed = if s.len() > 1 {
+        s.strip_suffix('/').unwrap_or(s)
+    } else {
+        s
+    };
     Ok(PathBuf::from(trimmed))
 }
 

@@ -161,7 +161,10 @@ pub unsafe extern "C" fn blosc2_schunk_update_chunk(
 /// # Safety
 /// `schunk` is NULL or live.
 #[no_mangle]
-pub unsafe extern "C" fn blosc2_schunk_delete_chunk(schunk: *mut blosc2_schunk, nchunk: i64) -> i64 {
+pub unsafe extern "C" fn blosc2_schunk_delete_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+) -> i64 {
     // SAFETY: forwarded contract.
     unsafe { with_schunk(schunk, |b| b.core.delete_chunk(nchunk)) }
 }
