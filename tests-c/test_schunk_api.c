@@ -321,19 +321,24 @@ static void run_storage(bool contiguous, const char *urlpath) {
 
   /* Bad input. */
   uint8_t *dummy;
-  CHECK(blosc2_schunk_get_chunk(sc, 99, &dummy, &needs_free) < 0);
-  CHECK(blosc2_schunk_get_chunk(sc, -1, &dummy, &needs_free) < 0);
-  CHECK(blosc2_schunk_decompress_chunk(sc, 4, data, (int32_t)sizeof(data)) < 0);
+  CHECK_EQ_INT(blosc2_schunk_get_chunk(sc, 99, &dummy, &needs_free), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK_EQ_INT(blosc2_schunk_get_chunk(sc, -1, &dummy, &needs_free), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK_EQ_INT(blosc2_schunk_get_lazychunk(sc, 4, &dummy, &needs_free), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 4, data, (int32_t)sizeof(data)),
+               BLOSC2_ERROR_INVALID_PARAM);
   CHECK(blosc2_schunk_decompress_chunk(sc, 0, data, 10) < 0);
-  CHECK(blosc2_schunk_delete_chunk(sc, 4) < 0);
+  CHECK_EQ_INT(blosc2_schunk_delete_chunk(sc, 4), BLOSC2_ERROR_INVALID_PARAM);
   uint8_t *tmp = chunk_copy(sc, 0, &len);
-  CHECK(blosc2_schunk_insert_chunk(sc, 6, tmp, true) < 0);
-  CHECK(blosc2_schunk_update_chunk(sc, 4, tmp, true) < 0);
+  CHECK_EQ_INT(blosc2_schunk_insert_chunk(sc, 6, tmp, true), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK_EQ_INT(blosc2_schunk_update_chunk(sc, 4, tmp, true), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK_EQ_INT(blosc2_schunk_update_chunk(sc, -1, tmp, true), BLOSC2_ERROR_INVALID_PARAM);
   free(tmp);
   CHECK(blosc2_schunk_append_chunk(sc, NULL, true) < 0);
   CHECK(blosc2_schunk_append_buffer(sc, NULL, 100) < 0);
   int64_t badorder[4] = {0, 0, 1, 2};
-  CHECK(blosc2_schunk_reorder_offsets(sc, badorder) < 0);
+  CHECK_EQ_INT(blosc2_schunk_reorder_offsets(sc, badorder), BLOSC2_ERROR_DATA);
+  int64_t outside[4] = {0, 1, 2, 4};
+  CHECK_EQ_INT(blosc2_schunk_reorder_offsets(sc, outside), BLOSC2_ERROR_DATA);
   check_fields(sc, 4);
 
   CHECK_EQ_INT(blosc2_schunk_free(sc), 0);

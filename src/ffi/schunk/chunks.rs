@@ -46,6 +46,17 @@ unsafe fn chunk_slice<'a>(chunk: *const u8) -> Result<&'a [u8]> {
     Ok(unsafe { core::slice::from_raw_parts(chunk, cbytes) })
 }
 
+/// The reference's index check: negative or past-the-end chunk numbers
+/// (past `nchunks` when `allow_end`) are `BLOSC2_ERROR_INVALID_PARAM`.
+fn check_nchunk(b: &SchunkBox, nchunk: i64, allow_end: bool) -> Result<()> {
+    let n = b.core.nchunks();
+    let ok = nchunk >= 0 && (nchunk < n || (allow_end && nchunk == n));
+    if !ok {
+        crate::bail!(InvalidParam, "chunk number {nchunk} outside the {n} chunks");
+    }
+    Ok(())
+}
+
 /// Frees a chunk whose ownership the caller passed with `copy == false`.
 ///
 /// # Safety
@@ -127,6 +138,7 @@ pub unsafe extern "C" fn blosc2_schunk_insert_chunk(
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
+            check_nchunk(b, nchunk, true)?;
             let r = b.core.insert_chunk(nchunk, chunk_slice(chunk)?)?;
             take_chunk(chunk, copy);
             Ok(r)
@@ -149,6 +161,7 @@ pub unsafe extern "C" fn blosc2_schunk_update_chunk(
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
+            check_nchunk(b, nchunk, false)?;
             let r = b.core.update_chunk(nchunk, chunk_slice(chunk)?)?;
             take_chunk(chunk, copy);
             Ok(r)
@@ -166,7 +179,12 @@ pub unsafe extern "C" fn blosc2_schunk_delete_chunk(
     nchunk: i64,
 ) -> i64 {
     // SAFETY: forwarded contract.
-    unsafe { with_schunk(schunk, |b| b.core.delete_chunk(nchunk)) }
+    unsafe {
+        with_schunk(schunk, |b| {
+            check_nchunk(b, nchunk, false)?;
+            b.core.delete_chunk(nchunk)
+        })
+    }
 }
 
 /// Reorders the chunks: new chunk `i` is old chunk `offsets_order[i]`
@@ -189,6 +207,14 @@ pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
             }
             // SAFETY: readable for `nchunks` entries per the contract.
             let order = core::slice::from_raw_parts(offsets_order, n);
+            // The reference rejects a non-permutation as BLOSC2_ERROR_DATA.
+            let mut seen = vec![false; n];
+            for &o in order {
+                match usize::try_from(o).ok().filter(|&i| i < n) {
+                    Some(i) if !seen[i] => seen[i] = true,
+                    _ => crate::bail!(Data, "offsets_order is not a permutation (entry {o})"),
+                }
+            }
             b.core.reorder_offsets(order)?;
             Ok(0)
         }) as c_int
@@ -232,6 +258,7 @@ unsafe fn get_chunk_with(
             if chunk.is_null() || needs_free.is_null() {
                 crate::bail!(NullPointer, "chunk or needs_free is NULL");
             }
+            check_nchunk(b, nchunk, false)?;
             b.c.current_nchunk = nchunk;
             let c = if lazy {
                 b.core.get_lazychunk(nchunk)?
@@ -298,6 +325,7 @@ pub unsafe extern "C" fn blosc2_schunk_decompress_chunk(
             }
             // SAFETY: writable for `nbytes` bytes per the contract.
             let dst = core::slice::from_raw_parts_mut(dest.cast::<u8>(), n);
+            check_nchunk(b, nchunk, false)?;
             b.c.current_nchunk = nchunk;
             Ok(b.core.decompress_chunk(nchunk, dst)? as i64)
         }) as c_int
@@ -464,6 +492,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_vlblock(
             }
             let nb = usize::try_from(nblock)
                 .map_err(|_| crate::err!(InvalidParam, "block {nblock} is negative"))?;
+            check_nchunk(b, nchunk, false)?;
             let dparams = b.core.dparams().clone();
             let chunk = b.core.get_chunk(nchunk)?;
             let block = crate::chunk::Decompressor::new(dparams)
