@@ -1299,7 +1299,8 @@ struct blosc2_stdio_mmap blosc2_get_blosc2_stdio_mmap_defaults(void);
 // `io` is NULL or points to a valid `blosc2_io_cb` whose `name` stays valid.
 int blosc2_register_io_cb(const struct blosc2_io_cb *io);
 
-// The callbacks registered under `id` (the file system for id 0), or NULL.
+// The callbacks registered under `id` (the file system for id 0, memory
+// mapping for id 1), or NULL.
 // The pointer stays valid for the life of the process.
 struct blosc2_io_cb *blosc2_get_io_cb(uint8_t id);
 
@@ -1347,6 +1348,61 @@ int blosc2_stdio_truncate(void *stream, int64_t size);
 
 // The plain file backend keeps no state in its params; returns 0.
 int blosc2_stdio_destroy(void *params);
+
+// Opens and maps `urlpath` as `params->mode` says ("r", "r+", "w+" or "c",
+// the modes of numpy's memmap). A second open of the same path returns the
+// same stream; another path (a sparse frame) gives NULL. Returns `params`
+// as the stream, or NULL.
+//
+// # Safety
+// `urlpath` is NULL or NUL-terminated; `params` is NULL or a valid
+// `blosc2_stdio_mmap` whose `mode` is NULL or NUL-terminated.
+void *blosc2_stdio_mmap_open(const char *urlpath, const char *mode, void *params);
+
+// Streams of the mmap backend stay open until destroy; returns 0.
+int blosc2_stdio_mmap_close(void *stream);
+
+// The logical size of the mapped file (-1 for NULL).
+//
+// # Safety
+// `stream` is NULL or a stream from `blosc2_stdio_mmap_open`.
+int64_t blosc2_stdio_mmap_size(void *stream);
+
+// Copies `size * nitems` bytes to `position` of the mapping, growing it as
+// needed; returns the items written (0 on error).
+//
+// # Safety
+// `ptr` is readable for `size * nitems` bytes; `stream` is NULL or open.
+int64_t blosc2_stdio_mmap_write(const void *ptr,
+                                int64_t size,
+                                int64_t nitems,
+                                int64_t position,
+                                void *stream);
+
+// Points `*ptr` into the mapping at `position` (no copy); returns `nitems`,
+// or 0 (and NULL) when the range passes the end of the file.
+//
+// # Safety
+// `ptr` is NULL or writable; `stream` is NULL or open.
+int64_t blosc2_stdio_mmap_read(void **ptr,
+                               int64_t size,
+                               int64_t nitems,
+                               int64_t position,
+                               void *stream);
+
+// Sets the logical file size (and the file's, unless in "c" mode); 0 on success.
+//
+// # Safety
+// `stream` is NULL or open.
+int blosc2_stdio_mmap_truncate(void *stream, int64_t size);
+
+// Flushes (writable modes), unmaps and closes the file, releases the path
+// copy, and `free()`s the params when `needs_free`. Returns 0, or -1 when a
+// step failed.
+//
+// # Safety
+// `params` is NULL or a `blosc2_stdio_mmap` used with this backend.
+int blosc2_stdio_mmap_destroy(void *params);
 
 // Creates an empty super-chunk as `storage` says (NULL: in memory, default
 // parameters). Existing files or directories at `urlpath` are replaced.

@@ -127,6 +127,70 @@ int main(void) {
   CHECK_EQ_INT(blosc2_stdio_close(NULL), -1);
   CHECK_EQ_INT(blosc2_stdio_destroy(NULL), 0);
 
+  /* The memory-mapped backend: write with "w+", read with "r" and "c". */
+  blosc2_remove_urlpath(path);
+  blosc2_io_cb *mm = blosc2_get_io_cb(BLOSC2_IO_FILESYSTEM_MMAP);
+  CHECK(mm != NULL && mm->open == blosc2_stdio_mmap_open && !mm->is_allocation_necessary);
+  blosc2_stdio_mmap mmap_w = BLOSC2_STDIO_MMAP_DEFAULTS;
+  mmap_w.mode = "w+";
+  mmap_w.initial_mapping_size = 1 << 16; /* small: forces the mapping to grow */
+  blosc2_io io_mm = {.id = BLOSC2_IO_FILESYSTEM_MMAP, .name = "filesystem_mmap", .params = &mmap_w};
+  storage.io = &io_mm;
+  sc = blosc2_schunk_new(&storage);
+  CHECK(sc != NULL);
+  if (sc) {
+    for (int k = 0; k < 4; k++) {
+      for (int i = 0; i < ITEMS; i++) data[i] = (uint32_t)(i * 7 + k);
+      CHECK_EQ_INT(blosc2_schunk_append_buffer(sc, data, ITEMS * 4), k + 1);
+    }
+    CHECK(mmap_w.mapping_size >= mmap_w.file_size);
+    blosc2_schunk_free(sc);
+    CHECK(mmap_w.addr == NULL); /* destroyed with the super-chunk */
+  }
+  blosc2_schunk *plain = blosc2_schunk_open(path);
+  CHECK(plain != NULL);
+  if (plain) {
+    CHECK_EQ_INT(plain->nchunks, 4);
+    CHECK_EQ_INT(blosc2_schunk_decompress_chunk(plain, 3, data, ITEMS * 4), ITEMS * 4);
+    CHECK_EQ_INT(data[10], 73);
+    blosc2_schunk_free(plain);
+  }
+  blosc2_stdio_mmap mmap_r = BLOSC2_STDIO_MMAP_DEFAULTS;
+  mmap_r.mode = "r";
+  io_mm.params = &mmap_r;
+  sc = blosc2_schunk_open_udio(path, &io_mm);
+  CHECK(sc != NULL);
+  if (sc) {
+    CHECK_EQ_INT(sc->nchunks, 4);
+    CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 2, data, ITEMS * 4), ITEMS * 4);
+    CHECK_EQ_INT(data[10], 72);
+    blosc2_schunk_free(sc);
+  }
+  /* "c" mode (copy on write) reads the same chunks. */
+  blosc2_stdio_mmap mmap_c = BLOSC2_STDIO_MMAP_DEFAULTS;
+  mmap_c.mode = "c";
+  io_mm.params = &mmap_c;
+  sc = blosc2_schunk_open_udio(path, &io_mm);
+  CHECK(sc != NULL);
+  if (sc) {
+    CHECK_EQ_INT(sc->nchunks, 4);
+    CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 1, data, ITEMS * 4), ITEMS * 4);
+    CHECK_EQ_INT(data[10], 71);
+    blosc2_schunk_free(sc);
+  }
+  /* Sparse frames cannot be memory-mapped. */
+  blosc2_stdio_mmap mmap_s = BLOSC2_STDIO_MMAP_DEFAULTS;
+  mmap_s.mode = "w+";
+  io_mm.params = &mmap_s;
+  blosc2_storage sparse = {.contiguous = false, .urlpath = "test_schunk_udio_sparse.b2frame",
+                           .cparams = &cparams, .io = &io_mm};
+  blosc2_remove_urlpath(sparse.urlpath);
+  sc = blosc2_schunk_new(&sparse);
+  int64_t sparse_rc = sc ? blosc2_schunk_append_buffer(sc, data, 4000) : BLOSC2_ERROR_FILE_OPEN;
+  CHECK(sparse_rc < 0);
+  blosc2_schunk_free(sc);
+  blosc2_remove_urlpath(sparse.urlpath);
+
   free(data);
   blosc2_remove_urlpath(path);
   blosc2_destroy();

@@ -9,9 +9,11 @@
 //! user backend holds the backend's `params` pointer without owning it; when
 //! the super-chunk is freed the backend's `destroy(params)` is called once.
 //!
-//! The memory-mapped backend (`BLOSC2_IO_FILESYSTEM_MMAP`) has no callbacks
-//! here: asking for it in a `blosc2_io` selects the plain file system, which
-//! reads and writes the same bytes.
+//! The memory-mapped backend (`BLOSC2_IO_FILESYSTEM_MMAP`, the
+//! `blosc2_stdio_mmap_*` callbacks) maps one contiguous frame file; its
+//! `params` is the caller's `blosc2_stdio_mmap`, released by its destroy
+//! callback (and `free()`d when `needs_free`). As in the reference it cannot
+//! serve sparse frames (a second path is refused).
 
 use core::ffi::{c_char, c_int, c_void, CStr};
 use std::path::Path;
@@ -19,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use super::constants::{BLOSC2_IO_FILESYSTEM, BLOSC2_IO_FILESYSTEM_MMAP, BLOSC2_IO_REGISTERED};
 use super::guard;
-use super::types::{blosc2_io, blosc2_io_cb, blosc2_stdio_file};
+use super::types::{blosc2_io, blosc2_io_cb, blosc2_stdio_file, blosc2_stdio_mmap};
 use crate::frame::{Io, IoFile, IoRef, OpenMode};
 use crate::Result;
 
@@ -47,6 +49,22 @@ fn stdio_callbacks() -> blosc2_io_cb {
         read: Some(blosc2_stdio_read),
         truncate: Some(blosc2_stdio_truncate),
         destroy: Some(blosc2_stdio_destroy),
+    }
+}
+
+/// The callbacks of the memory-mapped backend, as `blosc2_get_io_cb(1)` returns.
+fn mmap_callbacks() -> blosc2_io_cb {
+    blosc2_io_cb {
+        id: BLOSC2_IO_FILESYSTEM_MMAP as u8,
+        name: c"filesystem_mmap".as_ptr() as *mut c_char,
+        is_allocation_necessary: false,
+        open: Some(blosc2_stdio_mmap_open),
+        close: Some(blosc2_stdio_mmap_close),
+        size: Some(blosc2_stdio_mmap_size),
+        write: Some(blosc2_stdio_mmap_write),
+        read: Some(blosc2_stdio_mmap_read),
+        truncate: Some(blosc2_stdio_mmap_truncate),
+        destroy: Some(blosc2_stdio_mmap_destroy),
     }
 }
 
@@ -84,8 +102,8 @@ unsafe fn c_str_eq(a: *const c_char, b: *const c_char) -> bool {
     }
 }
 
-/// The registered callbacks with `id`, registering the file-system backend
-/// on first request as the reference does.
+/// The registered callbacks with `id`, registering the built-in backends
+/// (file system, memory-mapped file) on first request as the reference does.
 fn lookup(id: u8) -> Option<*mut blosc2_io_cb> {
     let find = |reg: &mut Vec<Slot>| {
         reg.iter_mut()
@@ -98,8 +116,13 @@ fn lookup(id: u8) -> Option<*mut blosc2_io_cb> {
             return Some(p);
         }
     }
-    if i32::from(id) == BLOSC2_IO_FILESYSTEM {
-        register(stdio_callbacks()).ok()?;
+    let builtin = match i32::from(id) {
+        BLOSC2_IO_FILESYSTEM => Some(stdio_callbacks()),
+        BLOSC2_IO_FILESYSTEM_MMAP => Some(mmap_callbacks()),
+        _ => None,
+    };
+    if let Some(cb) = builtin {
+        register(cb).ok()?;
         let mut reg = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
         return find(&mut reg);
     }
@@ -133,7 +156,8 @@ pub unsafe extern "C" fn blosc2_register_io_cb(io: *const blosc2_io_cb) -> c_int
     })
 }
 
-/// The callbacks registered under `id` (the file system for id 0), or NULL.
+/// The callbacks registered under `id` (the file system for id 0, memory
+/// mapping for id 1), or NULL.
 /// The pointer stays valid for the life of the process.
 #[no_mangle]
 pub extern "C" fn blosc2_get_io_cb(id: u8) -> *mut blosc2_io_cb {
@@ -142,9 +166,9 @@ pub extern "C" fn blosc2_get_io_cb(id: u8) -> *mut blosc2_io_cb {
     })
 }
 
-/// The core's I/O backend for a C `blosc2_io`: `None` (the local file system)
-/// for NULL, the file-system id or the mmap id; a registered user backend
-/// otherwise.
+/// The core's I/O backend for a C `blosc2_io`: `None` (the core's own local
+/// file system) for NULL or the file-system id; the memory-mapped or a
+/// registered user backend otherwise.
 ///
 /// # Safety
 /// `io` is NULL or points to a readable `blosc2_io`.
@@ -154,7 +178,7 @@ pub(crate) unsafe fn io_from_c(io: *const blosc2_io) -> Result<Option<IoRef>> {
         return Ok(None);
     };
     let id = i32::from(io.id);
-    if id == BLOSC2_IO_FILESYSTEM || id == BLOSC2_IO_FILESYSTEM_MMAP {
+    if id == BLOSC2_IO_FILESYSTEM {
         return Ok(None);
     }
     let cb =
@@ -261,7 +285,18 @@ impl IoFile for CallbackFile {
         };
         // SAFETY: `ptr` is either our buffer of `len` bytes or NULL for the
         // backend to replace with its own memory; the stream is open.
-        let n = unsafe { read(&mut ptr, 1, len, pos, self.stream) };
+        let mut n = unsafe { read(&mut ptr, 1, len, pos, self.stream) };
+        if n <= 0 && len > 0 && !self.cb.is_allocation_necessary {
+            // Backends that hand out their own memory (mmap) refuse a range
+            // that passes the end instead of returning a short read; ask again
+            // for what the stream holds, as the trait promises a short read.
+            let avail = self.size()?.saturating_sub(pos as u64).min(len as u64) as i64;
+            if avail > 0 {
+                ptr = core::ptr::null_mut();
+                // SAFETY: as above, for `avail <= len` bytes.
+                n = unsafe { read(&mut ptr, 1, avail, pos, self.stream) };
+            }
+        }
         let n = usize::try_from(n.clamp(0, len)).unwrap_or(0);
         if !self.cb.is_allocation_necessary && n > 0 {
             if ptr.is_null() {
@@ -549,6 +584,373 @@ pub unsafe extern "C" fn blosc2_stdio_truncate(stream: *mut c_void, size: i64) -
 pub extern "C" fn blosc2_stdio_destroy(params: *mut c_void) -> c_int {
     let _ = params;
     0
+}
+
+// ---- The memory-mapped file callbacks the reference exports -------------------
+
+/// The caller's mmap parameters behind a stream or params pointer.
+///
+/// # Safety
+/// `p` is NULL or points to a live `blosc2_stdio_mmap`.
+unsafe fn mmap_state<'a>(p: *mut c_void) -> Option<&'a mut blosc2_stdio_mmap> {
+    // SAFETY: NULL or valid per the contract.
+    unsafe { p.cast::<blosc2_stdio_mmap>().as_mut() }
+}
+
+/// Opens and maps `urlpath` as `params->mode` says ("r", "r+", "w+" or "c",
+/// the modes of numpy's memmap). A second open of the same path returns the
+/// same stream; another path (a sparse frame) gives NULL. Returns `params`
+/// as the stream, or NULL.
+///
+/// # Safety
+/// `urlpath` is NULL or NUL-terminated; `params` is NULL or a valid
+/// `blosc2_stdio_mmap` whose `mode` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_stdio_mmap_open(
+    urlpath: *const c_char,
+    mode: *const c_char,
+    params: *mut c_void,
+) -> *mut c_void {
+    let _ = mode;
+    guard(core::ptr::null_mut(), || {
+        // SAFETY: forwarded contract.
+        let Some(m) = (unsafe { mmap_state(params) }) else {
+            return core::ptr::null_mut();
+        };
+        if urlpath.is_null() {
+            return core::ptr::null_mut();
+        }
+        // SAFETY: NUL-terminated per the contract.
+        let path = unsafe { CStr::from_ptr(urlpath) };
+        if !m.addr.is_null() {
+            // SAFETY: `urlpath` in the state was set by this backend (a
+            // malloc'ed NUL-terminated copy) or is NULL.
+            let same = !m.urlpath.is_null() && unsafe { CStr::from_ptr(m.urlpath) } == path;
+            return if same { params } else { core::ptr::null_mut() };
+        }
+        if m.mode.is_null() {
+            return core::ptr::null_mut();
+        }
+        // SAFETY: NUL-terminated per the contract.
+        let mode = unsafe { CStr::from_ptr(m.mode) }.to_bytes();
+        let (prot, flags, memory_only, open_mode, use_initial): (i32, i32, bool, &CStr, bool) =
+            match mode {
+                b"r" => (libc::PROT_READ, libc::MAP_SHARED, false, c"rb", false),
+                b"r+" => (
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    false,
+                    c"rb+",
+                    true,
+                ),
+                b"w+" => (
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    false,
+                    c"wb+",
+                    true,
+                ),
+                b"c" => (
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE,
+                    true,
+                    c"rb",
+                    true,
+                ),
+                _ => return core::ptr::null_mut(),
+            };
+        // SAFETY: both strings are NUL-terminated.
+        let file = unsafe { libc::fopen(urlpath, open_mode.as_ptr()) };
+        if file.is_null() {
+            return core::ptr::null_mut();
+        }
+        // SAFETY: `file` is open; fstat fills a local struct.
+        let size = unsafe {
+            let mut st: libc::stat = core::mem::zeroed();
+            if libc::fstat(libc::fileno(file), &mut st) != 0 {
+                libc::fclose(file);
+                return core::ptr::null_mut();
+            }
+            st.st_size as usize
+        };
+        let mut mapping = if use_initial {
+            m.initial_mapping_size
+        } else {
+            size
+        };
+        mapping = mapping.max(size).max(1);
+        // SAFETY: mapping a file we opened, with sizes checked above.
+        let addr = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                mapping,
+                prot,
+                flags,
+                libc::fileno(file),
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            // SAFETY: closing the file opened above.
+            unsafe { libc::fclose(file) };
+            return core::ptr::null_mut();
+        }
+        // SAFETY: strdup of a NUL-terminated string (released in destroy).
+        m.urlpath = unsafe { libc::strdup(urlpath) };
+        m.addr = addr.cast();
+        m.file = file;
+        // SAFETY: `file` is open.
+        m.fd = unsafe { libc::fileno(file) };
+        m.file_size = size;
+        m.mapping_size = mapping;
+        m.is_memory_only = memory_only;
+        m.access_flags = i64::from(prot);
+        m.map_flags = i64::from(flags);
+        // The mode string belongs to the caller and may not outlive this call.
+        m.mode = core::ptr::null();
+        params
+    })
+}
+
+/// Streams of the mmap backend stay open until destroy; returns 0.
+#[no_mangle]
+pub extern "C" fn blosc2_stdio_mmap_close(stream: *mut c_void) -> c_int {
+    let _ = stream;
+    0
+}
+
+/// The logical size of the mapped file (-1 for NULL).
+///
+/// # Safety
+/// `stream` is NULL or a stream from `blosc2_stdio_mmap_open`.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_stdio_mmap_size(stream: *mut c_void) -> i64 {
+    guard(-1, || {
+        // SAFETY: forwarded contract.
+        match unsafe { mmap_state(stream) } {
+            Some(m) => i64::try_from(m.file_size).unwrap_or(i64::MAX),
+            None => -1,
+        }
+    })
+}
+
+/// Grows the mapping (and the file, unless in "c" mode) to hold `end` bytes.
+fn mmap_grow(m: &mut blosc2_stdio_mmap, end: usize) -> bool {
+    if end > m.file_size {
+        if !m.is_memory_only {
+            let Ok(len) = i64::try_from(end) else {
+                return false;
+            };
+            // SAFETY: `fd` is the open descriptor of the mapped file.
+            if unsafe { libc::ftruncate(m.fd, len) } < 0 {
+                return false;
+            }
+        }
+        m.file_size = end;
+    }
+    if m.mapping_size >= m.file_size {
+        return true;
+    }
+    let new_size = m.file_size.checked_mul(2).unwrap_or(m.file_size);
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: remapping our own mapping of `mapping_size` bytes; the
+        // kernel may move it, so the new address replaces the old one.
+        let p = unsafe {
+            libc::mremap(
+                m.addr.cast(),
+                m.mapping_size,
+                new_size,
+                libc::MREMAP_MAYMOVE,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return false;
+        }
+        m.addr = p.cast();
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        if m.is_memory_only {
+            return false;
+        }
+        // SAFETY: unmapping our own mapping and mapping the file again; the
+        // data lives in the file (shared mapping), so nothing is lost.
+        unsafe {
+            libc::munmap(m.addr.cast(), m.mapping_size);
+            let p = libc::mmap(
+                core::ptr::null_mut(),
+                new_size,
+                m.access_flags as i32,
+                m.map_flags as i32,
+                m.fd,
+                0,
+            );
+            if p == libc::MAP_FAILED {
+                m.addr = core::ptr::null_mut();
+                return false;
+            }
+            m.addr = p.cast();
+        }
+    }
+    m.mapping_size = new_size;
+    true
+}
+
+/// Copies `size * nitems` bytes to `position` of the mapping, growing it as
+/// needed; returns the items written (0 on error).
+///
+/// # Safety
+/// `ptr` is readable for `size * nitems` bytes; `stream` is NULL or open.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_stdio_mmap_write(
+    ptr: *const c_void,
+    size: i64,
+    nitems: i64,
+    position: i64,
+    stream: *mut c_void,
+) -> i64 {
+    guard(0, || {
+        // SAFETY: forwarded contract.
+        let Some(m) = (unsafe { mmap_state(stream) }) else {
+            return 0;
+        };
+        if ptr.is_null() || size < 0 || nitems < 0 || position < 0 || m.addr.is_null() {
+            return 0;
+        }
+        let Some(n) = size
+            .checked_mul(nitems)
+            .and_then(|n| usize::try_from(n).ok())
+        else {
+            return 0;
+        };
+        let pos = position as usize;
+        let Some(end) = pos.checked_add(n) else {
+            return 0;
+        };
+        if n == 0 || !mmap_grow(m, end) {
+            return 0;
+        }
+        // SAFETY: the mapping now spans at least `end` bytes; `ptr` holds `n`.
+        unsafe {
+            core::ptr::copy_nonoverlapping(ptr.cast::<u8>(), m.addr.cast::<u8>().add(pos), n)
+        };
+        nitems
+    })
+}
+
+/// Points `*ptr` into the mapping at `position` (no copy); returns `nitems`,
+/// or 0 (and NULL) when the range passes the end of the file.
+///
+/// # Safety
+/// `ptr` is NULL or writable; `stream` is NULL or open.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_stdio_mmap_read(
+    ptr: *mut *mut c_void,
+    size: i64,
+    nitems: i64,
+    position: i64,
+    stream: *mut c_void,
+) -> i64 {
+    guard(0, || {
+        if ptr.is_null() {
+            return 0;
+        }
+        // SAFETY: forwarded contract.
+        let m = unsafe { mmap_state(stream) };
+        let end = size
+            .checked_mul(nitems)
+            .and_then(|n| position.checked_add(n))
+            .filter(|_| size >= 0 && nitems >= 0 && position >= 0)
+            .and_then(|e| usize::try_from(e).ok());
+        match (m, end) {
+            (Some(m), Some(end)) if end <= m.file_size && !m.addr.is_null() => {
+                // SAFETY: `position <= end <= file_size <= mapping_size`;
+                // `ptr` is writable per the contract.
+                unsafe { *ptr = m.addr.add(position as usize).cast() };
+                nitems
+            }
+            _ => {
+                // SAFETY: `ptr` is writable per the contract.
+                unsafe { *ptr = core::ptr::null_mut() };
+                0
+            }
+        }
+    })
+}
+
+/// Sets the logical file size (and the file's, unless in "c" mode); 0 on success.
+///
+/// # Safety
+/// `stream` is NULL or open.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_stdio_mmap_truncate(stream: *mut c_void, size: i64) -> c_int {
+    guard(-1, || {
+        // SAFETY: forwarded contract.
+        let Some(m) = (unsafe { mmap_state(stream) }) else {
+            return -1;
+        };
+        let Ok(target) = usize::try_from(size) else {
+            return -1;
+        };
+        if m.file_size == target {
+            return 0;
+        }
+        if target > m.file_size {
+            return if mmap_grow(m, target) { 0 } else { -1 };
+        }
+        m.file_size = target;
+        if m.is_memory_only {
+            return 0;
+        }
+        // SAFETY: `fd` is the open descriptor of the mapped file.
+        unsafe { libc::ftruncate(m.fd, size) }
+    })
+}
+
+/// Flushes (writable modes), unmaps and closes the file, releases the path
+/// copy, and `free()`s the params when `needs_free`. Returns 0, or -1 when a
+/// step failed.
+///
+/// # Safety
+/// `params` is NULL or a `blosc2_stdio_mmap` used with this backend.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_stdio_mmap_destroy(params: *mut c_void) -> c_int {
+    guard(-1, || {
+        // SAFETY: forwarded contract.
+        let Some(m) = (unsafe { mmap_state(params) }) else {
+            return -1;
+        };
+        let mut err = 0;
+        // SAFETY: every pointer below was created by `blosc2_stdio_mmap_open`
+        // for this state (or is NULL) and is released exactly once here.
+        unsafe {
+            if m.addr.is_null() || m.file.is_null() {
+                err = -1;
+            } else {
+                if m.access_flags & i64::from(libc::PROT_WRITE) != 0
+                    && !m.is_memory_only
+                    && libc::msync(m.addr.cast(), m.file_size, libc::MS_SYNC) < 0
+                {
+                    err = -1;
+                }
+                if libc::munmap(m.addr.cast(), m.mapping_size) < 0 {
+                    err = -1;
+                }
+            }
+            if !m.file.is_null() && libc::fclose(m.file) != 0 {
+                err = -1;
+            }
+            m.file = core::ptr::null_mut();
+            m.addr = core::ptr::null_mut();
+            libc::free(m.urlpath.cast());
+            m.urlpath = core::ptr::null_mut();
+            if m.needs_free {
+                libc::free(params);
+            }
+        }
+        err
+    })
 }
 
 #[cfg(test)]
