@@ -1814,6 +1814,15 @@ int64_t blosc2_get_slice_nchunks(struct blosc2_schunk *schunk,
                                  int64_t *stop,
                                  int64_t **chunks_idx);
 
+// The chunk offsets of the frame behind a super-chunk, decoded, in a
+// `malloc`ed array of `nchunks` entries the caller frees (special chunks
+// appear as the negative values the frame format uses). NULL for a
+// super-chunk without a frame (an in-memory chunk list) or on error.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int64_t *blosc2_frame_get_offsets(struct blosc2_schunk *schunk);
+
 // Serializes a super-chunk in the packed super-chunk format (the 96-byte
 // "Blosc packed header" of early Blosc2, followed by the data-starts index
 // and the chunks) into a `malloc`ed buffer stored in `*packed`; the caller

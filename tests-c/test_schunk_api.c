@@ -194,8 +194,20 @@ static void run_storage(bool contiguous, const char *urlpath) {
   check_fields(sc, 4);
   { int order[4] = {0, 3, 2, 3}; check_order(sc, order, 4); }
 
+  int64_t *before = blosc2_frame_get_offsets(sc);
+  CHECK((before == NULL) == (sc->frame == NULL));
   int64_t reorder[4] = {3, 2, 1, 0};
   CHECK_EQ_INT(blosc2_schunk_reorder_offsets(sc, reorder), 0);
+  if (before != NULL) {
+    /* Reordering permutes the offsets index and moves no data. */
+    int64_t *after = blosc2_frame_get_offsets(sc);
+    CHECK(after != NULL);
+    if (after != NULL) {
+      for (int i = 0; i < 4; i++) CHECK_EQ_INT(after[i], before[reorder[i]]);
+      free(after);
+    }
+    free(before);
+  }
   check_fields(sc, 4);
   { int order[4] = {3, 2, 3, 0}; check_order(sc, order, 4); }
 
@@ -510,6 +522,7 @@ static void index_utils(void) {
   CHECK_EQ_INT(blosc2_schunk_free(NULL), 0);
   CHECK(blosc2_schunk_copy(NULL, NULL) == NULL);
   CHECK_EQ_INT(blosc2_schunk_frame_len(NULL), BLOSC2_ERROR_NULL_POINTER);
+  CHECK(blosc2_frame_get_offsets(NULL) == NULL);
 }
 
 /* The contexts in sc->cctx / sc->dctx compress with the super-chunk's

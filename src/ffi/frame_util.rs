@@ -258,6 +258,53 @@ unsafe fn slice_chunks(b: &mut SchunkBox, start: *const i64, stop: *const i64) -
     Ok(out)
 }
 
+/// The chunk offsets of the frame behind a super-chunk, decoded, in a
+/// `malloc`ed array of `nchunks` entries the caller frees (special chunks
+/// appear as the negative values the frame format uses). NULL for a
+/// super-chunk without a frame (an in-memory chunk list) or on error.
+///
+/// # Safety
+/// `schunk` is NULL or a live super-chunk.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_frame_get_offsets(schunk: *mut blosc2_schunk) -> *mut i64 {
+    guard(core::ptr::null_mut(), || {
+        let r = (|| {
+            // SAFETY: forwarded contract.
+            let b = unsafe { this(schunk) }?;
+            if !b.core.is_frame() {
+                crate::bail!(FrameType, "the super-chunk has no frame");
+            }
+            let st = b.core.storage();
+            let io = st.io.clone().unwrap_or_else(crate::frame::StdIo::shared);
+            let place = match (&st.urlpath, st.contiguous) {
+                (Some(p), true) => crate::frame::Place::File {
+                    io,
+                    path: p.clone(),
+                    offset: b.file_offset,
+                },
+                (Some(p), false) => crate::frame::Place::Sparse { io, dir: p.clone() },
+                (None, _) => crate::frame::Place::Memory(crate::frame::MemFile {
+                    data: b.core.to_buffer()?,
+                }),
+            };
+            let (frame, _, _) = crate::frame::Frame::open(place)?;
+            let bytes: Vec<u8> = frame
+                .offsets()
+                .iter()
+                .flat_map(|v| v.to_ne_bytes())
+                .collect();
+            Ok(malloc_copy(&bytes)?.cast::<i64>())
+        })();
+        match r {
+            Ok(p) => p,
+            Err(e) => {
+                super::report(&e);
+                core::ptr::null_mut()
+            }
+        }
+    })
+}
+
 /// Serializes a super-chunk in the packed super-chunk format (the 96-byte
 /// "Blosc packed header" of early Blosc2, followed by the data-starts index
 /// and the chunks) into a `malloc`ed buffer stored in `*packed`; the caller

@@ -97,6 +97,8 @@ pub(crate) struct SchunkBox {
     urlpath: Option<CString>,
     metas: Vec<Box<OwnedLayer>>,
     vlmetas: Vec<Box<OwnedLayer>>,
+    /// Where the frame starts in its file (`blosc2_schunk_open_offset`).
+    pub(crate) file_offset: u64,
     /// The caller's frame buffer given to `from_buffer` without copy.
     borrowed_cframe: *mut u8,
     avoid_cframe_free: bool,
@@ -122,6 +124,7 @@ impl SchunkBox {
             urlpath: None,
             metas: Vec::new(),
             vlmetas: Vec::new(),
+            file_offset: 0,
             borrowed_cframe: core::ptr::null_mut(),
             avoid_cframe_free: true,
         });
@@ -411,7 +414,10 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
             let io = unsafe { super::io::io_from_c(udio) }?;
             let core = SChunk::open_with_io(&path, offset, io)?;
             // SAFETY: NULL or valid per the contract.
-            Ok(SchunkBox::into_c(core, unsafe { udio.as_ref() }.copied()))
+            let p = SchunkBox::into_c(core, unsafe { udio.as_ref() }.copied());
+            // SAFETY: `p` was just created by `into_c`.
+            unsafe { this(p) }?.file_offset = offset;
+            Ok(p)
         })())
     })
 }

@@ -238,3 +238,49 @@ def blosc2_cparams_defaults(lib):
     f.restype = CParams
     f.argtypes = []
     return f()
+
+
+@pytest.fixture(scope="module")
+def reflib():
+    """The reference C-Blosc2 library shipped in the python-blosc2 wheel."""
+    import pathlib
+
+    path = pathlib.Path(blosc2.__file__).parent / "lib" / "libblosc2.so"
+    ref = ctypes.CDLL(str(path))
+    ref.blosc2_init()
+    ref.blosc2_schunk_open.restype = ctypes.c_void_p
+    ref.blosc2_schunk_open.argtypes = [ctypes.c_char_p]
+    ref.blosc2_frame_get_offsets.restype = ctypes.POINTER(ctypes.c_int64)
+    ref.blosc2_frame_get_offsets.argtypes = [ctypes.c_void_p]
+    ref.blosc2_schunk_free.argtypes = [ctypes.c_void_p]
+    return ref
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_frame_offsets_match_the_reference(api, reflib, tmp_path, contiguous):
+    urlpath = str(tmp_path / ("off.b2frame" if contiguous else "off_sparse.b2frame"))
+    sc_py = blosc2.SChunk(
+        chunksize=8_000, urlpath=urlpath, contiguous=contiguous, mode="w", cparams={"typesize": 4}
+    )
+    for k in range(4):
+        sc_py.append_data(np.arange(2_000, dtype=np.int32) * (k + 1))
+    sc_py.append_data(np.zeros(2_000, dtype=np.int32))  # a special (zero) chunk
+    sc_py.delete_chunk(1)
+    nchunks = sc_py.nchunks
+    del sc_py
+
+    api.blosc2_frame_get_offsets.restype = ctypes.POINTER(ctypes.c_int64)
+    api.blosc2_frame_get_offsets.argtypes = [ctypes.POINTER(SChunkHead)]
+    ours_sc = api.blosc2_schunk_open(urlpath.encode())
+    ref_sc = reflib.blosc2_schunk_open(urlpath.encode())
+    assert ours_sc and ref_sc
+    ours = api.blosc2_frame_get_offsets(ours_sc)
+    ref = reflib.blosc2_frame_get_offsets(ref_sc)
+    assert ours and ref
+    got = [ours[i] for i in range(nchunks)]
+    assert got == [ref[i] for i in range(nchunks)]
+    assert len(set(got)) == nchunks and min(got) < 0, got  # distinct; the zero chunk is special
+    api.libc_free(ours)
+    api.libc_free(ref)
+    api.blosc2_schunk_free(ours_sc)
+    reflib.blosc2_schunk_free(ref_sc)
