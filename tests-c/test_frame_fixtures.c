@@ -62,11 +62,29 @@ static void sha256_hex(const uint8_t *data, size_t len, char hex[65]) {
 }
 
 
+/* Path of `rel` under the shared directory: B2ND_SHARED, else ../shared,
+   else /work/shared (the first that holds fixtures/MANIFEST.tsv). */
+static const char *fixture_path(const char *rel, char *buf, size_t len) {
+  const char *roots[3] = {getenv("B2ND_SHARED"), "../shared", "/work/shared"};
+  for (int i = 0; i < 3; i++) {
+    if (roots[i] == NULL) continue;
+    char probe[1024];
+    snprintf(probe, sizeof(probe), "%s/fixtures/MANIFEST.tsv", roots[i]);
+    FILE *f = fopen(probe, "r");
+    if (f != NULL) {
+      fclose(f);
+      snprintf(buf, len, "%s/%s", roots[i], rel);
+      return buf;
+    }
+  }
+  return shared_path(rel, buf, len);
+}
+
 /* Opens every *.b2frame in `dir` (relative to the shared root) and checks
    that each chunk decompresses to chunk-sized output. Returns how many. */
 static int open_all_in(const char *dir) {
   char root[1024], path[2048];
-  shared_path(dir, root, sizeof(root));
+  fixture_path(dir, root, sizeof(root));
   DIR *d = opendir(root);
   CHECK(d != NULL);
   if (d == NULL) return 0;
@@ -115,7 +133,7 @@ int main(void) {
 
   /* Digests of every frame chunk listed in the manifest. */
   char mpath[1024];
-  shared_path("fixtures/MANIFEST.tsv", mpath, sizeof(mpath));
+  fixture_path("fixtures/MANIFEST.tsv", mpath, sizeof(mpath));
   FILE *m = fopen(mpath, "r");
   CHECK(m != NULL);
   if (m == NULL) return test_finish("test_frame_fixtures");
@@ -139,7 +157,7 @@ int main(void) {
 
     char rel[4200], path[4400];
     snprintf(rel, sizeof(rel), "fixtures/%s", file);
-    shared_path(rel, path, sizeof(path));
+    fixture_path(rel, path, sizeof(path));
     blosc2_schunk *sc = blosc2_schunk_open(path);
     CHECK(sc != NULL);
     if (sc == NULL) continue;
@@ -165,7 +183,7 @@ int main(void) {
                             "fixtures/c-blosc2-compat/vlblocks-lz4-variable-3.0.0.b2frame"};
   for (int f = 0; f < 2; f++) {
     char path[1024];
-    shared_path(vlnames[f], path, sizeof(path));
+    fixture_path(vlnames[f], path, sizeof(path));
     blosc2_schunk *sc = blosc2_schunk_open(path);
     CHECK(sc != NULL);
     if (sc == NULL) continue;
@@ -199,7 +217,7 @@ int main(void) {
   /* A regular frame's chunks have no VL blocks. */
   {
     char path[1024];
-    shared_path("fixtures/frames/frame_simple-lz4.b2frame", path, sizeof(path));
+    fixture_path("fixtures/frames/frame_simple-lz4.b2frame", path, sizeof(path));
     blosc2_schunk *sc = blosc2_schunk_open(path);
     uint8_t *blk;
     int32_t bsize;

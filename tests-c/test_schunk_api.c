@@ -367,6 +367,22 @@ static void run_storage(bool contiguous, const char *urlpath) {
       CHECK_EQ_INT(re->nvlmetalayers, 2);
       blosc2_schunk_free(re);
     }
+    /* Two handles on one frame: the reader sees the writer's chunk after a refresh. */
+    blosc2_schunk *w = blosc2_schunk_open(urlpath);
+    blosc2_schunk *r = blosc2_schunk_open(urlpath);
+    CHECK(w != NULL && r != NULL);
+    if (w && r) {
+      fill_chunk(data, 9);
+      CHECK_EQ_INT(blosc2_schunk_append_buffer(w, data, (int32_t)sizeof(data)), 5);
+      CHECK_EQ_INT(r->nchunks, 4);
+      CHECK_EQ_INT(blosc2_schunk_refresh(r), 1);
+      CHECK_EQ_INT(r->nchunks, 5);
+      CHECK_EQ_INT(r->nbytes, 5 * CHUNK_ITEMS * 4);
+      check_chunk_is(r, 4, 9);
+      CHECK_EQ_INT(blosc2_schunk_refresh(r), 0);
+    }
+    blosc2_schunk_free(w);
+    blosc2_schunk_free(r);
     CHECK_EQ_INT(blosc2_remove_urlpath(urlpath), 0);
     struct stat st;
     CHECK(stat(urlpath, &st) != 0);
