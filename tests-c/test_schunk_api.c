@@ -414,6 +414,36 @@ static void special_fills(void) {
   CHECK(buf[0] == 0.0 && buf[499] == 0.0);
   blosc2_schunk_free(sc);
 
+  /* A zero chunk appended to a frame file becomes a special offset: no data
+     is stored for it, and it reads back as zeros. */
+  const char *zpath = "test_schunk_api_zeros.b2frame";
+  blosc2_remove_urlpath(zpath);
+  blosc2_storage fstorage = {.contiguous = true, .urlpath = (char *)zpath, .cparams = &cparams};
+  sc = blosc2_schunk_new(&fstorage);
+  double ones[1000];
+  for (int i = 0; i < 1000; i++) ones[i] = 1.0;
+  CHECK_EQ_INT(blosc2_schunk_append_buffer(sc, ones, sizeof(ones)), 1);
+  int64_t cbytes_before = sc->cbytes;
+  uint8_t zchunk[BLOSC_EXTENDED_HEADER_LENGTH + 8];
+  int zlen = blosc2_chunk_zeros(cparams, sizeof(ones), zchunk, sizeof(zchunk));
+  CHECK(zlen > 0);
+  CHECK_EQ_INT(blosc2_schunk_append_chunk(sc, zchunk, true), 2);
+  CHECK_EQ_INT(sc->nbytes, 2 * (int64_t)sizeof(ones));
+  CHECK_EQ_INT(sc->cbytes, cbytes_before);
+  int64_t *offs = blosc2_frame_get_offsets(sc);
+  CHECK(offs != NULL && offs[0] >= 0 && offs[1] < 0);
+  free(offs);
+  memset(buf, 0xff, sizeof(buf));
+  CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 1, buf, sizeof(buf)), 8000);
+  CHECK(buf[0] == 0.0 && buf[999] == 0.0);
+  uint8_t *zc;
+  bool zfree;
+  int zc_len = blosc2_schunk_get_chunk(sc, 1, &zc, &zfree);
+  CHECK(zc_len > 0 && zc_len <= (int)sizeof(zchunk));
+  if (zfree) free(zc);
+  blosc2_schunk_free(sc);
+  blosc2_remove_urlpath(zpath);
+
   sc = blosc2_schunk_new(&storage);
   CHECK_EQ_INT(blosc2_schunk_fill_special(sc, 10, 99, 8000), BLOSC2_ERROR_INVALID_PARAM);
   CHECK(blosc2_schunk_fill_special(sc, 10, BLOSC2_SPECIAL_ZERO, 12) < 0);
