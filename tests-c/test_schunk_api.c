@@ -571,6 +571,66 @@ static void index_utils(void) {
   CHECK(blosc2_frame_get_offsets(NULL) == NULL);
 }
 
+/* Prefilter: doubles every int32 and adds 1000 * the chunk number. */
+static int double_items(blosc2_prefilter_params *p) {
+  const int32_t *in = (const int32_t *)p->input;
+  int32_t *out = (int32_t *)p->output;
+  for (int i = 0; i < p->output_size / 4; i++) out[i] = in[i] * 2 + (int32_t)p->nchunk * 1000;
+  return 0;
+}
+
+/* Postfilter: adds 1 to every int32. */
+static int add_one(blosc2_postfilter_params *p) {
+  const int32_t *in = (const int32_t *)p->input;
+  int32_t *out = (int32_t *)p->output;
+  for (int i = 0; i < p->size / 4; i++) out[i] = in[i] + 1;
+  return 0;
+}
+
+/* Filters given in the storage run on append_buffer / decompress_chunk. */
+static void filter_callbacks(void) {
+  blosc2_prefilter_params pre = {0};
+  blosc2_postfilter_params post = {0};
+  blosc2_cparams cparams = BLOSC2_CPARAMS_DEFAULTS;
+  cparams.typesize = 4;
+  cparams.prefilter = double_items;
+  cparams.preparams = &pre;
+  blosc2_dparams dparams = BLOSC2_DPARAMS_DEFAULTS;
+  blosc2_storage storage = {.contiguous = false, .cparams = &cparams, .dparams = &dparams};
+  blosc2_schunk *sc = blosc2_schunk_new(&storage);
+  int32_t src[CHUNK_ITEMS], dst[CHUNK_ITEMS];
+  for (int i = 0; i < CHUNK_ITEMS; i++) src[i] = i;
+  CHECK_EQ_INT(blosc2_schunk_append_buffer(sc, src, sizeof(src)), 1);
+  CHECK_EQ_INT(blosc2_schunk_append_buffer(sc, src, sizeof(src)), 2);
+  CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 1, dst, sizeof(dst)), sizeof(dst));
+  CHECK_EQ_INT(dst[0], 1000);
+  CHECK_EQ_INT(dst[999], 999 * 2 + 1000);
+  /* Round trip through a buffer: a new super-chunk with a postfilter. */
+  uint8_t *cframe;
+  bool needs_free;
+  int64_t len = blosc2_schunk_to_buffer(sc, &cframe, &needs_free);
+  blosc2_schunk_free(sc);
+  dparams.postfilter = add_one;
+  dparams.postparams = &post;
+  blosc2_storage st2 = {.contiguous = true, .dparams = &dparams, .cparams = NULL};
+  cparams.prefilter = NULL;
+  cparams.preparams = NULL;
+  st2.cparams = &cparams;
+  blosc2_schunk *sc2 = blosc2_schunk_new(&st2);
+  blosc2_schunk *from = blosc2_schunk_from_buffer(cframe, len, true);
+  uint8_t *chunk;
+  int clen = blosc2_schunk_get_chunk(from, 0, &chunk, &needs_free);
+  CHECK(clen > 0);
+  CHECK_EQ_INT(blosc2_schunk_append_chunk(sc2, chunk, true), 1);
+  if (needs_free) free(chunk);
+  CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc2, 0, dst, sizeof(dst)), sizeof(dst));
+  CHECK_EQ_INT(dst[0], 1);
+  CHECK_EQ_INT(dst[10], 21);
+  blosc2_schunk_free(from);
+  blosc2_schunk_free(sc2);
+  free(cframe);
+}
+
 /* The contexts in sc->cctx / sc->dctx compress with the super-chunk's
    parameters; their chunks append like any other. */
 static void contexts(void) {
@@ -599,6 +659,7 @@ static void contexts(void) {
 int main(void) {
   blosc2_init();
   contexts();
+  filter_callbacks();
   run_storage(false, NULL);
   run_storage(true, NULL);
   run_storage(true, "test_schunk_api_cont.b2frame");

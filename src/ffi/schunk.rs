@@ -23,8 +23,11 @@
 //! - `cctx`/`dctx` are contexts made with `blosc2_create_cctx`/`_dctx` from
 //!   the super-chunk's parameters when it is created or opened (NULL if the
 //!   environment overrides make them invalid); the box frees them. The core
-//!   compresses with its own contexts inside [`SChunk`], so C prefilters or
-//!   postfilters set on these contexts do not apply to `append_buffer`;
+//!   compresses with its own contexts inside [`SChunk`]; when the storage
+//!   given to `blosc2_schunk_new` carries a prefilter (postfilter),
+//!   `append_buffer` (`decompress_chunk`) goes through `cctx` (`dctx`)
+//!   instead so the C callback runs, with `current_nchunk` set as in the
+//!   reference;
 //! - `data`/`data_len` are NULL/0: chunk lists are not exposed as pointers.
 //!
 //! Every public field is refreshed by [`SchunkBox::sync`] after every call.
@@ -97,6 +100,12 @@ pub(crate) struct SchunkBox {
     urlpath: Option<CString>,
     metas: Vec<Box<OwnedLayer>>,
     vlmetas: Vec<Box<OwnedLayer>>,
+    /// The caller's compression parameters when they carry a prefilter:
+    /// `append_buffer` then compresses through `cctx`, which runs it.
+    pub(crate) user_cparams: Option<blosc2_cparams>,
+    /// The caller's decompression parameters when they carry a postfilter:
+    /// `decompress_chunk` then decompresses through `dctx`, which runs it.
+    pub(crate) user_dparams: Option<blosc2_dparams>,
     /// Where the frame starts in its file (`blosc2_schunk_open_offset`).
     pub(crate) file_offset: u64,
     /// The caller's frame buffer given to `from_buffer` without copy.
@@ -107,6 +116,17 @@ pub(crate) struct SchunkBox {
 impl SchunkBox {
     /// Moves `core` to the heap and returns the C pointer.
     pub(crate) fn into_c(core: SChunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
+        SchunkBox::into_c_with(core, io, None, None)
+    }
+
+    /// Like [`SchunkBox::into_c`], keeping the caller's parameters when they
+    /// carry a prefilter or postfilter (see `user_cparams`/`user_dparams`).
+    pub(crate) fn into_c_with(
+        core: SChunk,
+        io: Option<blosc2_io>,
+        user_cparams: Option<blosc2_cparams>,
+        user_dparams: Option<blosc2_dparams>,
+    ) -> *mut blosc2_schunk {
         let mut b = Box::new(SchunkBox {
             // SAFETY: blosc2_schunk holds only integers, bools, arrays of them
             // and raw pointers, for all of which all-zero bytes are valid.
@@ -124,6 +144,8 @@ impl SchunkBox {
             urlpath: None,
             metas: Vec::new(),
             vlmetas: Vec::new(),
+            user_cparams: None,
+            user_dparams: None,
             file_offset: 0,
             borrowed_cframe: core::ptr::null_mut(),
             avoid_cframe_free: true,
@@ -139,8 +161,25 @@ impl SchunkBox {
         // Contexts for C callers that compress or decompress with the
         // super-chunk's parameters (`blosc2_compress_ctx(sc->cctx, ..)`); the
         // core keeps its own. Their `schunk` field points back to this box.
-        b.c.cctx = super::context::blosc2_create_cctx(b.cparams);
-        b.c.dctx = super::context::blosc2_create_dctx(b.dparams);
+        let me = (&mut *b as *mut SchunkBox).cast::<c_void>();
+        b.user_cparams = user_cparams.filter(|c| c.prefilter.is_some()).map(|mut c| {
+            // The super-chunk's own settings, with the caller's filter hooks.
+            let mut own = b.cparams;
+            own.prefilter = c.prefilter;
+            own.preparams = c.preparams;
+            own.schunk = me;
+            c = own;
+            c
+        });
+        b.user_dparams = user_dparams.filter(|d| d.postfilter.is_some()).map(|d| {
+            let mut own = b.dparams;
+            own.postfilter = d.postfilter;
+            own.postparams = d.postparams;
+            own.schunk = me;
+            own
+        });
+        b.c.cctx = super::context::blosc2_create_cctx(b.user_cparams.unwrap_or(b.cparams));
+        b.c.dctx = super::context::blosc2_create_dctx(b.user_dparams.unwrap_or(b.dparams));
         Box::into_raw(b).cast()
     }
 
@@ -326,8 +365,17 @@ pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut
             // SAFETY: forwarded contract.
             let st = unsafe { storage_from_c(storage) }?;
             let core = SChunk::new(st)?;
-            // SAFETY: forwarded contract.
-            Ok(SchunkBox::into_c(core, unsafe { io_copy(storage) }))
+            // SAFETY: forwarded contract: the storage and its parameter
+            // pointers are NULL or valid.
+            let (io, cp, dp) = unsafe {
+                let s = storage.as_ref();
+                (
+                    io_copy(storage),
+                    s.and_then(|s| s.cparams.as_ref()).copied(),
+                    s.and_then(|s| s.dparams.as_ref()).copied(),
+                )
+            };
+            Ok(SchunkBox::into_c_with(core, io, cp, dp))
         })())
     })
 }
