@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <limits.h>
+#include <time.h>
 /* This header also provides everything the reference blosc2.h does. */
 #ifndef BLOSC_BLOSC2_H
 #define BLOSC_BLOSC2_H
@@ -123,6 +124,16 @@ static char *print_error(int rc) { return (char *)blosc2_error_string(rc); }
         if (!__e) { break; }                        \
         fprintf(stderr, "[INFO] - " msg "\n", ##__VA_ARGS__); \
     } while(0)
+
+/* b2nd.h macros that are not plain numbers. */
+#if defined(_MSC_VER)
+#define B2ND_DEPRECATED(msg) __declspec(deprecated(msg))
+#elif defined(__GNUC__) || defined(__clang__)
+#define B2ND_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define B2ND_DEPRECATED(msg)
+#endif
+#define B2ND_DEFAULT_DTYPE "|u1"
 
 
 #define BLOSC2_VERSION_MAJOR 3
@@ -459,6 +470,381 @@ static char *print_error(int rc) { return (char *)blosc2_error_string(rc); }
 
 #define BLOSC_MAX_BUFFERSIZE BLOSC2_MAX_BUFFERSIZE
 
+// Version of the b2nd metalayer format written (0..=127).
+#define B2ND_METALAYER_VERSION 0
+
+// Maximum number of dimensions of a b2nd array.
+#define B2ND_MAX_DIM 16
+
+// Metalayers left for the user once b2nd has taken its own.
+#define B2ND_MAX_METALAYERS (BLOSC2_MAX_METALAYERS - 1)
+
+// `dtype_format` value for NumPy dtype strings.
+#define DTYPE_NUMPY_FORMAT 0
+
+// The `dtype_format` used when the caller gives none.
+#define B2ND_DEFAULT_DTYPE_FORMAT DTYPE_NUMPY_FORMAT
+
+// Creation parameters of a b2nd array; only used through pointers.
+typedef struct b2nd_context_s b2nd_context_s;
+
+// Compression or decompression context; only used through pointers.
+typedef struct blosc2_context_s blosc2_context_s;
+
+// Contiguous frame backing a super-chunk; only used through pointers.
+typedef struct blosc2_frame_s blosc2_frame_s;
+
+// A caller-provided threading backend: runs `dojob(jobdata + i * jobdata_elsize)`
+// for `i` in `0..numjobs` and returns when all have finished.
+typedef void (*blosc_threads_callback)(void *callback_data,
+                                       void (*dojob)(void*),
+                                       int numjobs,
+                                       size_t jobdata_elsize,
+                                       void *jobdata);
+
+// The reference's name for a context handle.
+typedef struct blosc2_context_s blosc2_context;
+
+// What a prefilter gets for each block before compression.
+typedef struct blosc2_prefilter_params {
+  void *user_data;
+  const uint8_t *input;
+  uint8_t *output;
+  int32_t output_size;
+  int32_t output_typesize;
+  int32_t output_offset;
+  // Chunk number in the super-chunk, or -1 outside one.
+  int64_t nchunk;
+  int32_t nblock;
+  int32_t tid;
+  // Per-thread scratch of `ttmp_nbytes` bytes.
+  uint8_t *ttmp;
+  size_t ttmp_nbytes;
+  blosc2_context *ctx;
+  bool output_is_disposable;
+} blosc2_prefilter_params;
+
+// A prefilter: 0 on success, negative on error.
+typedef int (*blosc2_prefilter_fn)(struct blosc2_prefilter_params *params);
+
+// Compression parameters. A zero in a field means "use the default" where the
+// reference says so (typesize 8, clevel 5, one thread, automatic blocksize).
+typedef struct blosc2_cparams {
+  uint8_t compcode;
+  uint8_t compcode_meta;
+  uint8_t clevel;
+  int use_dict;
+  int32_t typesize;
+  int16_t nthreads;
+  int32_t blocksize;
+  int32_t splitmode;
+  // The super-chunk these parameters belong to, or NULL.
+  void *schunk;
+  uint8_t filters[BLOSC2_MAX_FILTERS];
+  uint8_t filters_meta[BLOSC2_MAX_FILTERS];
+  blosc2_prefilter_fn prefilter;
+  struct blosc2_prefilter_params *preparams;
+  void *tuner_params;
+  int tuner_id;
+  bool instr_codec;
+  void *codec_params;
+  void *filter_params[BLOSC2_MAX_FILTERS];
+} blosc2_cparams;
+
+// What a postfilter gets for each block after decompression.
+typedef struct blosc2_postfilter_params {
+  void *user_data;
+  const uint8_t *input;
+  uint8_t *output;
+  int32_t size;
+  int32_t typesize;
+  int32_t offset;
+  int64_t nchunk;
+  int32_t nblock;
+  int32_t tid;
+  uint8_t *ttmp;
+  size_t ttmp_nbytes;
+  blosc2_context *ctx;
+} blosc2_postfilter_params;
+
+// A postfilter: 0 on success, negative on error.
+typedef int (*blosc2_postfilter_fn)(struct blosc2_postfilter_params *params);
+
+// Decompression parameters.
+typedef struct blosc2_dparams {
+  int16_t nthreads;
+  void *schunk;
+  blosc2_postfilter_fn postfilter;
+  struct blosc2_postfilter_params *postparams;
+  int32_t typesize;
+} blosc2_dparams;
+
+// Compresses `input` into `output`; returns the compressed size, 0 when it
+// does not fit, negative on error.
+typedef int (*blosc2_codec_encoder_cb)(const uint8_t *input,
+                                       int32_t input_len,
+                                       uint8_t *output,
+                                       int32_t output_len,
+                                       uint8_t meta,
+                                       struct blosc2_cparams *cparams,
+                                       const void *chunk);
+
+// Decompresses `input` into `output`; returns the decompressed size or a negative error.
+typedef int (*blosc2_codec_decoder_cb)(const uint8_t *input,
+                                       int32_t input_len,
+                                       uint8_t *output,
+                                       int32_t output_len,
+                                       uint8_t meta,
+                                       struct blosc2_dparams *dparams,
+                                       const void *chunk);
+
+// A user-registered codec.
+typedef struct blosc2_codec {
+  uint8_t compcode;
+  char *compname;
+  uint8_t complib;
+  uint8_t version;
+  blosc2_codec_encoder_cb encoder;
+  blosc2_codec_decoder_cb decoder;
+} blosc2_codec;
+
+// Forward filter: (src, dest, size, meta, cparams, filter id) -> 0 or negative.
+typedef int (*blosc2_filter_forward_cb)(const uint8_t*,
+                                        uint8_t*,
+                                        int32_t,
+                                        uint8_t,
+                                        struct blosc2_cparams*,
+                                        uint8_t);
+
+// Backward filter: (src, dest, size, meta, dparams, filter id) -> 0 or negative.
+typedef int (*blosc2_filter_backward_cb)(const uint8_t*,
+                                         uint8_t*,
+                                         int32_t,
+                                         uint8_t,
+                                         struct blosc2_dparams*,
+                                         uint8_t);
+
+// A user-registered filter.
+typedef struct blosc2_filter {
+  uint8_t id;
+  char *name;
+  uint8_t version;
+  blosc2_filter_forward_cb forward;
+  blosc2_filter_backward_cb backward;
+} blosc2_filter;
+
+// A user-defined tuner: picks block sizes and compression parameters.
+typedef struct blosc2_tuner {
+  int (*init)(void *config, blosc2_context *cctx, blosc2_context *dctx);
+  int (*next_blocksize)(blosc2_context *context);
+  int (*next_cparams)(blosc2_context *context);
+  int (*update)(blosc2_context *context, double ctime);
+  int (*free)(blosc2_context *context);
+  int id;
+  char *name;
+} blosc2_tuner;
+
+// Which I/O backend a stored super-chunk uses, and its parameters.
+typedef struct blosc2_io {
+  uint8_t id;
+  const char *name;
+  // Backend parameters (for example a `blosc2_stdio_mmap`), or NULL.
+  void *params;
+} blosc2_io;
+
+// Where and how a super-chunk is stored.
+typedef struct blosc2_storage {
+  // Contiguous frame (true) or sparse directory of chunks (false).
+  bool contiguous;
+  // File or directory path; NULL keeps the super-chunk in memory.
+  char *urlpath;
+  struct blosc2_cparams *cparams;
+  struct blosc2_dparams *dparams;
+  struct blosc2_io *io;
+} blosc2_storage;
+
+// Parameters and state of the memory-mapped file backend.
+typedef struct blosc2_stdio_mmap {
+  // "r", "r+", "w+" or "c" (copy-on-write, nothing written back), as numpy's memmap.
+  const char *mode;
+  // Size of the first mapping for writable modes.
+  size_t initial_mapping_size;
+  // Whether the destroy callback must free this struct.
+  bool needs_free;
+  // Start of the mapping (set by the backend).
+  char *addr;
+  // Path of the mapped file (set by the backend).
+  char *urlpath;
+  size_t file_size;
+  size_t mapping_size;
+  // True in "c" mode: changes stay in memory.
+  bool is_memory_only;
+  FILE *file;
+  int fd;
+  int64_t access_flags;
+  int64_t map_flags;
+} blosc2_stdio_mmap;
+
+// Opens `urlpath` with `mode`; returns the backend's stream handle or NULL.
+typedef void *(*blosc2_open_cb)(const char *urlpath, const char *mode, void *params);
+
+// Closes a stream; 0 on success.
+typedef int (*blosc2_close_cb)(void *stream);
+
+// Size in bytes of the stream's content.
+typedef int64_t (*blosc2_size_cb)(void *stream);
+
+// Writes `size * nitems` bytes at `position`; returns the items written.
+typedef int64_t (*blosc2_write_cb)(const void *ptr,
+                                   int64_t size,
+                                   int64_t nitems,
+                                   int64_t position,
+                                   void *stream);
+
+// Reads `size * nitems` bytes at `position` into `*ptr` (or sets `*ptr` to the
+// backend's own memory); returns the items read.
+typedef int64_t (*blosc2_read_cb)(void **ptr,
+                                  int64_t size,
+                                  int64_t nitems,
+                                  int64_t position,
+                                  void *stream);
+
+// Truncates (or extends) the stream to `size` bytes; 0 on success.
+typedef int (*blosc2_truncate_cb)(void *stream, int64_t size);
+
+// Releases the backend parameters when the super-chunk is freed; 0 on success.
+typedef int (*blosc2_destroy_cb)(void *params);
+
+// A set of I/O callbacks registered under an id.
+typedef struct blosc2_io_cb {
+  // The backend id (`BLOSC2_IO_*` or a registered one).
+  uint8_t id;
+  // The backend name.
+  char *name;
+  // True when the caller allocates the read buffer; false when `read`
+  // returns memory owned by the backend.
+  bool is_allocation_necessary;
+  blosc2_open_cb open;
+  blosc2_close_cb close;
+  blosc2_size_cb size;
+  blosc2_write_cb write;
+  blosc2_read_cb read;
+  blosc2_truncate_cb truncate;
+  blosc2_destroy_cb destroy;
+} blosc2_io_cb;
+
+// The reference's name for a frame handle.
+typedef struct blosc2_frame_s blosc2_frame;
+
+// A named, fixed-size metadata entry of a super-chunk.
+typedef struct blosc2_metalayer {
+  char *name;
+  uint8_t *content;
+  int32_t content_len;
+} blosc2_metalayer;
+
+// A super-chunk, with the fields C callers read directly.
+typedef struct blosc2_schunk {
+  uint8_t version;
+  uint8_t compcode;
+  uint8_t compcode_meta;
+  uint8_t clevel;
+  uint8_t splitmode;
+  int32_t typesize;
+  int32_t blocksize;
+  // Uncompressed size of each chunk; 0 while unknown or variable.
+  int32_t chunksize;
+  uint8_t flags2;
+  uint8_t use_dict;
+  uint8_t filters[BLOSC2_MAX_FILTERS];
+  uint8_t filters_meta[BLOSC2_MAX_FILTERS];
+  int64_t nchunks;
+  int64_t current_nchunk;
+  int64_t nbytes;
+  int64_t cbytes;
+  // Chunk pointers of an in-memory sparse super-chunk.
+  uint8_t **data;
+  size_t data_len;
+  struct blosc2_storage *storage;
+  blosc2_frame *frame;
+  blosc2_context *cctx;
+  blosc2_context *dctx;
+  struct blosc2_metalayer *metalayers[BLOSC2_MAX_METALAYERS];
+  uint16_t nmetalayers;
+  struct blosc2_metalayer *vlmetalayers[BLOSC2_MAX_VLMETALAYERS];
+  int16_t nvlmetalayers;
+  void *tuner_params;
+  int tuner_id;
+  int8_t ndim;
+  int64_t *blockshape;
+  bool view;
+  // Incremented whenever the metalayers change, so cached views can tell
+  // they are stale.
+  int64_t change_tick;
+} blosc2_schunk;
+
+// The reference's name for a b2nd creation context.
+typedef struct b2nd_context_s b2nd_context_t;
+
+// Measurements recorded per block when a codec is instrumented.
+typedef struct blosc2_instr {
+  float cratio;
+  float cspeed;
+  float filter_speed;
+  uint8_t flags[4];
+} blosc2_instr;
+
+// A point in time, as the reference's timing helpers take it.
+typedef struct timespec blosc_timestamp_t;
+
+// Stream handle of the plain file backend.
+typedef struct blosc2_stdio_file {
+  FILE *file;
+} blosc2_stdio_file;
+
+// Parameters of the plain file backend.
+typedef struct blosc2_stdio_params {
+  // Take advisory locks on a sidecar file around frame accesses.
+  bool locking;
+} blosc2_stdio_params;
+
+// The one-chunk cache of a b2nd array.
+typedef struct chunk_cache_s {
+  uint8_t *data;
+  // Number of the cached chunk, or -1 when the cache is empty.
+  int64_t nchunk;
+} chunk_cache_s;
+
+// An N-dimensional array stored in a super-chunk.
+typedef struct b2nd_array_t {
+  struct blosc2_schunk *sc;
+  int64_t shape[B2ND_MAX_DIM];
+  int32_t chunkshape[B2ND_MAX_DIM];
+  // Shape rounded up to whole chunks.
+  int64_t extshape[B2ND_MAX_DIM];
+  int32_t blockshape[B2ND_MAX_DIM];
+  // Chunk shape rounded up to whole blocks.
+  int64_t extchunkshape[B2ND_MAX_DIM];
+  int64_t nitems;
+  int32_t chunknitems;
+  int64_t extnitems;
+  int32_t blocknitems;
+  int64_t extchunknitems;
+  int8_t ndim;
+  struct chunk_cache_s chunk_cache;
+  int64_t item_array_strides[B2ND_MAX_DIM];
+  int64_t item_chunk_strides[B2ND_MAX_DIM];
+  int64_t item_extchunk_strides[B2ND_MAX_DIM];
+  int64_t item_block_strides[B2ND_MAX_DIM];
+  int64_t block_chunk_strides[B2ND_MAX_DIM];
+  int64_t chunk_array_strides[B2ND_MAX_DIM];
+  // Data type description in the format given by `dtype_format`.
+  char *dtype;
+  int8_t dtype_format;
+  // The super-chunk's `change_tick` this array last synchronised with.
+  int64_t last_tick;
+} b2nd_array_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -481,8 +867,1011 @@ const char *blosc2_get_version_string(void);
 // A static description of an error code ("Unknown error" for unknown codes).
 const char *blosc2_error_string(int error_code);
 
+// Compresses `srcsize` bytes of `src` into `dest` with the global settings
+// (codec, threads, blocksize, split mode, delta), `clevel` 0..=9, shuffle
+// mode `doshuffle` (`BLOSC_NOSHUFFLE`, `BLOSC_SHUFFLE`, `BLOSC_BITSHUFFLE`)
+// and `typesize`. Honours `BLOSC_CLEVEL`, `BLOSC_SHUFFLE`, `BLOSC_DELTA`,
+// `BLOSC_TYPESIZE`, `BLOSC_COMPRESSOR`, `BLOSC_BLOCKSIZE`, `BLOSC_NTHREADS`,
+// `BLOSC_SPLITMODE` (which also change the global settings, as in the
+// reference). Returns the chunk size, 0 when it does not fit, or a negative
+// error.
+//
+// # Safety
+// `src` readable for `srcsize` bytes; `dest` writable for `destsize` bytes.
+int blosc2_compress(int clevel,
+                    int doshuffle,
+                    int32_t typesize,
+                    const void *src,
+                    int32_t srcsize,
+                    void *dest,
+                    int32_t destsize);
+
+// Decompresses a chunk into `dest` with the global thread count (honours
+// `BLOSC_NTHREADS`). Returns the uncompressed size or a negative error.
+//
+// # Safety
+// `src` readable for `srcsize` bytes; `dest` writable for `destsize` bytes.
+int blosc2_decompress(const void *src, int32_t srcsize, void *dest, int32_t destsize);
+
+// Decodes `nitems` items from item `start` of a chunk into `dest`, on the
+// calling thread. Returns the bytes written or a negative error.
+//
+// # Safety
+// `src` readable for `srcsize` bytes; `dest` writable for `destsize` bytes.
+int blosc2_getitem(const void *src,
+                   int32_t srcsize,
+                   int start,
+                   int nitems,
+                   void *dest,
+                   int32_t destsize);
+
+// `blosc2_compress` with `size_t` sizes (sizes above `INT32_MAX` are
+// refused for the source and clamped for the destination).
+//
+// # Safety
+// `src` readable for `nbytes` bytes; `dest` writable for `destsize` bytes.
+int blosc1_compress(int clevel,
+                    int doshuffle,
+                    size_t typesize,
+                    size_t nbytes,
+                    const void *src,
+                    void *dest,
+                    size_t destsize);
+
+// Decompresses a chunk whose size is read from its header (the Blosc1
+// call has none) into `dest`. Returns the uncompressed size or a negative
+// error.
+//
+// # Safety
+// `src` is a complete chunk; `dest` writable for `destsize` bytes.
+int blosc1_decompress(const void *src, void *dest, size_t destsize);
+
+// `blosc2_getitem` for a chunk whose size is read from its header; `dest`
+// must hold `nitems * typesize` bytes.
+//
+// # Safety
+// `src` is a complete chunk; `dest` writable for the items asked.
+int blosc1_getitem(const void *src, int start, int nitems, void *dest);
+
+// Reads `nbytes`, `cbytes` and `blocksize` from a chunk header (zeros on a
+// bad header).
+//
+// # Safety
+// `cbuffer` points to a chunk header; the outputs are NULL or writable.
+void blosc1_cbuffer_sizes(const void *cbuffer, size_t *nbytes, size_t *cbytes, size_t *blocksize);
+
+// Checks that a buffer of `cbytes` bytes holds one whole chunk and stores
+// its uncompressed size in `*nbytes` (0 on error). Returns 0, or
+// `BLOSC2_ERROR_WRITE_BUFFER` (buffer shorter than a header),
+// `BLOSC2_ERROR_INVALID_HEADER` (size mismatch) or a header error.
+//
+// # Safety
+// `cbuffer` readable for `cbytes` bytes; `nbytes` writable.
+int blosc1_cbuffer_validate(const void *cbuffer, size_t cbytes, size_t *nbytes);
+
+// Reads the typesize and flags byte of a chunk header (zeros on a bad header).
+//
+// # Safety
+// `cbuffer` points to a chunk header; the outputs are NULL or writable.
+void blosc1_cbuffer_metainfo(const void *cbuffer, size_t *typesize, int *flags);
+
+// Selects the global codec by name ("blosclz", "lz4", "lz4hc", "zlib",
+// "zstd"). Returns its code; -1 for an unknown name (the setting is then
+// left unchanged); `BLOSC2_ERROR_CODEC_SUPPORT` for a user codec.
+//
+// # Safety
+// `compname` is NULL or NUL-terminated.
+int blosc1_set_compressor(const char *compname);
+
+// The name of the global codec (a static string).
+const char *blosc1_get_compressor(void);
+
+// Forces the global block size (0: automatic).
+void blosc1_set_blocksize(size_t blocksize);
+
+// The forced global block size (0: automatic).
+int blosc1_get_blocksize(void);
+
+// Sets the global split mode (`BLOSC_*_SPLIT`).
+void blosc1_set_splitmode(int splitmode);
+
+// Sets the global thread count; returns the previous one, or
+// `BLOSC2_ERROR_INVALID_PARAM` for `nthreads <= 0`.
+int16_t blosc2_set_nthreads(int16_t nthreads);
+
+// The global thread count.
+int16_t blosc2_get_nthreads(void);
+
+// Adds (`dodelta > 0`) or removes the delta filter in the global settings.
+void blosc2_set_delta(int dodelta);
+
+// Records a threading backend (NULL restores the default).
+//
+// The core's worker pool runs blocks on scoped threads it creates itself and
+// cannot hand its jobs to an external executor, so the callback is stored
+// (and given back by nothing else) but not called: multi-threaded calls keep
+// using the library's own threads.
+void blosc2_set_threads_callback(blosc_threads_callback callback, void *callback_data);
+
+// Compresses `srcsize` bytes of `src` into `dest` with a compression
+// context. Returns the chunk size, 0 when `dest` is too small (discard it),
+// or a negative error (`BLOSC2_ERROR_INVALID_PARAM` for a decompression
+// context, `BLOSC2_ERROR_MAX_BUFSIZE_EXCEEDED` when `destsize` < 32, ...).
+//
+// # Safety
+// `context` is a live context; `src` is readable for `srcsize` bytes and
+// `dest` writable for `destsize` bytes, not overlapping.
+int blosc2_compress_ctx(blosc2_context *context,
+                        const void *src,
+                        int32_t srcsize,
+                        void *dest,
+                        int32_t destsize);
+
+// Decompresses a chunk into `dest` with a decompression context. Returns
+// the uncompressed size or a negative error (`BLOSC2_ERROR_WRITE_BUFFER`
+// when `destsize` is smaller than the chunk's `nbytes`). A mask set with
+// `blosc2_set_maskout` applies to this call only.
+//
+// # Safety
+// `context` is a live context; `src` is readable for `srcsize` bytes and
+// `dest` writable for `destsize` bytes, not overlapping.
+int blosc2_decompress_ctx(blosc2_context *context,
+                          const void *src,
+                          int32_t srcsize,
+                          void *dest,
+                          int32_t destsize);
+
+// Decodes `nitems` items (of the typesize the chunk records) from item
+// `start` into `dest`. Returns the bytes written or a negative error.
+//
+// # Safety
+// `context` is a live context; `src` readable for `srcsize` bytes; `dest`
+// writable for `destsize` bytes.
+int blosc2_getitem_ctx(blosc2_context *context,
+                       const void *src,
+                       int32_t srcsize,
+                       int start,
+                       int nitems,
+                       void *dest,
+                       int32_t destsize);
+
+// Decodes `nbytes` bytes from byte `start`; both must be multiples of the
+// typesize the chunk records (else `BLOSC2_ERROR_INVALID_PARAM`).
+//
+// # Safety
+// As for `blosc2_getitem_ctx`.
+int blosc2_getitem_bytes_ctx(blosc2_context *context,
+                             const void *src,
+                             int32_t srcsize,
+                             int32_t start,
+                             int32_t nbytes,
+                             void *dest,
+                             int32_t destsize);
+
+// Sets the blocks (`true`) the next `blosc2_decompress_ctx` skips; `nblocks`
+// must equal the chunk's block count then. Returns 0 or a negative error.
+//
+// # Safety
+// `ctx` is a live context; `maskout` readable for `nblocks` bools.
+int blosc2_set_maskout(blosc2_context *ctx, bool *maskout, int nblocks);
+
+// Compresses `nblocks` buffers into one chunk with one block each. Returns
+// the chunk size, 0 when `dest` is too small, or a negative error
+// (`BLOSC2_ERROR_INVALID_PARAM` for NULL lists, `nblocks <= 0` or an empty
+// or NULL block).
+//
+// # Safety
+// `srcs` and `srcsizes` hold `nblocks` entries; `srcs[i]` is readable for
+// `srcsizes[i]` bytes; `dest` writable for `destsize` bytes.
+int blosc2_vlcompress_ctx(blosc2_context *context,
+                          const void *const *srcs,
+                          const int32_t *srcsizes,
+                          int32_t nblocks,
+                          void *dest,
+                          int32_t destsize);
+
+// Decodes every block of a VL-block chunk into buffers allocated with
+// `malloc` (`dests[i]`, `destsizes[i]`); the caller frees them. Returns the
+// number of blocks or a negative error (`BLOSC2_ERROR_INVALID_PARAM` when
+// `maxblocks` is too small).
+//
+// # Safety
+// `dests` and `destsizes` are writable for `maxblocks` entries.
+int blosc2_vldecompress_ctx(blosc2_context *context,
+                            const void *src,
+                            int32_t srcsize,
+                            void **dests,
+                            int32_t *destsizes,
+                            int32_t maxblocks);
+
+// Decodes block `nblock` of a VL-block chunk into a new `malloc` buffer
+// (`*dest`, `*destsize`; the caller frees it). Returns its size or a
+// negative error (`BLOSC2_ERROR_INVALID_PARAM` for a block out of range).
+//
+// # Safety
+// `dest` and `destsize` are writable.
+int blosc2_vldecompress_block_ctx(blosc2_context *context,
+                                  const void *src,
+                                  int32_t srcsize,
+                                  int32_t nblock,
+                                  uint8_t **dest,
+                                  int32_t *destsize);
+
+// Stores the number of blocks of a VL-block chunk in `*nblocks`. Returns 0
+// or a negative error (`BLOSC2_ERROR_INVALID_PARAM` for NULL pointers or a
+// chunk without VL blocks).
+//
+// # Safety
+// `src` readable for `srcsize` bytes; `nblocks` writable.
+int blosc2_vlchunk_get_nblocks(const void *src, int32_t srcsize, int32_t *nblocks);
+
+// Writes a chunk of `nbytes` zeros (header only) into `dest`. Returns 32,
+// or a negative error (`BLOSC2_ERROR_DATA` when `destsize` < 32 or `nbytes`
+// is not a multiple of the typesize).
+//
+// # Safety
+// `dest` is writable for `destsize` bytes.
+int blosc2_chunk_zeros(struct blosc2_cparams cparams, int32_t nbytes, void *dest, int32_t destsize);
+
+// Writes a chunk of NaNs (typesize 4 or 8) into `dest`. Returns 32 or a
+// negative error.
+//
+// # Safety
+// `dest` is writable for `destsize` bytes.
+int blosc2_chunk_nans(struct blosc2_cparams cparams, int32_t nbytes, void *dest, int32_t destsize);
+
+// Writes a chunk of `typesize`-byte copies of `*repeatval` into `dest`.
+// Returns `32 + typesize` or a negative error.
+//
+// # Safety
+// `dest` is writable for `destsize` bytes; `repeatval` readable for
+// `cparams.typesize` bytes.
+int blosc2_chunk_repeatval(struct blosc2_cparams cparams,
+                           int32_t nbytes,
+                           void *dest,
+                           int32_t destsize,
+                           const void *repeatval);
+
+// Writes a chunk of uninitialised contents (decoding leaves `dest` as it
+// is) into `dest`. Returns 32 or a negative error.
+//
+// # Safety
+// `dest` is writable for `destsize` bytes.
+int blosc2_chunk_uninit(struct blosc2_cparams cparams,
+                        int32_t nbytes,
+                        void *dest,
+                        int32_t destsize);
+
+// Reads `nbytes`, `cbytes` and `blocksize` from a chunk header (NULL outputs
+// are skipped). Returns 0, or a negative error with the outputs set to 0.
+//
+// # Safety
+// `cbuffer` points to a chunk header; the outputs are NULL or writable.
+int blosc2_cbuffer_sizes(const void *cbuffer, int32_t *nbytes, int32_t *cbytes, int32_t *blocksize);
+
+// Reads the format and codec versions of a chunk (0 and 0 on a bad header).
+//
+// # Safety
+// `cbuffer` points to a chunk header; the outputs are writable.
+void blosc2_cbuffer_versions(const void *cbuffer, int *version, int *versionlz);
+
+// The name of the library a chunk was compressed with (a static string), or
+// NULL on a bad header.
+//
+// # Safety
+// `cbuffer` points to a chunk header.
+const char *blosc2_cbuffer_complib(const void *cbuffer);
+
+// Stores the (static) name of codec `compcode` in `*compname` and returns
+// the code, or -1 (and NULL) for an unknown code.
+//
+// # Safety
+// `compname` is NULL or writable.
+int blosc2_compcode_to_compname(int compcode, const char **compname);
+
+// The code of the codec called `compname`, or -1.
+//
+// # Safety
+// `compname` is NULL or NUL-terminated.
+int blosc2_compname_to_compcode(const char *compname);
+
+// The built-in codecs as a static comma-separated list.
+const char *blosc2_list_compressors(void);
+
+// Stores the library name and version behind codec `compname` in
+// `*complib` and `*version` (strings from `malloc`; the caller frees them)
+// and returns the library code, or `BLOSC2_ERROR_NOT_FOUND` (outputs NULL).
+//
+// # Safety
+// `compname` is NUL-terminated; `complib` and `version` are NULL or writable.
+int blosc2_get_complib_info(const char *compname, char **complib, char **version);
+
+// Creates a compression context for `cparams` (environment variables
+// `BLOSC_*` override fields as in the reference). NULL on invalid
+// parameters. Free it with `blosc2_free_ctx`.
+blosc2_context *blosc2_create_cctx(struct blosc2_cparams cparams);
+
+// Creates a decompression context for `dparams` (`BLOSC_NTHREADS`
+// overrides `nthreads`). NULL on invalid parameters. Free it with
+// `blosc2_free_ctx`.
+blosc2_context *blosc2_create_dctx(struct blosc2_dparams dparams);
+
+// Releases a context created by `blosc2_create_cctx`/`_dctx` (NULL is
+// ignored). A user tuner's `free` callback runs first when `tuner_params`
+// is set, as in the reference.
+//
+// # Safety
+// `context` must be NULL or a live context not used concurrently; it is
+// invalid after the call.
+void blosc2_free_ctx(blosc2_context *context);
+
+// Copies the compression parameters of a context into `*cparams`.
+// Returns 0, or `BLOSC2_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `ctx` must be a live context; `cparams` must point to a writable struct.
+int blosc2_ctx_get_cparams(blosc2_context *ctx, struct blosc2_cparams *cparams);
+
+// Copies the decompression parameters of a context into `*dparams`
+// (`typesize` is that of the last chunk decoded). Returns 0, or
+// `BLOSC2_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `ctx` must be a live context; `dparams` must point to a writable struct.
+int blosc2_ctx_get_dparams(blosc2_context *ctx, struct blosc2_dparams *dparams);
+
+// Registers a user codec (`compcode` 160..=255). Returns 0;
+// `BLOSC2_ERROR_CODEC_PARAM` for a lower id or an id already registered
+// under another name; `BLOSC2_ERROR_INVALID_PARAM` for NULL; registering the
+// same id and name again succeeds and changes nothing.
+//
+// # Safety
+// `codec` must be NULL or point to a `blosc2_codec` whose `compname` is a
+// NUL-terminated string; its callbacks must stay callable for the process.
+int blosc2_register_codec(struct blosc2_codec *codec);
+
+// Registers a user filter (`id` 160..=255). Returns 0;
+// `BLOSC2_ERROR_FAILURE` for a lower id or an id taken under another name;
+// `BLOSC2_ERROR_INVALID_PARAM` for NULL.
+//
+// # Safety
+// As for `blosc2_register_codec`.
+int blosc2_register_filter(struct blosc2_filter *filter);
+
+// Registers a user tuner (`id` 160..=255); see the module documentation for
+// what a tuner does here. Returns 0; `BLOSC2_ERROR_FAILURE` for an id out of
+// range or taken under another name; `BLOSC2_ERROR_INVALID_PARAM` for NULL.
+//
+// # Safety
+// `tuner` must be NULL or point to a `blosc2_tuner` whose `name` is a
+// NUL-terminated string; its callbacks must stay callable for the process.
+int blosc2_register_tuner(struct blosc2_tuner *tuner);
+
+// Byte-shuffles `blocksize` bytes of `src` into `dest` for items of
+// `typesize` bytes (trailing partial item copied). Returns `blocksize` or
+// `BLOSC2_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `src` readable and `dest` writable for `blocksize` bytes, not overlapping.
+int32_t blosc2_shuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
+
+// Inverse of `blosc2_shuffle`. Returns `blocksize` or `BLOSC2_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// As for `blosc2_shuffle`.
+int32_t blosc2_unshuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
+
+// Bit-shuffles the largest multiple of 8 items of `src` into `dest`, the
+// rest copied. Returns `blocksize` or a negative error.
+//
+// # Safety
+// As for `blosc2_shuffle`.
+int32_t blosc2_bitshuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
+
+// Inverse of `blosc2_bitshuffle`. Returns `blocksize` or a negative error.
+//
+// # Safety
+// As for `blosc2_shuffle`.
+int32_t blosc2_bitunshuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
+
+// Returns the default compression parameters (same as `BLOSC2_CPARAMS_DEFAULTS`).
+struct blosc2_cparams blosc2_get_blosc2_cparams_defaults(void);
+
+// Returns the default decompression parameters (same as `BLOSC2_DPARAMS_DEFAULTS`).
+struct blosc2_dparams blosc2_get_blosc2_dparams_defaults(void);
+
+// Returns the default storage (same as `BLOSC2_STORAGE_DEFAULTS`).
+struct blosc2_storage blosc2_get_blosc2_storage_defaults(void);
+
+// Returns the default I/O backend (same as `BLOSC2_IO_DEFAULTS`); its name
+// points to a static string.
+struct blosc2_io blosc2_get_blosc2_io_defaults(void);
+
+// Returns the default memory-mapping parameters (same as
+// `BLOSC2_STDIO_MMAP_DEFAULTS`); its mode points to a static string.
+struct blosc2_stdio_mmap blosc2_get_blosc2_stdio_mmap_defaults(void);
+
+// Registers user I/O callbacks. Ids below `BLOSC2_IO_REGISTERED` (160) and
+// ids already registered under another name give `BLOSC2_ERROR_PLUGIN_IO`;
+// NULL gives `BLOSC2_ERROR_INVALID_PARAM`. Returns 0 on success.
+//
+// # Safety
+// `io` is NULL or points to a valid `blosc2_io_cb` whose `name` stays valid.
+int blosc2_register_io_cb(const struct blosc2_io_cb *io);
+
+// The callbacks registered under `id` (the file system for id 0, memory
+// mapping for id 1), or NULL.
+// The pointer stays valid for the life of the process.
+struct blosc2_io_cb *blosc2_get_io_cb(uint8_t id);
+
+// Opens `urlpath` with the C library's `fopen` `mode`; returns a handle
+// (a malloc'ed `blosc2_stdio_file`) or NULL.
+//
+// # Safety
+// `urlpath` and `mode` are NULL or NUL-terminated strings.
+void *blosc2_stdio_open(const char *urlpath, const char *mode, void *params);
+
+// Closes a handle from `blosc2_stdio_open`; returns `fclose`'s result, -1 for NULL.
+//
+// # Safety
+// `stream` is NULL or an open handle from `blosc2_stdio_open`.
+int blosc2_stdio_close(void *stream);
+
+// Size in bytes of the open file, or -1.
+//
+// # Safety
+// `stream` is NULL or an open handle from `blosc2_stdio_open`.
+int64_t blosc2_stdio_size(void *stream);
+
+// Writes `size * nitems` bytes at `position`; returns the items written.
+//
+// # Safety
+// `ptr` is valid for `size * nitems` bytes; `stream` is NULL or open.
+int64_t blosc2_stdio_write(const void *ptr,
+                           int64_t size,
+                           int64_t nitems,
+                           int64_t position,
+                           void *stream);
+
+// Reads `size * nitems` bytes at `position` into `*ptr`; returns the items read.
+//
+// # Safety
+// `ptr` is NULL or points to a pointer valid for `size * nitems` writable
+// bytes; `stream` is NULL or open.
+int64_t blosc2_stdio_read(void **ptr, int64_t size, int64_t nitems, int64_t position, void *stream);
+
+// Sets the file size; 0 on success, -1 on failure.
+//
+// # Safety
+// `stream` is NULL or an open handle from `blosc2_stdio_open`.
+int blosc2_stdio_truncate(void *stream, int64_t size);
+
+// The plain file backend keeps no state in its params; returns 0.
+int blosc2_stdio_destroy(void *params);
+
+// Opens and maps `urlpath` as `params->mode` says ("r", "r+", "w+" or "c",
+// the modes of numpy's memmap). A second open of the same path returns the
+// same stream; another path (a sparse frame) gives NULL. Returns `params`
+// as the stream, or NULL.
+//
+// # Safety
+// `urlpath` is NULL or NUL-terminated; `params` is NULL or a valid
+// `blosc2_stdio_mmap` whose `mode` is NULL or NUL-terminated.
+void *blosc2_stdio_mmap_open(const char *urlpath, const char *mode, void *params);
+
+// Streams of the mmap backend stay open until destroy; returns 0.
+int blosc2_stdio_mmap_close(void *stream);
+
+// The logical size of the mapped file (-1 for NULL).
+//
+// # Safety
+// `stream` is NULL or a stream from `blosc2_stdio_mmap_open`.
+int64_t blosc2_stdio_mmap_size(void *stream);
+
+// Copies `size * nitems` bytes to `position` of the mapping, growing it as
+// needed; returns the items written (0 on error).
+//
+// # Safety
+// `ptr` is readable for `size * nitems` bytes; `stream` is NULL or open.
+int64_t blosc2_stdio_mmap_write(const void *ptr,
+                                int64_t size,
+                                int64_t nitems,
+                                int64_t position,
+                                void *stream);
+
+// Points `*ptr` into the mapping at `position` (no copy); returns `nitems`,
+// or 0 (and NULL) when the range passes the end of the file.
+//
+// # Safety
+// `ptr` is NULL or writable; `stream` is NULL or open.
+int64_t blosc2_stdio_mmap_read(void **ptr,
+                               int64_t size,
+                               int64_t nitems,
+                               int64_t position,
+                               void *stream);
+
+// Sets the logical file size (and the file's, unless in "c" mode); 0 on success.
+//
+// # Safety
+// `stream` is NULL or open.
+int blosc2_stdio_mmap_truncate(void *stream, int64_t size);
+
+// Flushes (writable modes), unmaps and closes the file, releases the path
+// copy, and `free()`s the params when `needs_free`. Returns 0, or -1 when a
+// step failed.
+//
+// # Safety
+// `params` is NULL or a `blosc2_stdio_mmap` used with this backend.
+int blosc2_stdio_mmap_destroy(void *params);
+
+// Creates an empty super-chunk as `storage` says (NULL: in memory, default
+// parameters). Existing files or directories at `urlpath` are replaced.
+// Returns NULL on error.
+//
+// # Safety
+// `storage` is NULL or a valid `blosc2_storage` whose pointers are NULL or valid.
+struct blosc2_schunk *blosc2_schunk_new(struct blosc2_storage *storage);
+
+// Copies a super-chunk (chunks, metalayers, vlmetalayers) into `storage`;
+// the copy keeps the source's compression parameters. NULL on error.
+//
+// # Safety
+// `schunk` is a live super-chunk; `storage` as for `blosc2_schunk_new`.
+struct blosc2_schunk *blosc2_schunk_copy(struct blosc2_schunk *schunk,
+                                         struct blosc2_storage *storage);
+
+// Opens a frame as `blosc2_schunk_open_offset_udio` with the defaults.
+//
+// # Safety
+// `urlpath` is NULL or a NUL-terminated string.
+struct blosc2_schunk *blosc2_schunk_open(const char *urlpath);
+
+// Opens a contiguous frame that starts `offset` bytes into a file.
+//
+// # Safety
+// `urlpath` is NULL or a NUL-terminated string.
+struct blosc2_schunk *blosc2_schunk_open_offset(const char *urlpath, int64_t offset);
+
+// Opens a frame through the I/O backend `udio` names.
+//
+// # Safety
+// `urlpath` is NULL or a NUL-terminated string; `udio` is NULL or valid.
+struct blosc2_schunk *blosc2_schunk_open_udio(const char *urlpath, const struct blosc2_io *udio);
+
+// Opens a frame file (at `offset`) or sparse frame directory through the
+// I/O backend `udio` (NULL: the file system). NULL on error, including a
+// negative offset, a missing path and bytes that are not a frame.
+//
+// # Safety
+// `urlpath` is NULL or a NUL-terminated string; `udio` is NULL or valid.
+struct blosc2_schunk *blosc2_schunk_open_offset_udio(const char *urlpath,
+                                                     int64_t offset,
+                                                     const struct blosc2_io *udio);
+
+// A super-chunk from a contiguous frame buffer of `len` bytes. With `copy`
+// the result is an in-memory chunk list; without, an in-memory frame that
+// remembers `cframe` but never writes to it: the caller's buffer is never
+// freed unless `blosc2_schunk_avoid_cframe_free(sc, false)` hands it over.
+// NULL on error (NULL buffer, length not the frame's, not a frame).
+//
+// # Safety
+// `cframe` is NULL or readable for `len` bytes.
+struct blosc2_schunk *blosc2_schunk_from_buffer(uint8_t *cframe, int64_t len, bool copy);
+
+// Whether freeing the super-chunk leaves the buffer given to
+// `blosc2_schunk_from_buffer(.., copy = false)` alone (the default, true)
+// or `free()`s it (false). No effect on other super-chunks.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+void blosc2_schunk_avoid_cframe_free(struct blosc2_schunk *schunk, bool avoid_cframe_free);
+
+// Takes the frame lock. This library has no file locking, so (as the
+// reference documents for handles without locking) it is a no-op that
+// returns 0; NULL gives `BLOSC2_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int blosc2_schunk_lock(struct blosc2_schunk *schunk);
+
+// Releases the lock of `blosc2_schunk_lock`: a no-op returning 0.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int blosc2_schunk_unlock(struct blosc2_schunk *schunk);
+
+// Re-reads an on-disk frame changed through another handle. Returns 1 when
+// the counters changed, 0 when they were current, negative on error.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int blosc2_schunk_refresh(struct blosc2_schunk *schunk);
+
+// Serializes the super-chunk as a contiguous frame into a `malloc`ed buffer
+// (`*needs_free` is set to true: the caller frees it). Returns its length.
+//
+// # Safety
+// `schunk` is NULL or live; `cframe` and `needs_free` are NULL or writable.
+int64_t blosc2_schunk_to_buffer(struct blosc2_schunk *schunk, uint8_t **cframe, bool *needs_free);
+
+// Writes the super-chunk as a contiguous frame file; returns its length.
+//
+// # Safety
+// `schunk` is NULL or live; `urlpath` is NULL or a NUL-terminated string.
+int64_t blosc2_schunk_to_file(struct blosc2_schunk *schunk, const char *urlpath);
+
+// Appends the super-chunk as a contiguous frame to the end of `urlpath`
+// (created if missing); returns the offset where the frame starts.
+//
+// # Safety
+// `schunk` is NULL or live; `urlpath` is NULL or a NUL-terminated string.
+int64_t blosc2_schunk_append_file(struct blosc2_schunk *schunk, const char *urlpath);
+
+// Frees a super-chunk and everything it owns (on-disk data stays). NULL is
+// accepted. Returns 0.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk, not used afterwards.
+int blosc2_schunk_free(struct blosc2_schunk *schunk);
+
+// Length of the frame behind the super-chunk (or that it would serialize to).
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int64_t blosc2_schunk_frame_len(struct blosc2_schunk *schunk);
+
+// Stores in `*cparams` a `malloc`ed copy of the compression parameters
+// (`schunk` field set to the super-chunk). Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `cparams` is NULL or writable.
+int blosc2_schunk_get_cparams(struct blosc2_schunk *schunk, struct blosc2_cparams **cparams);
+
+// Stores in `*dparams` a `malloc`ed copy of the decompression parameters.
+// Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `dparams` is NULL or writable.
+int blosc2_schunk_get_dparams(struct blosc2_schunk *schunk, struct blosc2_dparams **dparams);
+
+// Compresses `nbytes` of `src` into a new chunk and appends it; returns the
+// number of chunks.
+//
+// # Safety
+// `schunk` is NULL or live; `src` is NULL or readable for `nbytes` bytes.
+int64_t blosc2_schunk_append_buffer(struct blosc2_schunk *schunk, const void *src, int32_t nbytes);
+
+// Appends a compressed chunk; returns the number of chunks. With
+// `copy == false` the super-chunk takes the `malloc`ed chunk and `free()`s
+// it once stored (only on success; on error the caller keeps it).
+//
+// # Safety
+// `schunk` is NULL or live; `chunk` is NULL or a readable chunk, `malloc`ed
+// when `copy` is false.
+int64_t blosc2_schunk_append_chunk(struct blosc2_schunk *schunk, uint8_t *chunk, bool copy);
+
+// Inserts a compressed chunk at `nchunk`; returns the number of chunks.
+// Ownership as for `blosc2_schunk_append_chunk`.
+//
+// # Safety
+// As for `blosc2_schunk_append_chunk`.
+int64_t blosc2_schunk_insert_chunk(struct blosc2_schunk *schunk,
+                                   int64_t nchunk,
+                                   uint8_t *chunk,
+                                   bool copy);
+
+// Replaces chunk `nchunk`; returns the number of chunks. Ownership as for
+// `blosc2_schunk_append_chunk`.
+//
+// # Safety
+// As for `blosc2_schunk_append_chunk`.
+int64_t blosc2_schunk_update_chunk(struct blosc2_schunk *schunk,
+                                   int64_t nchunk,
+                                   uint8_t *chunk,
+                                   bool copy);
+
+// Removes chunk `nchunk`; returns the number of chunks.
+//
+// # Safety
+// `schunk` is NULL or live.
+int64_t blosc2_schunk_delete_chunk(struct blosc2_schunk *schunk, int64_t nchunk);
+
+// Reorders the chunks: new chunk `i` is old chunk `offsets_order[i]`
+// (`nchunks` entries). Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `offsets_order` is NULL or readable for
+// `nchunks` entries.
+int blosc2_schunk_reorder_offsets(struct blosc2_schunk *schunk, int64_t *offsets_order);
+
+// The compressed chunk `nchunk` in `*chunk`; see `hand_out` for
+// `needs_free`. Returns the chunk's size or a negative code.
+//
+// # Safety
+// `schunk` is NULL or live; `chunk` and `needs_free` are NULL or writable.
+int blosc2_schunk_get_chunk(struct blosc2_schunk *schunk,
+                            int64_t nchunk,
+                            uint8_t **chunk,
+                            bool *needs_free);
+
+// Like `blosc2_schunk_get_chunk`, but for on-disk frames only the chunk's
+// header and block index are read (a lazy chunk, always `malloc`ed).
+//
+// # Safety
+// As for `blosc2_schunk_get_chunk`.
+int blosc2_schunk_get_lazychunk(struct blosc2_schunk *schunk,
+                                int64_t nchunk,
+                                uint8_t **chunk,
+                                bool *needs_free);
+
+// Decompresses chunk `nchunk` into `dest` (`nbytes` bytes of room);
+// returns the bytes written or a negative code.
+//
+// # Safety
+// `schunk` is NULL or live; `dest` is NULL or writable for `nbytes` bytes.
+int blosc2_schunk_decompress_chunk(struct blosc2_schunk *schunk,
+                                   int64_t nchunk,
+                                   void *dest,
+                                   int32_t nbytes);
+
+// Decompresses items `start..stop` into `buffer`. Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `buffer` is NULL or writable for
+// `(stop - start) * typesize` bytes.
+int blosc2_schunk_get_slice_buffer(struct blosc2_schunk *schunk,
+                                   int64_t start,
+                                   int64_t stop,
+                                   void *buffer);
+
+// Overwrites items `start..stop` from `buffer`. Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `buffer` is NULL or readable for
+// `(stop - start) * typesize` bytes.
+int blosc2_schunk_set_slice_buffer(struct blosc2_schunk *schunk,
+                                   int64_t start,
+                                   int64_t stop,
+                                   void *buffer);
+
+// Gathers the items at `coords` (item indices) into `buffer`, one
+// `typesize` item after another. Returns 0; `BLOSC2_ERROR_INVALID_PARAM`
+// for negative `ncoords`, NULL arrays or coordinates out of range.
+//
+// # Safety
+// `schunk` is NULL or live; `coords` is readable for `ncoords` entries and
+// `buffer` writable for `ncoords * typesize` bytes.
+int blosc2_schunk_get_sparse_buffer(struct blosc2_schunk *schunk,
+                                    int64_t ncoords,
+                                    const int64_t *coords,
+                                    void *buffer);
+
+// Fills an empty super-chunk with `nitems` zeros, NaNs or uninitialized
+// items in chunks of `chunksize` bytes; returns the number of chunks.
+// `BLOSC2_SPECIAL_VALUE` and unknown kinds give `BLOSC2_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `schunk` is NULL or live.
+int64_t blosc2_schunk_fill_special(struct blosc2_schunk *schunk,
+                                   int64_t nitems,
+                                   int special_value,
+                                   int32_t chunksize);
+
+// Decompresses block `nblock` of the variable-length-block chunk `nchunk`
+// into a new `malloc`ed buffer (`*dest`, the caller frees it) and stores its
+// size in `*destsize`; returns that size. A chunk without VL blocks or a
+// block out of range gives `BLOSC2_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `schunk` is NULL or live; `dest` and `destsize` are NULL or writable.
+int blosc2_schunk_get_vlblock(struct blosc2_schunk *schunk,
+                              int64_t nchunk,
+                              int32_t nblock,
+                              uint8_t **dest,
+                              int32_t *destsize);
+
+// Index of the fixed-size metalayer `name`, or `BLOSC2_ERROR_NOT_FOUND`.
+//
+// # Safety
+// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
+int blosc2_meta_exists(struct blosc2_schunk *schunk, const char *name);
+
+// Adds a fixed-size metalayer; returns its index.
+//
+// # Safety
+// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` NULL
+// or readable for `content_len` bytes.
+int blosc2_meta_add(struct blosc2_schunk *schunk,
+                    const char *name,
+                    uint8_t *content,
+                    int32_t content_len);
+
+// Overwrites the start of metalayer `name` with `content_len` bytes; returns
+// its index. Longer content than the metalayer holds changes nothing (see
+// the module notes).
+//
+// # Safety
+// As for `blosc2_meta_add`.
+int blosc2_meta_update(struct blosc2_schunk *schunk,
+                       const char *name,
+                       uint8_t *content,
+                       int32_t content_len);
+
+// A `malloc`ed copy of metalayer `name` in `*content` (NULL when empty) and
+// its length in `*content_len`; returns the index.
+//
+// # Safety
+// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` and
+// `content_len` NULL or writable.
+int blosc2_meta_get(struct blosc2_schunk *schunk,
+                    const char *name,
+                    uint8_t **content,
+                    int32_t *content_len);
+
+// Index of the vlmetalayer `name`, or `BLOSC2_ERROR_NOT_FOUND`.
+//
+// # Safety
+// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
+int blosc2_vlmeta_exists(struct blosc2_schunk *schunk, const char *name);
+
+// Adds a vlmetalayer, compressed with `cparams` (NULL: the defaults);
+// returns its index.
+//
+// # Safety
+// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` NULL
+// or readable for `content_len` bytes; `cparams` NULL or valid.
+int blosc2_vlmeta_add(struct blosc2_schunk *schunk,
+                      const char *name,
+                      uint8_t *content,
+                      int32_t content_len,
+                      struct blosc2_cparams *cparams);
+
+// Replaces the content of vlmetalayer `name`; returns its index.
+//
+// # Safety
+// As for `blosc2_vlmeta_add`.
+int blosc2_vlmeta_update(struct blosc2_schunk *schunk,
+                         const char *name,
+                         uint8_t *content,
+                         int32_t content_len,
+                         struct blosc2_cparams *cparams);
+
+// A `malloc`ed copy of the decompressed vlmetalayer `name` in `*content`
+// and its length in `*content_len`; returns the index.
+//
+// # Safety
+// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` and
+// `content_len` NULL or writable.
+int blosc2_vlmeta_get(struct blosc2_schunk *schunk,
+                      const char *name,
+                      uint8_t **content,
+                      int32_t *content_len);
+
+// Removes vlmetalayer `name`; returns how many remain.
+//
+// # Safety
+// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
+int blosc2_vlmeta_delete(struct blosc2_schunk *schunk, const char *name);
+
+// Stores pointers to the vlmetalayer names in `names` (room for
+// `nvlmetalayers` pointers); returns their number. The names belong to the
+// super-chunk and stay valid until its vlmetalayers change.
+//
+// # Safety
+// `schunk` is NULL or live; `names` is NULL or writable for
+// `schunk->nvlmetalayers` pointers.
+int blosc2_vlmeta_get_names(struct blosc2_schunk *schunk, char **names);
+
+// Removes the directory `path` and the files in it. A missing directory
+// gives `BLOSC2_ERROR_NOT_FOUND`. Returns 0 on success.
+//
+// # Safety
+// `path` is NULL or a NUL-terminated string.
+int blosc2_remove_dir(const char *path);
+
+// Removes the file or directory `path`; NULL and missing paths succeed.
+// Returns 0, or `BLOSC2_ERROR_FILE_REMOVE` when a file cannot be removed.
+//
+// # Safety
+// `path` is NULL or a NUL-terminated string.
+int blosc2_remove_urlpath(const char *path);
+
+// Renames a file or directory. NULL arguments succeed doing nothing; a
+// missing source or a failed rename gives `BLOSC2_ERROR_FAILURE`.
+//
+// # Safety
+// Both are NULL or NUL-terminated strings.
+int blosc2_rename_urlpath(char *old_urlpath, char *new_path);
+
+// Writes the C-order multidimensional index of linear position `i` in an
+// array of `shape` (`ndim` entries, at most `B2ND_MAX_DIM`) into `index`.
+// Nothing is written for `ndim == 0`, NULL pointers, too many dimensions
+// or a zero extent.
+//
+// # Safety
+// `shape` is readable and `index` writable for `ndim` entries.
+void blosc2_unidim_to_multidim(uint8_t ndim, int64_t *shape, int64_t i, int64_t *index);
+
+// Writes `sum(index[j] * strides[j])` into `*i`.
+//
+// # Safety
+// `index` and `strides` are readable for `ndim` entries; `i` is writable.
+void blosc2_multidim_to_unidim(const int64_t *index,
+                               int8_t ndim,
+                               const int64_t *strides,
+                               int64_t *i);
+
+// Indexes of the chunks a slice touches, in a `malloc`ed array in
+// `*chunks_idx` (NULL when there are none); returns their number. For a
+// b2nd array (a "b2nd" or "caterva" metalayer) `start`/`stop` hold `ndim`
+// item coordinates; otherwise one item index each.
+//
+// # Safety
+// `schunk` is NULL or live; `start`/`stop` readable for `ndim` (or 1)
+// entries; `chunks_idx` writable.
+int64_t blosc2_get_slice_nchunks(struct blosc2_schunk *schunk,
+                                 int64_t *start,
+                                 int64_t *stop,
+                                 int64_t **chunks_idx);
+
+// The chunk offsets of the frame behind a super-chunk, decoded, in a
+// `malloc`ed array of `nchunks` entries the caller frees (special chunks
+// appear as the negative values the frame format uses). NULL for a
+// super-chunk without a frame (an in-memory chunk list) or on error.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int64_t *blosc2_frame_get_offsets(struct blosc2_schunk *schunk);
+
+// Serializes a super-chunk in the packed super-chunk format (the 96-byte
+// "Blosc packed header" of early Blosc2, followed by the data-starts index
+// and the chunks) into a `malloc`ed buffer stored in `*packed`; the caller
+// frees it with `free()`. Returns the buffer's length or a negative
+// `BLOSC2_ERROR_*` code. Not part of the reference API.
+//
+// # Safety
+// `schunk` is NULL or live; `packed` is NULL or writable.
+int64_t b2nd_packed_pack(struct blosc2_schunk *schunk, uint8_t **packed);
+
+// Rebuilds an in-memory super-chunk from `len` bytes written by
+// `b2nd_packed_pack`; the buffer is only read. Free the result with
+// `blosc2_schunk_free`. NULL on error. Not part of the reference API.
+//
+// # Safety
+// `packed` is NULL or readable for `len` bytes.
+struct blosc2_schunk *b2nd_packed_unpack(const uint8_t *packed, int64_t len);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
 
 #endif  /* BLOSC_B2ND_H */
+
+#ifndef B2ND_H_DEFAULT_INITIALISERS
+#define B2ND_H_DEFAULT_INITIALISERS
+
+/* Default parameter structs for callers to copy and adjust, as in the reference:
+ *   blosc2_cparams cparams = BLOSC2_CPARAMS_DEFAULTS;
+ * Each is also returned by the matching blosc2_get_blosc2_*_defaults(). */
+static const blosc2_cparams BLOSC2_CPARAMS_DEFAULTS = {
+    BLOSC_BLOSCLZ, 0, 5, 0, 8, 1, 0,
+    BLOSC_FORWARD_COMPAT_SPLIT, NULL,
+    {0, 0, 0, 0, 0, BLOSC_SHUFFLE},
+    {0, 0, 0, 0, 0, 0},
+    NULL, NULL, NULL, 0, 0,
+    NULL, {NULL, NULL, NULL, NULL, NULL, NULL}
+};
+
+static const blosc2_dparams BLOSC2_DPARAMS_DEFAULTS = {1, NULL, NULL, NULL, 8};
+
+static const blosc2_storage BLOSC2_STORAGE_DEFAULTS = {false, NULL, NULL, NULL, NULL};
+
+static const blosc2_io BLOSC2_IO_DEFAULTS = {BLOSC2_IO_FILESYSTEM, "filesystem", NULL};
+
+static const blosc2_stdio_params BLOSC2_STDIO_PARAMS_DEFAULTS = {false};
+
+static const blosc2_stdio_mmap BLOSC2_STDIO_MMAP_DEFAULTS = {
+    "r", ((size_t)1 << 30), false, NULL, NULL, 0, 0, false, NULL, -1, -1, -1
+};
+
+#endif  /* B2ND_H_DEFAULT_INITIALISERS */

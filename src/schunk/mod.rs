@@ -1,1 +1,448 @@
-//! Super-chunks: sequences of chunks sharing parameters, with metalayers.
+//! Super-chunks: ordered sequences of Blosc2 chunks sharing compression
+//! parameters, with fixed-size metalayers and variable-length metalayers.
+//!
+//! A super-chunk lives in one of four places (see [`Storage`]):
+//! - memory, as a list of chunks (`contiguous: false`, no `urlpath`);
+//! - memory, as a contiguous frame buffer (`contiguous: true`, no `urlpath`);
+//! - a contiguous frame file (`contiguous: true`, `urlpath`), possibly
+//!   embedded at an offset inside a larger file;
+//! - a sparse frame directory (`contiguous: false`, `urlpath`).
+//!
+//! Frames on disk are never read whole: opening reads the header, the
+//! trailer and the offsets index; chunks are read when asked for, and
+//! partial reads fetch only the blocks they need. Every mutating call leaves
+//! a valid frame behind.
+//!
+//! Decisions worth knowing:
+//! - zero, NaN and uninitialized chunks become special offsets (no bytes)
+//!   only while the chunk size is fixed, because a reader sizes them from the
+//!   chunk size; when a frame turns to variable-size chunks its special
+//!   offsets are first stored as real (32-byte) special chunks;
+//! - updating or deleting a chunk of a contiguous frame compacts the data
+//!   section (the tail moves), as the reference 3.3 does, so `cbytes` is
+//!   always the size of the stored chunks;
+//! - fixed-size metalayers can only be added to a frame before its first
+//!   chunk and never grow; vlmetalayers are compressed with the given (or
+//!   default) parameters and a frame holds at most 16 of them.
+
+mod engine;
+mod lazy;
+mod meta;
+pub mod packed;
+mod read;
+mod serial;
+mod write;
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+pub use crate::frame::Metalayer;
+pub use engine::{BlockSource, CParams, DParams, Special};
+
+use crate::frame::header::{FrameHeader, FrameType};
+use crate::frame::{Frame, FrameChunk, IoRef, MemFile, Place, StdIo};
+use crate::Result;
+use engine::Engine;
+
+/// Where and how a super-chunk is stored (the reference's `blosc2_storage`).
+#[derive(Clone, Default)]
+pub struct Storage {
+    /// Contiguous frame (true) or chunk list / sparse directory (false).
+    pub contiguous: bool,
+    /// File (contiguous) or directory (sparse); `None` keeps it in memory.
+    pub urlpath: Option<PathBuf>,
+    pub cparams: CParams,
+    pub dparams: DParams,
+    /// I/O backend for files; `None` uses the local file system.
+    pub io: Option<IoRef>,
+}
+
+impl Storage {
+    /// An in-memory chunk list with the given parameters.
+    pub fn in_memory(cparams: CParams) -> Storage {
+        Storage {
+            cparams,
+            ..Storage::default()
+        }
+    }
+
+    fn io(&self) -> IoRef {
+        self.io.clone().unwrap_or_else(StdIo::shared)
+    }
+}
+
+/// The most vlmetalayers a super-chunk holds (frames hold at most 16).
+const MAX_VLMETALAYERS: usize = 8 * 1024;
+
+enum Backend {
+    Chunks(Vec<Vec<u8>>),
+    Frame(Frame),
+}
+
+/// A super-chunk.
+pub struct SChunk {
+    storage: Storage,
+    /// Bytes per chunk; -1 before the first chunk, 0 for variable sizes.
+    chunksize: i32,
+    nbytes: i64,
+    /// Stored bytes of regular chunks (chunk list: all chunks).
+    cbytes: i64,
+    blocksize: i32,
+    vl_blocks: bool,
+    metalayers: Vec<Metalayer>,
+    /// vlmetalayer contents, compressed as stored in the frame trailer.
+    vlmetalayers: Vec<Metalayer>,
+    backend: Backend,
+    engine: Engine,
+}
+
+impl std::fmt::Debug for SChunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SChunk")
+            .field("nchunks", &self.nchunks())
+            .field("nbytes", &self.nbytes)
+            .field("cbytes", &self.cbytes)
+            .field("chunksize", &self.chunksize)
+            .field("typesize", &self.typesize())
+            .field("frame", &self.is_frame())
+            .finish()
+    }
+}
+
+/// `total + delta`, refusing sizes a corrupt header could push past i64.
+fn grow(total: i64, delta: i64) -> Result<i64> {
+    total
+        .checked_add(delta)
+        .ok_or_else(|| crate::err!(InvalidHeader, "size counter overflows ({total} + {delta})"))
+}
+
+/// How to build the chunk a special offset stands for.
+struct SpecialSpec {
+    /// Uncompressed size, or why it cannot be known.
+    nbytes: Result<i64>,
+    typesize: i32,
+    blocksize: i32,
+}
+
+/// Chunk `n` of `backend`, borrowed when it is in memory.
+fn fetch_chunk(backend: &mut Backend, n: usize, spec: SpecialSpec) -> Result<Cow<'_, [u8]>> {
+    match backend {
+        Backend::Chunks(c) => Ok(Cow::Borrowed(&c[n][..])),
+        Backend::Frame(f) => match f.chunk(n)? {
+            FrameChunk::Bytes(b) => Ok(b),
+            FrameChunk::Special(s) => {
+                let size = i32::try_from(spec.nbytes?)
+                    .map_err(|_| crate::err!(FrameSpecial, "chunk {n} too large"))?;
+                let c = crate::frame::codec::special_chunk(s, size, spec.typesize, spec.blocksize)?;
+                Ok(Cow::Owned(c))
+            }
+        },
+    }
+}
+
+/// Uncompressed bytes of chunk `n` when the last chunk may be short.
+fn fixed_chunk_nbytes(chunksize: i32, nbytes: i64, n: usize, nchunks: usize) -> i64 {
+    let cs = i64::from(chunksize);
+    if n + 1 == nchunks && nbytes % cs != 0 {
+        nbytes % cs
+    } else {
+        cs
+    }
+}
+
+impl SChunk {
+    fn empty(storage: Storage, backend: Backend) -> Result<SChunk> {
+        let engine = Engine::new(storage.cparams.clone(), storage.dparams.clone())?;
+        Ok(SChunk {
+            chunksize: -1,
+            nbytes: 0,
+            cbytes: 0,
+            blocksize: storage.cparams.blocksize,
+            vl_blocks: false,
+            metalayers: Vec::new(),
+            vlmetalayers: Vec::new(),
+            backend,
+            engine,
+            storage,
+        })
+    }
+
+    /// Creates an empty super-chunk (an existing file or directory at
+    /// `urlpath` is replaced).
+    pub fn new(storage: Storage) -> Result<SChunk> {
+        if storage.cparams.typesize <= 0 {
+            crate::bail!(
+                InvalidParam,
+                "typesize {} must be positive",
+                storage.cparams.typesize
+            );
+        }
+        let backend = match (&storage.urlpath, storage.contiguous) {
+            (None, false) => Backend::Chunks(Vec::new()),
+            (None, true) => Backend::Frame(Frame::create(
+                Place::Memory(MemFile::default()),
+                &FrameHeader::new(FrameType::Contiguous),
+                &[],
+            )?),
+            (Some(p), true) => {
+                let place = Place::File {
+                    io: storage.io(),
+                    path: p.clone(),
+                    offset: 0,
+                };
+                Backend::Frame(Frame::create(
+                    place,
+                    &FrameHeader::new(FrameType::Contiguous),
+                    &[],
+                )?)
+            }
+            (Some(p), false) => {
+                if p.is_file() {
+                    std::fs::remove_file(p)
+                        .map_err(|e| crate::err!(FileRemove, "{}: {e}", p.display()))?;
+                } else if p.is_dir() {
+                    std::fs::remove_dir_all(p)
+                        .map_err(|e| crate::err!(FileRemove, "{}: {e}", p.display()))?;
+                }
+                let place = Place::Sparse {
+                    io: storage.io(),
+                    dir: p.clone(),
+                };
+                Backend::Frame(Frame::create(
+                    place,
+                    &FrameHeader::new(FrameType::Sparse),
+                    &[],
+                )?)
+            }
+        };
+        let mut s = SChunk::empty(storage, backend)?;
+        s.flush()?;
+        Ok(s)
+    }
+
+    /// Opens a frame file or a sparse frame directory.
+    pub fn open(path: impl AsRef<Path>) -> Result<SChunk> {
+        SChunk::open_with_io(path, 0, None)
+    }
+
+    /// Opens a contiguous frame that starts `offset` bytes into a file.
+    pub fn open_offset(path: impl AsRef<Path>, offset: u64) -> Result<SChunk> {
+        SChunk::open_with_io(path, offset, None)
+    }
+
+    /// Opens a frame through a user I/O backend.
+    pub fn open_with_io(path: impl AsRef<Path>, offset: u64, io: Option<IoRef>) -> Result<SChunk> {
+        let path = path.as_ref();
+        let ioref = io.clone().unwrap_or_else(StdIo::shared);
+        let sparse = path.is_dir();
+        if sparse && offset != 0 {
+            crate::bail!(InvalidParam, "sparse frames cannot be opened at an offset");
+        }
+        if !sparse && io.is_none() && !path.exists() {
+            crate::bail!(FileOpen, "{}: no such file or directory", path.display());
+        }
+        let place = if sparse {
+            Place::Sparse {
+                io: ioref,
+                dir: path.to_owned(),
+            }
+        } else {
+            Place::File {
+                io: ioref,
+                path: path.to_owned(),
+                offset,
+            }
+        };
+        let storage = Storage {
+            contiguous: !sparse,
+            urlpath: Some(path.to_owned()),
+            io,
+            ..Storage::default()
+        };
+        SChunk::attach(place, storage)
+    }
+
+    /// A super-chunk read from a contiguous frame buffer. With `copy` the
+    /// result is an in-memory chunk list, otherwise an in-memory frame that
+    /// owns a copy of `bytes` (use [`SChunk::from_vec`] to avoid the copy).
+    pub fn from_buffer(bytes: &[u8], copy: bool) -> Result<SChunk> {
+        let mut s = SChunk::from_vec(bytes.to_vec())?;
+        if copy {
+            s.copy(Storage {
+                contiguous: false,
+                urlpath: None,
+                ..Storage::default()
+            })
+        } else {
+            Ok(s)
+        }
+    }
+
+    /// A super-chunk backed by (and owning) a contiguous frame buffer.
+    pub fn from_vec(bytes: Vec<u8>) -> Result<SChunk> {
+        let storage = Storage {
+            contiguous: true,
+            ..Storage::default()
+        };
+        SChunk::attach(Place::Memory(MemFile { data: bytes }), storage)
+    }
+
+    fn attach(place: Place, mut storage: Storage) -> Result<SChunk> {
+        let (mut frame, h, vlmeta) = Frame::open(place)?;
+        storage.cparams = CParams {
+            compcode: h.compcode,
+            compcode_meta: h.compcode_meta,
+            clevel: h.clevel,
+            use_dict: h.use_dict,
+            typesize: h.typesize,
+            nthreads: h.nthreads_c.max(1),
+            blocksize: h.blocksize,
+            splitmode: i32::from(h.splitmode),
+            filters: h.filters,
+            filters_meta: h.filters_meta,
+            ..storage.cparams
+        };
+        storage.dparams = DParams {
+            nthreads: h.nthreads_d.max(1),
+            ..storage.dparams
+        };
+        let mut vl_blocks = h.vl_blocks;
+        if frame.nchunks() > 0 {
+            if let Ok(info) = frame.chunk_info(0)? {
+                vl_blocks = info.flags2 & 1 != 0;
+            }
+        }
+        let engine = Engine::new(storage.cparams.clone(), storage.dparams.clone())?;
+        Ok(SChunk {
+            chunksize: if frame.nchunks() == 0 && h.chunksize <= 0 {
+                -1
+            } else {
+                h.chunksize
+            },
+            nbytes: h.nbytes,
+            cbytes: h.cbytes,
+            blocksize: h.blocksize,
+            vl_blocks,
+            metalayers: h.metalayers,
+            vlmetalayers: vlmeta,
+            backend: Backend::Frame(frame),
+            engine,
+            storage,
+        })
+    }
+
+    // ----- accessors -----
+
+    pub fn nchunks(&self) -> i64 {
+        match &self.backend {
+            Backend::Chunks(c) => c.len() as i64,
+            Backend::Frame(f) => f.nchunks() as i64,
+        }
+    }
+    pub fn nbytes(&self) -> i64 {
+        self.nbytes
+    }
+    pub fn cbytes(&self) -> i64 {
+        self.cbytes
+    }
+    pub fn typesize(&self) -> i32 {
+        self.storage.cparams.typesize
+    }
+    /// Bytes per chunk: -1 before the first chunk, 0 for variable sizes.
+    pub fn chunksize(&self) -> i32 {
+        self.chunksize
+    }
+    pub fn blocksize(&self) -> i32 {
+        self.blocksize
+    }
+    pub fn cparams(&self) -> &CParams {
+        &self.storage.cparams
+    }
+    pub fn dparams(&self) -> &DParams {
+        &self.storage.dparams
+    }
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+    /// Whether the chunks use variable-length blocks.
+    pub fn vl_blocks(&self) -> bool {
+        self.vl_blocks
+    }
+    /// Whether this super-chunk is backed by a frame (memory, file or directory).
+    pub fn is_frame(&self) -> bool {
+        matches!(self.backend, Backend::Frame(_))
+    }
+
+    /// Length of the frame this super-chunk is (or would serialize to).
+    pub fn frame_len(&mut self) -> Result<u64> {
+        match &self.backend {
+            Backend::Frame(f) if !f.is_sparse() => Ok(f.frame_len()),
+            _ => Ok(self.to_buffer()?.len() as u64),
+        }
+    }
+
+    /// Re-reads header, trailer and offsets of a frame changed by another handle.
+    pub fn refresh(&mut self) -> Result<()> {
+        let place = match &self.backend {
+            Backend::Frame(f) => match f.place() {
+                Place::File { io, path, offset } => Place::File {
+                    io: io.clone(),
+                    path: path.clone(),
+                    offset: *offset,
+                },
+                Place::Sparse { io, dir } => Place::Sparse {
+                    io: io.clone(),
+                    dir: dir.clone(),
+                },
+                Place::Memory(_) => return Ok(()),
+            },
+            Backend::Chunks(_) => return Ok(()),
+        };
+        let fresh = SChunk::attach(place, self.storage.clone())?;
+        *self = fresh;
+        Ok(())
+    }
+
+    // ----- persistence of the metadata -----
+
+    fn frame_header(&self) -> FrameHeader {
+        let cp = &self.storage.cparams;
+        let mut h = FrameHeader::new(FrameType::Contiguous);
+        h.compcode = cp.compcode;
+        h.compcode_meta = cp.compcode_meta;
+        h.clevel = cp.clevel;
+        h.splitmode = u8::try_from(cp.splitmode).unwrap_or(4);
+        h.use_dict = cp.use_dict;
+        h.typesize = cp.typesize;
+        h.blocksize = self.blocksize;
+        h.chunksize = if self.chunksize < 0 {
+            0
+        } else {
+            self.chunksize
+        };
+        if self.nchunks() == 0 && self.chunksize < 0 {
+            h.chunksize = -1;
+        }
+        h.nthreads_c = cp.nthreads;
+        h.nthreads_d = self.storage.dparams.nthreads;
+        h.filters = cp.filters;
+        h.filters_meta = cp.filters_meta;
+        h.vl_blocks = self.vl_blocks;
+        h.nbytes = self.nbytes;
+        h.cbytes = self.cbytes;
+        h.metalayers = self.metalayers.clone();
+        h
+    }
+
+    /// Writes header, offsets and trailer of a frame backend.
+    fn flush(&mut self) -> Result<()> {
+        let h = self.frame_header();
+        if let Backend::Frame(f) = &mut self.backend {
+            f.flush(&h, &self.vlmetalayers)?;
+            if !f.is_sparse() {
+                self.cbytes = f.data_len() as i64;
+            }
+        }
+        Ok(())
+    }
+}

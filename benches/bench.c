@@ -1,0 +1,315 @@
+/*
+ * Side-by-side benchmark, written against the reference b2nd.h/blosc2.h API only, so the
+ * same source builds against libb2nd and against the reference libblosc2 (scripts/bench.py
+ * builds both and alternates them). Prints one TSV line per measurement:
+ *   <row>\t<metric>\t<value>
+ * metrics: cMBps, dMBps (uncompressed MB per second), ratio, slice_us (median microseconds),
+ * memcpy_MBps (the machine's memory bandwidth, the ceiling).
+ *
+ * Usage: bench [--quick] [--only SUBSTRING] [--tmp DIR]
+ * -DBENCH_NO_SCHUNK / -DBENCH_NO_B2ND leave out the super-chunk / b2nd rows (for a
+ * library that does not export those calls yet).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <b2nd.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rng(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+typedef struct {
+  const char *name;
+  int32_t typesize;
+  uint8_t *data;
+  int32_t nbytes;
+} dataset;
+
+/* 3-D float64 smooth field, int32 random small range, float32 noisy sine, constant, random bytes. */
+static void make_datasets(dataset *ds, int32_t nbytes) {
+  int32_t n8 = nbytes / 8, n4 = nbytes / 4;
+  double *f64 = malloc((size_t)n8 * 8);
+  int side = (int)cbrt((double)n8);
+  for (int32_t i = 0; i < n8; i++) {
+    int x = i % side, y = (i / side) % side, z = i / (side * side);
+    f64[i] = sin(x * 0.05) * cos(y * 0.03) + z * 0.01;
+  }
+  ds[0] = (dataset){"smooth3d-f8", 8, (uint8_t *)f64, n8 * 8};
+  int32_t *i32 = malloc((size_t)n4 * 4);
+  for (int32_t i = 0; i < n4; i++) i32[i] = (int32_t)(rng() % 100);
+  ds[1] = (dataset){"randint-i4", 4, (uint8_t *)i32, n4 * 4};
+  float *f32 = malloc((size_t)n4 * 4);
+  for (int32_t i = 0; i < n4; i++) f32[i] = (float)(sin(i * 0.001) + (double)(rng() % 1000) * 1e-6);
+  ds[2] = (dataset){"noisysine-f4", 4, (uint8_t *)f32, n4 * 4};
+  double *c = malloc((size_t)n8 * 8);
+  for (int32_t i = 0; i < n8; i++) c[i] = 3.25;
+  ds[3] = (dataset){"constant-f8", 8, (uint8_t *)c, n8 * 8};
+  uint8_t *rb = malloc((size_t)nbytes);
+  for (int32_t i = 0; i < nbytes; i++) rb[i] = (uint8_t)rng();
+  ds[4] = (dataset){"randbytes-u1", 1, rb, nbytes};
+}
+
+/* Repeats `op` until at least `mintime` seconds pass; returns the best time of one call. */
+#define BEST_TIME(best, mintime, op)                    \
+  do {                                                  \
+    double t_start_ = now(), t_end_ = t_start_;         \
+    best = 1e30;                                        \
+    int reps_ = 0;                                      \
+    while (t_end_ - t_start_ < (mintime) || reps_ < 3) { \
+      double t0_ = now();                               \
+      op;                                               \
+      double t1_ = now();                               \
+      if (t1_ - t0_ < best) best = t1_ - t0_;           \
+      t_end_ = t1_;                                     \
+      reps_++;                                          \
+    }                                                   \
+  } while (0)
+
+static int matches(const char *row, const char *only) { return !only || strstr(row, only) != NULL; }
+
+static void bench_memcpy(int32_t nbytes, double mintime) {
+  uint8_t *a = malloc((size_t)nbytes), *b = malloc((size_t)nbytes);
+  memset(a, 1, (size_t)nbytes);
+  double best;
+  BEST_TIME(best, mintime, memcpy(b, a, (size_t)nbytes));
+  printf("memcpy\tmemcpy_MBps\t%.1f\n", nbytes / best / 1e6);
+  free(a);
+  free(b);
+}
+
+static int bench_chunks(dataset *ds, int nds, const char *only, double mintime, int quick) {
+  const char *codecs[] = {"blosclz", "lz4", "lz4hc", "zlib", "zstd"};
+  const int clevels[] = {1, 5};
+  const int filters[] = {BLOSC_SHUFFLE, BLOSC_BITSHUFFLE};
+  const char *fnames[] = {"shuffle", "bitshuffle"};
+  for (int d = 0; d < nds; d++) {
+    int32_t nbytes = ds[d].nbytes;
+    uint8_t *comp = malloc((size_t)nbytes + BLOSC2_MAX_OVERHEAD);
+    uint8_t *back = malloc((size_t)nbytes);
+    for (int c = 0; c < 5; c++)
+      for (int l = 0; l < 2; l++)
+        for (int f = 0; f < 2; f++)
+          for (int nt = 1; nt <= 2; nt++) {
+            if (quick && (l == 0 || nt == 2)) continue;
+            char row[160];
+            snprintf(row, sizeof row, "chunk/%s/%s/c%d/%s/t%d", ds[d].name, codecs[c], clevels[l], fnames[f], nt);
+            if (!matches(row, only)) continue;
+            blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+            cp.compcode = (uint8_t)blosc2_compname_to_compcode(codecs[c]);
+            cp.clevel = (uint8_t)clevels[l];
+            cp.typesize = ds[d].typesize;
+            cp.nthreads = (int16_t)nt;
+            for (int i = 0; i < BLOSC2_MAX_FILTERS; i++) cp.filters[i] = 0;
+            cp.filters[BLOSC2_MAX_FILTERS - 1] = (uint8_t)filters[f];
+            blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+            dp.nthreads = (int16_t)nt;
+            blosc2_context *cctx = blosc2_create_cctx(cp);
+            blosc2_context *dctx = blosc2_create_dctx(dp);
+            int csize = 0;
+            double tc, td;
+            BEST_TIME(tc, mintime, csize = blosc2_compress_ctx(cctx, ds[d].data, nbytes, comp, nbytes + BLOSC2_MAX_OVERHEAD));
+            if (csize <= 0) {
+              fprintf(stderr, "%s: compression failed (%d)\n", row, csize);
+              return 1;
+            }
+            int dsize = 0;
+            BEST_TIME(td, mintime, dsize = blosc2_decompress_ctx(dctx, comp, csize, back, nbytes));
+            if (dsize != nbytes || memcmp(back, ds[d].data, (size_t)nbytes) != 0) {
+              fprintf(stderr, "%s: round trip mismatch (%d)\n", row, dsize);
+              return 1;
+            }
+            printf("%s\tcMBps\t%.1f\n%s\tdMBps\t%.1f\n%s\tratio\t%.3f\n", row, nbytes / tc / 1e6, row,
+                   nbytes / td / 1e6, row, (double)nbytes / csize);
+            fflush(stdout);
+            blosc2_free_ctx(cctx);
+            blosc2_free_ctx(dctx);
+          }
+    free(comp);
+    free(back);
+  }
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+#ifndef BENCH_NO_SCHUNK
+/* Super-chunk on file: append throughput and read-back throughput of >= 256 MiB (64 MiB quick). */
+static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, int quick) {
+  const char *codecs[] = {"blosclz", "lz4", "zstd"};
+  int nchunks = quick ? 16 : 64; /* 4 MiB chunks */
+  for (int c = 0; c < 3; c++) {
+    char row[160];
+    snprintf(row, sizeof row, "schunk/file/smooth3d-f8-%dMiB/%s/c5/shuffle", nchunks * 4, codecs[c]);
+    if (!matches(row, only)) continue;
+    char urlpath[512];
+    snprintf(urlpath, sizeof urlpath, "%s/bench-schunk-%s.b2frame", tmpdir, codecs[c]);
+    blosc2_remove_urlpath(urlpath);
+    blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+    cp.compcode = (uint8_t)blosc2_compname_to_compcode(codecs[c]);
+    cp.clevel = 5;
+    cp.typesize = ds[0].typesize;
+    blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+    blosc2_storage st = {.contiguous = true, .urlpath = urlpath, .cparams = &cp, .dparams = &dp};
+    blosc2_schunk *sc = blosc2_schunk_new(&st);
+    if (sc == NULL) { fprintf(stderr, "%s: schunk_new failed\n", row); return 1; }
+    double t0 = now();
+    for (int i = 0; i < nchunks; i++) {
+      if (blosc2_schunk_append_buffer(sc, ds[0].data, ds[0].nbytes) != i + 1) {
+        fprintf(stderr, "%s: append failed\n", row);
+        return 1;
+      }
+    }
+    double t1 = now();
+    double total = (double)ds[0].nbytes * nchunks;
+    printf("%s/append\tcMBps\t%.1f\n", row, total / (t1 - t0) / 1e6);
+    printf("%s/append\tratio\t%.3f\n", row, (double)sc->nbytes / (double)sc->cbytes);
+    blosc2_schunk_free(sc);
+    uint8_t *back = malloc((size_t)ds[0].nbytes);
+    t0 = now();
+    blosc2_schunk *rd = blosc2_schunk_open(urlpath);
+    if (rd == NULL) { fprintf(stderr, "%s: open failed\n", row); return 1; }
+    for (int i = 0; i < nchunks; i++) {
+      if (blosc2_schunk_decompress_chunk(rd, i, back, ds[0].nbytes) != ds[0].nbytes) {
+        fprintf(stderr, "%s: read back failed\n", row);
+        return 1;
+      }
+    }
+    t1 = now();
+    if (memcmp(back, ds[0].data, (size_t)ds[0].nbytes) != 0) { fprintf(stderr, "%s: mismatch\n", row); return 1; }
+    printf("%s/read\tdMBps\t%.1f\n", row, total / (t1 - t0) / 1e6);
+    fflush(stdout);
+    blosc2_schunk_free(rd);
+    free(back);
+    blosc2_remove_urlpath(urlpath);
+  }
+  return 0;
+}
+#endif /* BENCH_NO_SCHUNK */
+
+#ifndef BENCH_NO_B2ND
+/* b2nd rows: from_cbuffer, to_cbuffer, random 10x10x10 slices, full read of a file-backed array. */
+static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int quick) {
+  const int64_t shape[3] = {quick ? 128 : 256, 256, 128}; /* 256*256*128*8 = 64 MiB */
+  const int32_t chunkshape[3] = {64, 64, 64};
+  const int32_t blockshape[3] = {16, 16, 32};
+  int64_t n = shape[0] * shape[1] * shape[2];
+  int64_t nbytes = n * 8;
+  double *src = malloc((size_t)nbytes), *back = malloc((size_t)nbytes);
+  for (int64_t i = 0; i < n; i++) src[i] = sin((double)(i % 4096) * 0.01) + (double)(i / 65536) * 0.001;
+  const char *codecs[] = {"blosclz", "lz4", "zstd"};
+  for (int c = 0; c < 3; c++) {
+    char row[160];
+    snprintf(row, sizeof row, "b2nd/smooth3d-f8-%lldMiB/%s/c5/shuffle", (long long)(nbytes >> 20), codecs[c]);
+    if (!matches(row, only)) continue;
+    char urlpath[512];
+    snprintf(urlpath, sizeof urlpath, "%s/bench-%s.b2nd", tmpdir, codecs[c]);
+    blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+    cp.compcode = (uint8_t)blosc2_compname_to_compcode(codecs[c]);
+    cp.clevel = 5;
+    cp.typesize = 8;
+    cp.nthreads = 1;
+    blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+    blosc2_storage mem = {.contiguous = true, .cparams = &cp, .dparams = &dp};
+    b2nd_context_t *ctx = b2nd_create_ctx(&mem, 3, shape, chunkshape, blockshape, "<f8", DTYPE_NUMPY_FORMAT, NULL, 0);
+    b2nd_array_t *arr = NULL;
+    double t;
+    BEST_TIME(t, mintime, {
+      if (arr) b2nd_free(arr);
+      if (b2nd_from_cbuffer(ctx, &arr, src, nbytes) < 0) { fprintf(stderr, "%s: from_cbuffer failed\n", row); return 1; }
+    });
+    printf("%s/from_cbuffer\tcMBps\t%.1f\n", row, nbytes / t / 1e6);
+    printf("%s/from_cbuffer\tratio\t%.3f\n", row, (double)arr->sc->nbytes / (double)arr->sc->cbytes);
+    BEST_TIME(t, mintime, b2nd_to_cbuffer(arr, back, nbytes));
+    if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: to_cbuffer mismatch\n", row); return 1; }
+    printf("%s/to_cbuffer\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
+
+    /* Random small slices: median latency. */
+    enum { NSLICES = 200 };
+    double lat[NSLICES];
+    double slice[1000];
+    int64_t sshape[3] = {10, 10, 10};
+    rng_state = 12345;
+    for (int i = 0; i < NSLICES; i++) {
+      int64_t start[3], stop[3];
+      for (int d = 0; d < 3; d++) {
+        start[d] = (int64_t)(rng() % (uint64_t)(shape[d] - 10));
+        stop[d] = start[d] + 10;
+      }
+      double t0 = now();
+      if (b2nd_get_slice_cbuffer(arr, start, stop, slice, sshape, sizeof slice) < 0) {
+        fprintf(stderr, "%s: get_slice_cbuffer failed\n", row);
+        return 1;
+      }
+      lat[i] = now() - t0;
+    }
+    qsort(lat, NSLICES, sizeof(double), cmp_double);
+    printf("%s/slice10x10x10\tslice_us\t%.2f\n", row, lat[NSLICES / 2] * 1e6);
+
+    /* Full read of a file-backed array. */
+    blosc2_remove_urlpath(urlpath);
+    if (b2nd_save(arr, urlpath) < 0) { fprintf(stderr, "%s: save failed\n", row); return 1; }
+    b2nd_array_t *farr = NULL;
+    BEST_TIME(t, mintime, {
+      if (farr) b2nd_free(farr);
+      if (b2nd_open(urlpath, &farr) < 0) { fprintf(stderr, "%s: open failed\n", row); return 1; }
+      b2nd_to_cbuffer(farr, back, nbytes);
+    });
+    if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: file read mismatch\n", row); return 1; }
+    printf("%s/file_full_read\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
+    fflush(stdout);
+    b2nd_free(farr);
+    b2nd_free(arr);
+    b2nd_free_ctx(ctx);
+    blosc2_remove_urlpath(urlpath);
+  }
+  free(src);
+  free(back);
+  return 0;
+}
+
+#endif /* BENCH_NO_B2ND */
+
+int main(int argc, char **argv) {
+  const char *only = NULL, *tmpdir = "/tmp";
+  int quick = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--tmp") && i + 1 < argc) tmpdir = argv[++i];
+  }
+  double mintime = quick ? 0.05 : 0.2;
+  blosc2_init();
+  int32_t nbytes = 4 * 1024 * 1024;
+  dataset ds[5];
+  make_datasets(ds, nbytes);
+  bench_memcpy(nbytes, mintime);
+  int rc = bench_chunks(ds, 5, only, mintime, quick);
+#ifndef BENCH_NO_SCHUNK
+  if (rc == 0) rc = bench_schunk_file(ds, only, tmpdir, quick);
+#endif
+#ifndef BENCH_NO_B2ND
+  if (rc == 0) rc = bench_b2nd(only, mintime, tmpdir, quick);
+#endif
+  (void)tmpdir;
+  for (int i = 0; i < 5; i++) free(ds[i].data);
+  blosc2_destroy();
+  return rc;
+}

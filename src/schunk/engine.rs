@@ -1,0 +1,117 @@
+//! The chunk-engine surface the super-chunk uses, in one place: parameters,
+//! special kinds, and compression/decompression contexts.
+
+pub use crate::chunk::{BlockSource, CParams, DParams, Special};
+use crate::chunk::{Compressor, Decompressor};
+use crate::Result;
+
+/// Bytes a chunk may need beyond its source (the reference's MAX_OVERHEAD).
+const MAX_OVERHEAD: usize = 32;
+
+/// Compression and decompression contexts of one super-chunk.
+pub(crate) struct Engine {
+    comp: Compressor,
+    dec: Decompressor,
+}
+
+impl Engine {
+    pub(crate) fn new(cparams: CParams, dparams: DParams) -> Result<Engine> {
+        Ok(Engine {
+            comp: Compressor::new(cparams)?,
+            dec: Decompressor::new(dparams),
+        })
+    }
+
+    pub(crate) fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
+        let mut dst = vec![0u8; src.len() + MAX_OVERHEAD];
+        let n = self.comp.compress(src, &mut dst)?;
+        if n == 0 {
+            crate::bail!(
+                WriteBuffer,
+                "compressed chunk did not fit in {} bytes",
+                dst.len()
+            );
+        }
+        dst.truncate(n);
+        Ok(dst)
+    }
+
+    pub(crate) fn decompress(&mut self, chunk: &[u8], dst: &mut [u8]) -> Result<usize> {
+        self.dec.decompress(chunk, dst)
+    }
+
+    /// Block `nblock` of a variable-length-block chunk.
+    pub(crate) fn vl_block(&mut self, chunk: &[u8], nblock: usize) -> Result<Vec<u8>> {
+        self.dec.decompress_vl_block(chunk, nblock)
+    }
+
+    /// Compresses `blocks` into one variable-length-block chunk.
+    pub(crate) fn compress_vl(&mut self, blocks: &[&[u8]]) -> Result<Vec<u8>> {
+        let total: usize = blocks.iter().map(|b| b.len()).sum();
+        let mut dst = vec![0u8; total + MAX_OVERHEAD + 16 * blocks.len()];
+        let n = self.comp.compress_vl(blocks, &mut dst)?;
+        if n == 0 {
+            crate::bail!(
+                WriteBuffer,
+                "VL-block chunk did not fit in {} bytes",
+                dst.len()
+            );
+        }
+        dst.truncate(n);
+        Ok(dst)
+    }
+
+    /// Decodes `nitems` items (of the chunk's typesize) from item `start`,
+    /// decoding only the blocks that hold them.
+    pub(crate) fn getitem(
+        &mut self,
+        chunk: &[u8],
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        self.dec.getitem(chunk, start, nitems, dst)
+    }
+
+    /// Decodes a chunk whose blocks come from `source`; `mask[i]` true skips block i.
+    pub(crate) fn decompress_with_source(
+        &mut self,
+        header_and_bstarts: &[u8],
+        source: &mut dyn BlockSource,
+        dst: &mut [u8],
+        mask: Option<&[bool]>,
+    ) -> Result<usize> {
+        self.dec
+            .decompress_with_source(header_and_bstarts, source, dst, mask)
+    }
+}
+
+/// One-shot compression.
+pub(crate) fn compress_with(cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
+    let mut dst = vec![0u8; src.len() + MAX_OVERHEAD];
+    let n = crate::chunk::compress(cparams, src, &mut dst)?;
+    if n == 0 {
+        crate::bail!(
+            WriteBuffer,
+            "compressed chunk did not fit in {} bytes",
+            dst.len()
+        );
+    }
+    dst.truncate(n);
+    Ok(dst)
+}
+
+/// One-shot decompression.
+pub(crate) fn decompress_once(chunk: &[u8]) -> Result<Vec<u8>> {
+    crate::frame::codec::decompress(chunk)
+}
+
+/// A special chunk of `nbytes`.
+pub(crate) fn make_special(
+    kind: Special,
+    nbytes: usize,
+    typesize: usize,
+    value: Option<&[u8]>,
+) -> Result<Vec<u8>> {
+    crate::chunk::make_special(kind, nbytes, typesize, value)
+}
