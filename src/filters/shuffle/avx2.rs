@@ -1,6 +1,11 @@
-//! AVX2 byte shuffle: the SSE2 scheme run in both 128-bit lanes at once, lane
-//! 0 on items `e0..e0 + 16` and lane 1 on items `e0 + 16..e0 + 32`, so each
-//! transposed row segment comes out as one contiguous 32-byte store.
+//! AVX2 byte shuffle: the SSE2 scheme run in both 128-bit lanes at once on
+//! groups of 32 items, so each transposed row segment comes out as one
+//! contiguous 32-byte store. Which items land in which lane depends on the
+//! kernel (whole-vector loads plus a final permute for 4, 8 and 16-byte
+//! items, split loads for the windowed sizes); 2-byte items use a byte
+//! shuffle instead of zips, and unshuffling 12-byte items packs item pairs to
+//! avoid stores that straddle cache lines. Stores go out in address order,
+//! which measured markedly faster than interleaved orders.
 
 use std::arch::x86_64::*;
 
@@ -146,7 +151,11 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
                 // lane 0 and the second halves in lane 1, then interleave
                 // the two halves of each lane.
                 let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(*x);
-                let order = if N == 8 { interleave_words } else { interleave_bytes };
+                let order = if N == 8 {
+                    interleave_words
+                } else {
+                    interleave_bytes
+                };
                 _mm256_shuffle_epi8(halves, order)
             };
             store(dst, j * n + e0, row);
@@ -322,11 +331,19 @@ unsafe fn unshuffle_12(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
         // the item in the first 12).
         for i in (0..16).step_by(2) {
             let pair = _mm256_permute2x128_si256::<0x20>(v[i], v[i + 1]);
-            store(dst, (e0 + i) * SIZE, _mm256_permutevar8x32_epi32(pair, pack));
+            store(
+                dst,
+                (e0 + i) * SIZE,
+                _mm256_permutevar8x32_epi32(pair, pack),
+            );
         }
         for i in (0..16).step_by(2) {
             let pair = _mm256_permute2x128_si256::<0x31>(v[i], v[i + 1]);
-            store(dst, (e0 + 16 + i) * SIZE, _mm256_permutevar8x32_epi32(pair, pack));
+            store(
+                dst,
+                (e0 + 16 + i) * SIZE,
+                _mm256_permutevar8x32_epi32(pair, pack),
+            );
         }
     }
     groups * LANES
