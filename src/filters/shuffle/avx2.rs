@@ -164,10 +164,11 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
     groups * LANES
 }
 
-/// Two-byte items: a byte shuffle splits each lane into its 8 low and 8 high
-/// bytes, a qword permute gathers the low and high halves of 16 items into
-/// separate lanes, and two lane permutes pair them up for 32 items.
-/// Returns the number of items done.
+/// Two-byte items, 16 per step: a byte shuffle splits each lane into its 8
+/// low and 8 high bytes, a qword permute gathers the low bytes of all 16
+/// items in lane 0 and the high bytes in lane 1, and each lane is stored to
+/// its row. (Fewer cross-lane operations than pairing two such vectors into
+/// 32-byte row stores, and measured faster.) Returns the number of items done.
 ///
 /// # Safety
 /// AVX2 is available; `src` and `dst` hold at least `n * 2` bytes.
@@ -177,26 +178,15 @@ unsafe fn shuffle_2(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
         0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, //
         0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
     );
-    // Two groups of 32 items per step, so each row gets 64 contiguous bytes.
-    let steps = n / (2 * LANES);
-    for g in 0..steps {
-        let e0 = g * 2 * LANES;
-        // Each holds [row 0 | row 1] of 16 items.
-        let mut v = [_mm256_setzero_si256(); 4];
-        for (q, x) in v.iter_mut().enumerate() {
-            let bytes = _mm256_shuffle_epi8(load(src, 2 * e0 + 32 * q), split);
-            *x = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
-        }
-        store(dst, e0, _mm256_permute2x128_si256::<0x20>(v[0], v[1]));
-        store(dst, e0 + 32, _mm256_permute2x128_si256::<0x20>(v[2], v[3]));
-        store(dst, n + e0, _mm256_permute2x128_si256::<0x31>(v[0], v[1]));
-        store(
-            dst,
-            n + e0 + 32,
-            _mm256_permute2x128_si256::<0x31>(v[2], v[3]),
-        );
+    let groups = n / 16;
+    for g in 0..groups {
+        let e0 = g * 16;
+        let bytes = _mm256_shuffle_epi8(load(src, 2 * e0), split);
+        let rows = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
+        store_lane::<0>(dst, e0, rows);
+        store_lane::<1>(dst, n + e0, rows);
     }
-    steps * 2 * LANES
+    groups * 16
 }
 
 /// Inverse of [`shuffle_pow2`], `P = log2(N)`.
