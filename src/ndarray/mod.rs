@@ -1,1 +1,2 @@
 //! b2nd N-dimensional arrays over super-chunks.
+pub mod array;
