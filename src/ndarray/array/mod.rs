@@ -222,6 +222,8 @@ impl NdArray {
     /// Builds an array over an existing super-chunk from its "b2nd" (else
     /// "caterva") metalayer (`b2nd_from_schunk`). A metalayer without dtype
     /// gives `|S<typesize>`.
+    // Called by the super-chunk entry points (open, from_cframe, from_schunk).
+    #[allow(dead_code)]
     pub(crate) fn from_store(store: Box<dyn ChunkStore>) -> Result<NdArray> {
         let smeta = store
             .meta_get("b2nd")
@@ -279,6 +281,15 @@ impl NdArray {
     /// a different ndim, chunkshape or blockshape is `Data`, as in the
     /// reference.
     pub fn refresh(&mut self) -> Result<bool> {
+        if !self.store.is_persistent() {
+            // Nobody else can change an in-memory super-chunk.
+            return Ok(false);
+        }
+        self.reload_geometry()
+    }
+
+    /// Re-reads the geometry from the metalayer; the work behind `refresh`.
+    fn reload_geometry(&mut self) -> Result<bool> {
         let Some(smeta) = self
             .store
             .meta_get("b2nd")
@@ -474,19 +485,50 @@ mod tests {
     }
 
     #[test]
+    fn from_store_reads_b2nd_six_entry_and_caterva_metalayers() {
+        let seven = meta_codec::encode(&[3, 2], &[2, 2], &[1, 2], "<u2", 0).unwrap();
+        let mut six = seven[..seven.len() - 9].to_vec();
+        six[0] = 0x96;
+        for (name, meta, dtype) in [
+            ("b2nd", &seven, "<u2"),
+            ("b2nd", &six, "|S2"),
+            ("caterva", &six, "|S2"),
+        ] {
+            let mut s = store::MemStore::new(2, 8, 4).unwrap();
+            s.meta_add(name, meta).unwrap();
+            s.append_fill(2, &Fill::Value(vec![7, 0])).unwrap();
+            let a = NdArray::from_store(Box::new(s)).unwrap();
+            assert_eq!((a.shape(), a.dtype()), (&[3i64, 2][..], dtype));
+            assert_eq!(a.to_vec().unwrap(), [7, 0].repeat(6));
+        }
+        // Geometry that disagrees with the chunks, no metalayer, corrupt bytes.
+        let mut s = store::MemStore::new(2, 8, 4).unwrap();
+        s.meta_add("b2nd", &seven).unwrap();
+        s.append_fill(1, &Fill::Zero).unwrap();
+        assert_eq!(NdArray::from_store(Box::new(s)).unwrap_err().code(), -12);
+        let s = store::MemStore::new(2, 8, 4).unwrap();
+        assert_eq!(NdArray::from_store(Box::new(s)).unwrap_err().code(), -34);
+        let mut s = store::MemStore::new(2, 8, 4).unwrap();
+        s.meta_add("b2nd", &seven[..20]).unwrap();
+        assert_eq!(NdArray::from_store(Box::new(s)).unwrap_err().code(), -1);
+    }
+
+    #[test]
     fn print_meta_text_and_refresh() {
         let mut a = NdArray::zeros(&ctx(1, &[5, 6], &[2, 3], &[1, 3])).unwrap();
         assert_eq!(
             a.meta_text().unwrap(),
             "b2nd metalayer parameters:\n Ndim:       2\n shape:      5, 6\n chunkshape: 2, 3\n dtype: |S1\n blockshape: 1, 3\n"
         );
-        assert!(!a.refresh().unwrap());
+        assert!(!a.reload_geometry().unwrap());
         let m = meta_codec::encode(&[3, 6], &[2, 3], &[1, 3], "|S1", 0).unwrap();
         a.store.meta_update("b2nd", &m).unwrap();
-        assert!(a.refresh().unwrap());
+        // In memory nothing else can change the array: refresh is a no-op.
+        assert!(!a.refresh().unwrap());
+        assert!(a.reload_geometry().unwrap());
         assert_eq!(a.shape(), &[3, 6]);
         let m = meta_codec::encode(&[3, 6], &[3, 3], &[1, 3], "|S1", 0).unwrap();
         a.store.meta_update("b2nd", &m).unwrap();
-        assert_eq!(a.refresh().unwrap_err().code(), -3);
+        assert_eq!(a.reload_geometry().unwrap_err().code(), -3);
     }
 }

@@ -35,14 +35,12 @@ pub(crate) trait ChunkStore: Send + std::fmt::Debug {
     /// Encodes `data` (exactly `chunksize` bytes) and replaces chunk `n`.
     fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()>;
     fn append_chunk(&mut self, data: &[u8]) -> Result<()>;
-    fn write_fill(&mut self, n: i64, fill: &Fill) -> Result<()>;
     fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()>;
     fn append_fill(&mut self, count: i64, fill: &Fill) -> Result<()>;
     fn delete_chunk(&mut self, n: i64) -> Result<()>;
     /// The stored (compressed) form of chunk `n`, for copies that skip decoding.
     fn raw_chunk(&self, n: i64) -> Result<Vec<u8>>;
     fn write_raw_chunk(&mut self, n: i64, raw: &[u8]) -> Result<()>;
-    fn append_raw_chunk(&mut self, raw: &[u8]) -> Result<()>;
     /// Fixed-size metalayers, in insertion order.
     fn meta_names(&self) -> Vec<String>;
     fn meta_get(&self, name: &str) -> Option<Vec<u8>>;
@@ -275,13 +273,6 @@ impl ChunkStore for MemStore {
         Ok(())
     }
 
-    fn write_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
-        let i = self.index(n)?;
-        self.check_fill(fill)?;
-        self.chunks[i] = Slot::Fill(fill.clone());
-        Ok(())
-    }
-
     fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
         if n < 0 || n as u64 > self.chunks.len() as u64 {
             crate::bail!(InvalidIndex, "insert position {n} out of range");
@@ -313,12 +304,6 @@ impl ChunkStore for MemStore {
     fn write_raw_chunk(&mut self, n: i64, raw: &[u8]) -> Result<()> {
         let i = self.index(n)?;
         self.chunks[i] = self.decode_raw(raw)?;
-        Ok(())
-    }
-
-    fn append_raw_chunk(&mut self, raw: &[u8]) -> Result<()> {
-        let slot = self.decode_raw(raw)?;
-        self.chunks.push(slot);
         Ok(())
     }
 
