@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <limits.h>
+#include <time.h>
 /* This header also provides everything the reference blosc2.h does. */
 #ifndef BLOSC_BLOSC2_H
 #define BLOSC_BLOSC2_H
@@ -123,6 +124,16 @@ static char *print_error(int rc) { return (char *)blosc2_error_string(rc); }
         if (!__e) { break; }                        \
         fprintf(stderr, "[INFO] - " msg "\n", ##__VA_ARGS__); \
     } while(0)
+
+/* b2nd.h macros that are not plain numbers. */
+#if defined(_MSC_VER)
+#define B2ND_DEPRECATED(msg) __declspec(deprecated(msg))
+#elif defined(__GNUC__) || defined(__clang__)
+#define B2ND_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define B2ND_DEPRECATED(msg)
+#endif
+#define B2ND_DEFAULT_DTYPE "|u1"
 
 
 #define BLOSC2_VERSION_MAJOR 3
@@ -459,6 +470,381 @@ static char *print_error(int rc) { return (char *)blosc2_error_string(rc); }
 
 #define BLOSC_MAX_BUFFERSIZE BLOSC2_MAX_BUFFERSIZE
 
+// Version of the b2nd metalayer format written (0..=127).
+#define B2ND_METALAYER_VERSION 0
+
+// Maximum number of dimensions of a b2nd array.
+#define B2ND_MAX_DIM 16
+
+// Metalayers left for the user once b2nd has taken its own.
+#define B2ND_MAX_METALAYERS (BLOSC2_MAX_METALAYERS - 1)
+
+// `dtype_format` value for NumPy dtype strings.
+#define DTYPE_NUMPY_FORMAT 0
+
+// The `dtype_format` used when the caller gives none.
+#define B2ND_DEFAULT_DTYPE_FORMAT DTYPE_NUMPY_FORMAT
+
+// Creation parameters of a b2nd array; only used through pointers.
+typedef struct b2nd_context_s b2nd_context_s;
+
+// Compression or decompression context; only used through pointers.
+typedef struct blosc2_context_s blosc2_context_s;
+
+// Contiguous frame backing a super-chunk; only used through pointers.
+typedef struct blosc2_frame_s blosc2_frame_s;
+
+// The reference's name for a context handle.
+typedef struct blosc2_context_s blosc2_context;
+
+// What a prefilter gets for each block before compression.
+typedef struct blosc2_prefilter_params {
+  void *user_data;
+  const uint8_t *input;
+  uint8_t *output;
+  int32_t output_size;
+  int32_t output_typesize;
+  int32_t output_offset;
+  // Chunk number in the super-chunk, or -1 outside one.
+  int64_t nchunk;
+  int32_t nblock;
+  int32_t tid;
+  // Per-thread scratch of `ttmp_nbytes` bytes.
+  uint8_t *ttmp;
+  size_t ttmp_nbytes;
+  blosc2_context *ctx;
+  bool output_is_disposable;
+} blosc2_prefilter_params;
+
+// A prefilter: 0 on success, negative on error.
+typedef int (*blosc2_prefilter_fn)(struct blosc2_prefilter_params *params);
+
+// Compression parameters. A zero in a field means "use the default" where the
+// reference says so (typesize 8, clevel 5, one thread, automatic blocksize).
+typedef struct blosc2_cparams {
+  uint8_t compcode;
+  uint8_t compcode_meta;
+  uint8_t clevel;
+  int use_dict;
+  int32_t typesize;
+  int16_t nthreads;
+  int32_t blocksize;
+  int32_t splitmode;
+  // The super-chunk these parameters belong to, or NULL.
+  void *schunk;
+  uint8_t filters[BLOSC2_MAX_FILTERS];
+  uint8_t filters_meta[BLOSC2_MAX_FILTERS];
+  blosc2_prefilter_fn prefilter;
+  struct blosc2_prefilter_params *preparams;
+  void *tuner_params;
+  int tuner_id;
+  bool instr_codec;
+  void *codec_params;
+  void *filter_params[BLOSC2_MAX_FILTERS];
+} blosc2_cparams;
+
+// What a postfilter gets for each block after decompression.
+typedef struct blosc2_postfilter_params {
+  void *user_data;
+  const uint8_t *input;
+  uint8_t *output;
+  int32_t size;
+  int32_t typesize;
+  int32_t offset;
+  int64_t nchunk;
+  int32_t nblock;
+  int32_t tid;
+  uint8_t *ttmp;
+  size_t ttmp_nbytes;
+  blosc2_context *ctx;
+} blosc2_postfilter_params;
+
+// A postfilter: 0 on success, negative on error.
+typedef int (*blosc2_postfilter_fn)(struct blosc2_postfilter_params *params);
+
+// Decompression parameters.
+typedef struct blosc2_dparams {
+  int16_t nthreads;
+  void *schunk;
+  blosc2_postfilter_fn postfilter;
+  struct blosc2_postfilter_params *postparams;
+  int32_t typesize;
+} blosc2_dparams;
+
+// Which I/O backend a stored super-chunk uses, and its parameters.
+typedef struct blosc2_io {
+  uint8_t id;
+  const char *name;
+  // Backend parameters (for example a `blosc2_stdio_mmap`), or NULL.
+  void *params;
+} blosc2_io;
+
+// Where and how a super-chunk is stored.
+typedef struct blosc2_storage {
+  // Contiguous frame (true) or sparse directory of chunks (false).
+  bool contiguous;
+  // File or directory path; NULL keeps the super-chunk in memory.
+  char *urlpath;
+  struct blosc2_cparams *cparams;
+  struct blosc2_dparams *dparams;
+  struct blosc2_io *io;
+} blosc2_storage;
+
+// Parameters and state of the memory-mapped file backend.
+typedef struct blosc2_stdio_mmap {
+  // "r", "r+", "w+" or "c" (copy-on-write, nothing written back), as numpy's memmap.
+  const char *mode;
+  // Size of the first mapping for writable modes.
+  size_t initial_mapping_size;
+  // Whether the destroy callback must free this struct.
+  bool needs_free;
+  // Start of the mapping (set by the backend).
+  char *addr;
+  // Path of the mapped file (set by the backend).
+  char *urlpath;
+  size_t file_size;
+  size_t mapping_size;
+  // True in "c" mode: changes stay in memory.
+  bool is_memory_only;
+  FILE *file;
+  int fd;
+  int64_t access_flags;
+  int64_t map_flags;
+} blosc2_stdio_mmap;
+
+// The reference's name for a frame handle.
+typedef struct blosc2_frame_s blosc2_frame;
+
+// The reference's name for a b2nd creation context.
+typedef struct b2nd_context_s b2nd_context_t;
+
+// Measurements recorded per block when a codec is instrumented.
+typedef struct blosc2_instr {
+  float cratio;
+  float cspeed;
+  float filter_speed;
+  uint8_t flags[4];
+} blosc2_instr;
+
+// A caller-provided threading backend: runs `dojob(jobdata + i * jobdata_elsize)`
+// for `i` in `0..numjobs` and returns when all have finished.
+typedef void (*blosc_threads_callback)(void *callback_data,
+                                       void (*dojob)(void*),
+                                       int numjobs,
+                                       size_t jobdata_elsize,
+                                       void *jobdata);
+
+// A point in time, as the reference's timing helpers take it.
+typedef struct timespec blosc_timestamp_t;
+
+// Opens `urlpath` with `mode`; returns the backend's stream handle or NULL.
+typedef void *(*blosc2_open_cb)(const char *urlpath, const char *mode, void *params);
+
+// Closes a stream; 0 on success.
+typedef int (*blosc2_close_cb)(void *stream);
+
+// Size in bytes of the stream's content.
+typedef int64_t (*blosc2_size_cb)(void *stream);
+
+// Writes `size * nitems` bytes at `position`; returns the items written.
+typedef int64_t (*blosc2_write_cb)(const void *ptr,
+                                   int64_t size,
+                                   int64_t nitems,
+                                   int64_t position,
+                                   void *stream);
+
+// Reads `size * nitems` bytes at `position` into `*ptr` (or sets `*ptr` to the
+// backend's own memory); returns the items read.
+typedef int64_t (*blosc2_read_cb)(void **ptr,
+                                  int64_t size,
+                                  int64_t nitems,
+                                  int64_t position,
+                                  void *stream);
+
+// Truncates (or extends) the stream to `size` bytes; 0 on success.
+typedef int (*blosc2_truncate_cb)(void *stream, int64_t size);
+
+// Releases the backend parameters when the super-chunk is freed; 0 on success.
+typedef int (*blosc2_destroy_cb)(void *params);
+
+// A set of I/O callbacks registered under an id.
+typedef struct blosc2_io_cb {
+  // The backend id (`BLOSC2_IO_*` or a registered one).
+  uint8_t id;
+  // The backend name.
+  char *name;
+  // True when the caller allocates the read buffer; false when `read`
+  // returns memory owned by the backend.
+  bool is_allocation_necessary;
+  blosc2_open_cb open;
+  blosc2_close_cb close;
+  blosc2_size_cb size;
+  blosc2_write_cb write;
+  blosc2_read_cb read;
+  blosc2_truncate_cb truncate;
+  blosc2_destroy_cb destroy;
+} blosc2_io_cb;
+
+// Stream handle of the plain file backend.
+typedef struct blosc2_stdio_file {
+  FILE *file;
+} blosc2_stdio_file;
+
+// Parameters of the plain file backend.
+typedef struct blosc2_stdio_params {
+  // Take advisory locks on a sidecar file around frame accesses.
+  bool locking;
+} blosc2_stdio_params;
+
+// A user-defined tuner: picks block sizes and compression parameters.
+typedef struct blosc2_tuner {
+  int (*init)(void *config, blosc2_context *cctx, blosc2_context *dctx);
+  int (*next_blocksize)(blosc2_context *context);
+  int (*next_cparams)(blosc2_context *context);
+  int (*update)(blosc2_context *context, double ctime);
+  int (*free)(blosc2_context *context);
+  int id;
+  char *name;
+} blosc2_tuner;
+
+// Compresses `input` into `output`; returns the compressed size, 0 when it
+// does not fit, negative on error.
+typedef int (*blosc2_codec_encoder_cb)(const uint8_t *input,
+                                       int32_t input_len,
+                                       uint8_t *output,
+                                       int32_t output_len,
+                                       uint8_t meta,
+                                       struct blosc2_cparams *cparams,
+                                       const void *chunk);
+
+// Decompresses `input` into `output`; returns the decompressed size or a negative error.
+typedef int (*blosc2_codec_decoder_cb)(const uint8_t *input,
+                                       int32_t input_len,
+                                       uint8_t *output,
+                                       int32_t output_len,
+                                       uint8_t meta,
+                                       struct blosc2_dparams *dparams,
+                                       const void *chunk);
+
+// A user-registered codec.
+typedef struct blosc2_codec {
+  uint8_t compcode;
+  char *compname;
+  uint8_t complib;
+  uint8_t version;
+  blosc2_codec_encoder_cb encoder;
+  blosc2_codec_decoder_cb decoder;
+} blosc2_codec;
+
+// Forward filter: (src, dest, size, meta, cparams, filter id) -> 0 or negative.
+typedef int (*blosc2_filter_forward_cb)(const uint8_t*,
+                                        uint8_t*,
+                                        int32_t,
+                                        uint8_t,
+                                        struct blosc2_cparams*,
+                                        uint8_t);
+
+// Backward filter: (src, dest, size, meta, dparams, filter id) -> 0 or negative.
+typedef int (*blosc2_filter_backward_cb)(const uint8_t*,
+                                         uint8_t*,
+                                         int32_t,
+                                         uint8_t,
+                                         struct blosc2_dparams*,
+                                         uint8_t);
+
+// A user-registered filter.
+typedef struct blosc2_filter {
+  uint8_t id;
+  char *name;
+  uint8_t version;
+  blosc2_filter_forward_cb forward;
+  blosc2_filter_backward_cb backward;
+} blosc2_filter;
+
+// A named, fixed-size metadata entry of a super-chunk.
+typedef struct blosc2_metalayer {
+  char *name;
+  uint8_t *content;
+  int32_t content_len;
+} blosc2_metalayer;
+
+// A super-chunk, with the fields C callers read directly.
+typedef struct blosc2_schunk {
+  uint8_t version;
+  uint8_t compcode;
+  uint8_t compcode_meta;
+  uint8_t clevel;
+  uint8_t splitmode;
+  int32_t typesize;
+  int32_t blocksize;
+  // Uncompressed size of each chunk; 0 while unknown or variable.
+  int32_t chunksize;
+  uint8_t flags2;
+  uint8_t use_dict;
+  uint8_t filters[BLOSC2_MAX_FILTERS];
+  uint8_t filters_meta[BLOSC2_MAX_FILTERS];
+  int64_t nchunks;
+  int64_t current_nchunk;
+  int64_t nbytes;
+  int64_t cbytes;
+  // Chunk pointers of an in-memory sparse super-chunk.
+  uint8_t **data;
+  size_t data_len;
+  struct blosc2_storage *storage;
+  blosc2_frame *frame;
+  blosc2_context *cctx;
+  blosc2_context *dctx;
+  struct blosc2_metalayer *metalayers[BLOSC2_MAX_METALAYERS];
+  uint16_t nmetalayers;
+  struct blosc2_metalayer *vlmetalayers[BLOSC2_MAX_VLMETALAYERS];
+  int16_t nvlmetalayers;
+  void *tuner_params;
+  int tuner_id;
+  int8_t ndim;
+  int64_t *blockshape;
+  bool view;
+  // Incremented whenever the metalayers change, so cached views can tell
+  // they are stale.
+  int64_t change_tick;
+} blosc2_schunk;
+
+// The one-chunk cache of a b2nd array.
+typedef struct chunk_cache_s {
+  uint8_t *data;
+  // Number of the cached chunk, or -1 when the cache is empty.
+  int64_t nchunk;
+} chunk_cache_s;
+
+// An N-dimensional array stored in a super-chunk.
+typedef struct b2nd_array_t {
+  struct blosc2_schunk *sc;
+  int64_t shape[B2ND_MAX_DIM];
+  int32_t chunkshape[B2ND_MAX_DIM];
+  // Shape rounded up to whole chunks.
+  int64_t extshape[B2ND_MAX_DIM];
+  int32_t blockshape[B2ND_MAX_DIM];
+  // Chunk shape rounded up to whole blocks.
+  int64_t extchunkshape[B2ND_MAX_DIM];
+  int64_t nitems;
+  int32_t chunknitems;
+  int64_t extnitems;
+  int32_t blocknitems;
+  int64_t extchunknitems;
+  int8_t ndim;
+  struct chunk_cache_s chunk_cache;
+  int64_t item_array_strides[B2ND_MAX_DIM];
+  int64_t item_chunk_strides[B2ND_MAX_DIM];
+  int64_t item_extchunk_strides[B2ND_MAX_DIM];
+  int64_t item_block_strides[B2ND_MAX_DIM];
+  int64_t block_chunk_strides[B2ND_MAX_DIM];
+  int64_t chunk_array_strides[B2ND_MAX_DIM];
+  // Data type description in the format given by `dtype_format`.
+  char *dtype;
+  int8_t dtype_format;
+  // The super-chunk's `change_tick` this array last synchronised with.
+  int64_t last_tick;
+} b2nd_array_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -481,8 +867,54 @@ const char *blosc2_get_version_string(void);
 // A static description of an error code ("Unknown error" for unknown codes).
 const char *blosc2_error_string(int error_code);
 
+// Returns the default compression parameters (same as `BLOSC2_CPARAMS_DEFAULTS`).
+struct blosc2_cparams blosc2_get_blosc2_cparams_defaults(void);
+
+// Returns the default decompression parameters (same as `BLOSC2_DPARAMS_DEFAULTS`).
+struct blosc2_dparams blosc2_get_blosc2_dparams_defaults(void);
+
+// Returns the default storage (same as `BLOSC2_STORAGE_DEFAULTS`).
+struct blosc2_storage blosc2_get_blosc2_storage_defaults(void);
+
+// Returns the default I/O backend (same as `BLOSC2_IO_DEFAULTS`); its name
+// points to a static string.
+struct blosc2_io blosc2_get_blosc2_io_defaults(void);
+
+// Returns the default memory-mapping parameters (same as
+// `BLOSC2_STDIO_MMAP_DEFAULTS`); its mode points to a static string.
+struct blosc2_stdio_mmap blosc2_get_blosc2_stdio_mmap_defaults(void);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
 
 #endif  /* BLOSC_B2ND_H */
+
+#ifndef B2ND_H_DEFAULT_INITIALISERS
+#define B2ND_H_DEFAULT_INITIALISERS
+
+/* Default parameter structs for callers to copy and adjust, as in the reference:
+ *   blosc2_cparams cparams = BLOSC2_CPARAMS_DEFAULTS;
+ * Each is also returned by the matching blosc2_get_blosc2_*_defaults(). */
+static const blosc2_cparams BLOSC2_CPARAMS_DEFAULTS = {
+    BLOSC_BLOSCLZ, 0, 5, 0, 8, 1, 0,
+    BLOSC_FORWARD_COMPAT_SPLIT, NULL,
+    {0, 0, 0, 0, 0, BLOSC_SHUFFLE},
+    {0, 0, 0, 0, 0, 0},
+    NULL, NULL, NULL, 0, 0,
+    NULL, {NULL, NULL, NULL, NULL, NULL, NULL}
+};
+
+static const blosc2_dparams BLOSC2_DPARAMS_DEFAULTS = {1, NULL, NULL, NULL, 8};
+
+static const blosc2_storage BLOSC2_STORAGE_DEFAULTS = {false, NULL, NULL, NULL, NULL};
+
+static const blosc2_io BLOSC2_IO_DEFAULTS = {BLOSC2_IO_FILESYSTEM, "filesystem", NULL};
+
+static const blosc2_stdio_params BLOSC2_STDIO_PARAMS_DEFAULTS = {false};
+
+static const blosc2_stdio_mmap BLOSC2_STDIO_MMAP_DEFAULTS = {
+    "r", ((size_t)1 << 30), false, NULL, NULL, 0, 0, false, NULL, -1, -1, -1
+};
+
+#endif  /* B2ND_H_DEFAULT_INITIALISERS */

@@ -1,1 +1,259 @@
 //! The Blosc2 chunk format and the compression pipeline.
+//!
+//! A chunk is a header (16 or 32 bytes), then either nothing (special
+//! chunks), a plain copy of the data (memcpyed chunks), or block starts, an
+//! optional dictionary and the compressed streams of each block. This module
+//! writes chunks byte-compatible with C-Blosc2 and reads every version the
+//! reference has produced. See `README_CHUNK_FORMAT.rst` of the reference.
+//!
+//! - [`header`]: parsing and validating headers;
+//! - `blocksize`: the automatic block size and the split rule;
+//! - `pipeline`: the filters applied to a block;
+//! - `stream`: one codec stream of a block;
+//! - `compress` / `decompress`: whole chunks, with threads from `pool`;
+//! - `special`: chunks of zeros, NaNs, a repeated value or uninitialised data.
+
+mod blocksize;
+mod compress;
+mod decompress;
+pub mod header;
+mod pipeline;
+mod pool;
+mod special;
+mod stream;
+
+use std::sync::Arc;
+
+pub use blocksize::{compute_blocksize, split_block};
+pub use compress::Compressor;
+pub use decompress::{BlockSource, Decompressor};
+pub use header::ChunkHeader;
+pub use special::{make_special, make_special_with};
+
+/// Format constants of the reference (`blosc2.h`), as associated constants so
+/// they stay out of the generated C header.
+pub struct Fmt;
+
+impl Fmt {
+    pub(crate) const MIN_HEADER: usize = 16;
+    pub(crate) const EXT_HEADER: usize = 32;
+    /// `BLOSC2_MAX_OVERHEAD`: `dst.len() >= src.len() + MAX_OVERHEAD` always suffices.
+    pub(crate) const MAX_OVERHEAD: usize = 32;
+    pub(crate) const MAX_BUFFERSIZE: usize = i32::MAX as usize - 32;
+    pub(crate) const MAX_TYPESIZE: usize = 255;
+    pub(crate) const MIN_BUFFERSIZE: usize = 32;
+    pub(crate) const MAX_BLOCKSIZE: i32 = 536_866_816;
+    pub(crate) const MAX_DICTSIZE: usize = 32 * 1024;
+    pub(crate) const MIN_USEFUL_DICT: usize = 256;
+
+    pub(crate) const VERSION_ALPHA: u8 = 3;
+    /// Written for regular chunks.
+    pub(crate) const VERSION_STABLE: u8 = 5;
+    /// Written for VL-block chunks; also the newest version understood.
+    pub(crate) const VERSION_VL_BLOCKS: u8 = 6;
+    pub(crate) const VERSION_CURRENT: u8 = 6;
+
+    // flags
+    pub(crate) const DOSHUFFLE: u8 = 0x1;
+    pub(crate) const MEMCPYED: u8 = 0x2;
+    pub(crate) const DOBITSHUFFLE: u8 = 0x4;
+    pub(crate) const DODELTA: u8 = 0x8;
+    pub(crate) const DONT_SPLIT: u8 = 0x10;
+    // blosc2_flags
+    pub(crate) const USEDICT: u8 = 0x1;
+    pub(crate) const LAZY: u8 = 0x8;
+    pub(crate) const INSTR_CODEC: u8 = 0x80;
+    // blosc2_flags2
+    pub(crate) const VL_BLOCKS: u8 = 0x1;
+
+    // filter ids
+    pub(crate) const NOFILTER: u8 = 0;
+    pub(crate) const SHUFFLE: u8 = 1;
+    pub(crate) const BITSHUFFLE: u8 = 2;
+    pub(crate) const DELTA: u8 = 3;
+    pub(crate) const TRUNC_PREC: u8 = 4;
+    pub(crate) const FILTERS_GLOBAL_START: u8 = 32;
+    pub(crate) const FILTERS_GLOBAL_STOP: u8 = 159;
+
+    // split modes
+    pub(crate) const ALWAYS_SPLIT: i32 = 1;
+    pub(crate) const NEVER_SPLIT: i32 = 2;
+    pub(crate) const FORWARD_COMPAT_SPLIT: i32 = 4;
+
+}
+
+/// Arguments of a prefilter call: produce `output` for one block.
+pub struct PrefilterArgs<'a> {
+    /// The block of the source buffer.
+    pub input: &'a [u8],
+    /// Where to write the block that gets compressed (zeroed beforehand).
+    pub output: &'a mut [u8],
+    /// Byte offset of the block in the chunk.
+    pub offset: usize,
+    pub nblock: usize,
+    /// Chunk number in a super-chunk, -1 when unknown.
+    pub nchunk: i64,
+    /// Worker id.
+    pub tid: usize,
+    pub typesize: usize,
+}
+
+/// Arguments of a postfilter call: turn the decoded `input` into `output`.
+pub struct PostfilterArgs<'a> {
+    pub input: &'a [u8],
+    pub output: &'a mut [u8],
+    pub offset: usize,
+    pub nblock: usize,
+    pub nchunk: i64,
+    pub tid: usize,
+    pub typesize: usize,
+}
+
+/// A prefilter: runs on every block before the filter pipeline.
+pub type Prefilter = Arc<dyn Fn(&mut PrefilterArgs<'_>) -> crate::Result<()> + Send + Sync>;
+/// A postfilter: runs on every block after the backward filter pipeline.
+pub type Postfilter = Arc<dyn Fn(&mut PostfilterArgs<'_>) -> crate::Result<()> + Send + Sync>;
+
+/// Compression parameters (the reference's `blosc2_cparams`).
+#[derive(Clone)]
+pub struct CParams {
+    pub compcode: u8,
+    pub compcode_meta: u8,
+    /// 0..=9; 0 stores a plain copy.
+    pub clevel: u8,
+    /// Train and embed a dictionary (Zstd, LZ4, LZ4HC).
+    pub use_dict: bool,
+    /// Size of one item; above 255 the data is treated as a byte stream.
+    pub typesize: i32,
+    pub nthreads: i16,
+    /// 0 for automatic.
+    pub blocksize: i32,
+    /// One of the `Fmt::*_SPLIT` values.
+    pub splitmode: i32,
+    pub filters: [u8; 6],
+    pub filters_meta: [u8; 6],
+    /// Store instrumentation records instead of data (development aid).
+    pub instr_codec: bool,
+    /// Tuner id; only the built-in tuner (0, stune) exists here.
+    pub tuner_id: i32,
+    pub prefilter: Option<Prefilter>,
+    /// Chunk number reported to the prefilter (-1 when not in a super-chunk).
+    pub nchunk: i64,
+}
+
+impl Default for CParams {
+    /// The values of the reference's `BLOSC2_CPARAMS_DEFAULTS`.
+    fn default() -> Self {
+        CParams {
+            compcode: crate::codecs::Codec::BLOSCLZ,
+            compcode_meta: 0,
+            clevel: 5,
+            use_dict: false,
+            typesize: 8,
+            nthreads: 1,
+            blocksize: 0,
+            splitmode: Fmt::FORWARD_COMPAT_SPLIT,
+            filters: [0, 0, 0, 0, 0, Fmt::SHUFFLE],
+            filters_meta: [0; 6],
+            instr_codec: false,
+            tuner_id: 0,
+            prefilter: None,
+            nchunk: -1,
+        }
+    }
+}
+
+impl std::fmt::Debug for CParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CParams")
+            .field("compcode", &self.compcode)
+            .field("compcode_meta", &self.compcode_meta)
+            .field("clevel", &self.clevel)
+            .field("use_dict", &self.use_dict)
+            .field("typesize", &self.typesize)
+            .field("nthreads", &self.nthreads)
+            .field("blocksize", &self.blocksize)
+            .field("splitmode", &self.splitmode)
+            .field("filters", &self.filters)
+            .field("filters_meta", &self.filters_meta)
+            .field("instr_codec", &self.instr_codec)
+            .field("tuner_id", &self.tuner_id)
+            .field("prefilter", &self.prefilter.is_some())
+            .finish()
+    }
+}
+
+/// Decompression parameters (the reference's `blosc2_dparams`).
+#[derive(Clone)]
+pub struct DParams {
+    pub nthreads: i16,
+    pub postfilter: Option<Postfilter>,
+    /// Chunk number reported to the postfilter (-1 when not in a super-chunk).
+    pub nchunk: i64,
+}
+
+impl Default for DParams {
+    fn default() -> Self {
+        DParams { nthreads: 1, postfilter: None, nchunk: -1 }
+    }
+}
+
+impl std::fmt::Debug for DParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DParams")
+            .field("nthreads", &self.nthreads)
+            .field("postfilter", &self.postfilter.is_some())
+            .finish()
+    }
+}
+
+/// The kinds of special chunks (no streams; the value is implied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Special {
+    Zero,
+    Nan,
+    Value,
+    Uninit,
+}
+
+impl Special {
+    pub(crate) const ZERO_CODE: u8 = 1;
+    pub(crate) const NAN_CODE: u8 = 2;
+    pub(crate) const VALUE_CODE: u8 = 3;
+    pub(crate) const UNINIT_CODE: u8 = 4;
+
+    pub(crate) fn from_code(code: u8) -> Option<Special> {
+        match code {
+            Self::ZERO_CODE => Some(Special::Zero),
+            Self::NAN_CODE => Some(Special::Nan),
+            Self::VALUE_CODE => Some(Special::Value),
+            Self::UNINIT_CODE => Some(Special::Uninit),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Special::Zero => Self::ZERO_CODE,
+            Special::Nan => Self::NAN_CODE,
+            Special::Value => Self::VALUE_CODE,
+            Special::Uninit => Self::UNINIT_CODE,
+        }
+    }
+}
+
+/// One-shot compression with a fresh [`Compressor`].
+pub fn compress(cparams: &CParams, src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
+    Compressor::new(cparams.clone())?.compress(src, dst)
+}
+
+/// One-shot decompression with default parameters.
+pub fn decompress(chunk: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
+    Decompressor::new(DParams::default()).decompress(chunk, dst)
+}
+
+/// `(nbytes, cbytes, blocksize)` of a chunk, from its header.
+pub fn cbuffer_sizes(chunk: &[u8]) -> crate::Result<(usize, usize, usize)> {
+    let h = ChunkHeader::parse_unchecked_len(chunk)?;
+    Ok((h.nbytes(), h.cbytes(), h.blocksize()))
+}

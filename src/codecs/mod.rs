@@ -1,1 +1,51 @@
 //! Codecs: the byte compressors a chunk's blocks go through.
+//!
+//! LZ4/LZ4HC, Zlib and Zstd are the reference C libraries reached through
+//! their `-sys` crates (identical streams); BloscLZ is implemented in Rust;
+//! user codecs come from [`registry`].
+
+pub mod blosclz;
+pub(crate) mod lz4;
+pub mod registry;
+pub(crate) mod zlib;
+pub(crate) mod zstd;
+
+/// Codec ids (`compcode`) and header format codes of the reference.
+pub(crate) struct Codec;
+
+impl Codec {
+    pub(crate) const BLOSCLZ: u8 = 0;
+    pub(crate) const LZ4: u8 = 1;
+    pub(crate) const LZ4HC: u8 = 2;
+    pub(crate) const ZLIB: u8 = 4;
+    pub(crate) const ZSTD: u8 = 5;
+    /// Ids 32..=159 are the reference's globally registered plugins.
+    pub(crate) const GLOBAL_START: u8 = 32;
+
+    /// Header format codes (bits 5..7 of `flags`).
+    pub(crate) const FORMAT_BLOSCLZ: u8 = 0;
+    pub(crate) const FORMAT_LZ4: u8 = 1;
+    pub(crate) const FORMAT_ZLIB: u8 = 3;
+    pub(crate) const FORMAT_ZSTD: u8 = 4;
+    pub(crate) const FORMAT_UDCODEC: u8 = 6;
+
+    /// The 3-bit format code a codec is recorded under in the header.
+    pub(crate) fn format_of(compcode: u8) -> u8 {
+        match compcode {
+            Self::BLOSCLZ => Self::FORMAT_BLOSCLZ,
+            Self::LZ4 | Self::LZ4HC => Self::FORMAT_LZ4,
+            Self::ZLIB => Self::FORMAT_ZLIB,
+            Self::ZSTD => Self::FORMAT_ZSTD,
+            _ => Self::FORMAT_UDCODEC,
+        }
+    }
+
+    /// Whether a codec id names a codec this crate can run now.
+    pub(crate) fn is_available(compcode: u8) -> bool {
+        match compcode {
+            Self::BLOSCLZ | Self::LZ4 | Self::LZ4HC | Self::ZLIB | Self::ZSTD => true,
+            c if c >= registry::USER_START => registry::codec(c).is_some(),
+            _ => false,
+        }
+    }
+}

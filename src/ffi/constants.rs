@@ -195,3 +195,18 @@ pub const BLOSC2_MAX_VLMETALAYERS: i32 = 8 * 1024;
 pub const BLOSC2_VLMETALAYERS_NAME_MAXLEN: i32 = BLOSC2_METALAYER_NAME_MAXLEN;
 pub const BLOSC_MAX_OVERHEAD: i32 = BLOSC2_MAX_OVERHEAD;
 pub const BLOSC_MAX_BUFFERSIZE: i32 = BLOSC2_MAX_BUFFERSIZE;
+
+// ---- b2nd.h -----------------------------------------------------------------
+// (B2ND_DEFAULT_DTYPE, a string, and B2ND_DEPRECATED, a function-like macro,
+// are in cbindgen.toml.)
+
+/// Version of the b2nd metalayer format written (0..=127).
+pub const B2ND_METALAYER_VERSION: i32 = 0;
+/// Maximum number of dimensions of a b2nd array.
+pub const B2ND_MAX_DIM: i32 = 16;
+/// Metalayers left for the user once b2nd has taken its own.
+pub const B2ND_MAX_METALAYERS: i32 = BLOSC2_MAX_METALAYERS - 1;
+/// `dtype_format` value for NumPy dtype strings.
+pub const DTYPE_NUMPY_FORMAT: i32 = 0;
+/// The `dtype_format` used when the caller gives none.
+pub const B2ND_DEFAULT_DTYPE_FORMAT: i32 = DTYPE_NUMPY_FORMAT;

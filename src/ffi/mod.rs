@@ -8,6 +8,11 @@ mod guard;
 #[allow(dead_code)] // exported to C through the generated header, unused in Rust
 mod constants;
 mod lifecycle;
+mod defaults;
+// Mirrors of the reference's public structs. Many are used only by C callers
+// (they appear in the header and in layouts), so Rust sees no use of them.
+#[allow(dead_code)]
+pub(crate) mod types;
 
 #[allow(unused_imports)] // used by the exported functions as they land
 pub(crate) use guard::*;

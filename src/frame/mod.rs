@@ -1,1 +1,21 @@
-//! Contiguous (cframe) and sparse (sframe) frames.
+//! Contiguous (cframe) and sparse (sframe) frames: the serialized forms of a
+//! super-chunk (README_CFRAME_FORMAT.rst, README_SFRAME_FORMAT.rst).
+//!
+//! - [`header`]: the msgpack header with its fixed-size metalayers;
+//! - [`trailer`]: the msgpack trailer with the variable-length metalayers;
+//! - [`offsets`]: entries of the chunk-offsets index, incl. special values;
+//! - [`io`]: the I/O trait (files, memory, user callbacks);
+//! - [`store`]: a frame attached to its bytes, with chunk-level mutations.
+
+mod bytes;
+pub(crate) mod codec;
+pub mod header;
+pub mod io;
+pub mod offsets;
+pub mod store;
+pub mod trailer;
+
+pub use header::{FrameHeader, FrameType, Metalayer};
+pub use io::{Io, IoFile, IoRef, MemFile, OpenMode, StdIo};
+pub use offsets::{ChunkLoc, SpecialOffset};
+pub use store::{Frame, FrameChunk, Place};

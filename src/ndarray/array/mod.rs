@@ -20,7 +20,9 @@
 
 mod layout;
 mod meta_codec;
+mod persist;
 mod reshape;
+mod schunk_store;
 mod select;
 mod slice;
 mod store;
@@ -43,7 +45,7 @@ pub fn default_dtype(typesize: i32) -> String {
 pub(crate) const MAX_TYPESIZE: i32 = 536_866_816;
 
 /// Creation parameters of an array (the reference `b2nd_context_t`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Context {
     pub storage: ArrayStorage,
     pub typesize: i32,
@@ -222,40 +224,52 @@ impl NdArray {
     /// Builds an array over an existing super-chunk from its "b2nd" (else
     /// "caterva") metalayer (`b2nd_from_schunk`). A metalayer without dtype
     /// gives `|S<typesize>`.
-    // Called by the super-chunk entry points (open, from_cframe, from_schunk).
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub(crate) fn from_store(store: Box<dyn ChunkStore>) -> Result<NdArray> {
-        let smeta = store
-            .meta_get("b2nd")
-            .or_else(|| store.meta_get("caterva"))
-            .ok_or_else(|| {
-                crate::err!(
-                    MetalayerNotFound,
-                    "neither a \"b2nd\" nor a \"caterva\" metalayer"
-                )
-            })?;
-        let m = meta_codec::decode(&smeta)?;
-        let layout = Layout::new(&m.shape, &m.chunkshape, &m.blockshape)?;
-        let typesize = store.typesize();
-        let expect = layout.chunk_nbytes(typesize)?;
-        if layout.nchunks() != store.nchunks()
-            || (layout.nchunks() > 0 && expect != store.chunksize())
-        {
-            crate::bail!(
-                InvalidParam,
-                "metalayer geometry ({} chunks of {expect} bytes) does not match the super-chunk ({} chunks of {} bytes)",
-                layout.nchunks(),
-                store.nchunks(),
-                store.chunksize()
-            );
-        }
-        let (dtype_format, dtype) = m.dtype.unwrap_or_else(|| (0, default_dtype(typesize)));
+        let smeta = store.meta_get("b2nd").or_else(|| store.meta_get("caterva"));
+        let (layout, dtype, dtype_format) = NdArray::geometry_from_meta(smeta, store.typesize())?;
+        let expect = layout.chunk_nbytes(store.typesize())?;
+        NdArray::check_chunks(&layout, expect, store.nchunks(), store.chunksize())?;
         Ok(NdArray {
             store,
             layout,
             dtype,
             dtype_format,
         })
+    }
+
+    /// Geometry and dtype from a "b2nd"/"caterva" metalayer content.
+    pub(crate) fn geometry_from_meta(
+        smeta: Option<Vec<u8>>,
+        typesize: i32,
+    ) -> Result<(Layout, String, i8)> {
+        let smeta = smeta.ok_or_else(|| {
+            crate::err!(
+                MetalayerNotFound,
+                "neither a \"b2nd\" nor a \"caterva\" metalayer"
+            )
+        })?;
+        let m = meta_codec::decode(&smeta)?;
+        let layout = Layout::new(&m.shape, &m.chunkshape, &m.blockshape)?;
+        let (dtype_format, dtype) = m.dtype.unwrap_or_else(|| (0, default_dtype(typesize)));
+        Ok((layout, dtype, dtype_format))
+    }
+
+    /// The super-chunk must hold exactly the chunks the geometry implies.
+    pub(crate) fn check_chunks(
+        layout: &Layout,
+        expect: i32,
+        nchunks: i64,
+        chunksize: i32,
+    ) -> Result<()> {
+        if layout.nchunks() != nchunks || (nchunks > 0 && expect != chunksize) {
+            crate::bail!(
+                InvalidParam,
+                "metalayer geometry ({} chunks of {expect} bytes) does not match the super-chunk ({nchunks} chunks of {chunksize} bytes)",
+                layout.nchunks()
+            );
+        }
+        Ok(())
     }
 
     /// Writes the current geometry into the "b2nd" metalayer (adding it when
@@ -285,6 +299,7 @@ impl NdArray {
             // Nobody else can change an in-memory super-chunk.
             return Ok(false);
         }
+        self.store.reload()?;
         self.reload_geometry()
     }
 
@@ -405,8 +420,18 @@ impl NdArray {
     /// The creation context that reproduces this array's geometry and dtype
     /// in memory (used for slices, views and copies).
     pub fn like_context(&self) -> Context {
+        let storage = match self.store.as_schunk() {
+            Some(s) => s
+                .with(|sc| {
+                    Ok(ArrayStorage::Schunk(crate::schunk::Storage::in_memory(
+                        sc.cparams().clone(),
+                    )))
+                })
+                .unwrap_or_default(),
+            None => ArrayStorage::Decoded,
+        };
         Context {
-            storage: ArrayStorage::Memory,
+            storage,
             typesize: self.typesize(),
             shape: self.layout.shape.clone(),
             chunkshape: self.layout.chunkshape.clone(),
@@ -428,7 +453,17 @@ pub(crate) mod testutil {
     use super::*;
 
     pub(crate) fn ctx(ts: i32, shape: &[i64], cs: &[i32], bs: &[i32]) -> Context {
-        Context::new(ArrayStorage::Memory, ts, shape, cs, bs, None, 0, Vec::new()).unwrap()
+        Context::new(
+            ArrayStorage::Decoded,
+            ts,
+            shape,
+            cs,
+            bs,
+            None,
+            0,
+            Vec::new(),
+        )
+        .unwrap()
     }
 
     /// A deterministic, item-distinct test pattern.
@@ -471,7 +506,7 @@ mod tests {
     #[test]
     fn bad_contexts_are_rejected() {
         let mk = |ts, s: &[i64], cs: &[i32], bs: &[i32]| {
-            Context::new(ArrayStorage::Memory, ts, s, cs, bs, None, 0, Vec::new())
+            Context::new(ArrayStorage::Decoded, ts, s, cs, bs, None, 0, Vec::new())
                 .map(|_| ())
                 .unwrap_err()
                 .code()

@@ -51,6 +51,14 @@ pub(crate) trait ChunkStore: Send + std::fmt::Debug {
     fn vlmeta_add(&mut self, name: &str, content: &[u8]) -> Result<()>;
     /// True when the store is a file or directory that others may change.
     fn is_persistent(&self) -> bool;
+    /// Re-reads the store's metadata from where it lives (a no-op in memory).
+    fn reload(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// The real super-chunk behind the store, if any.
+    fn as_schunk(&self) -> Option<&super::schunk_store::SChunkStore> {
+        None
+    }
     /// Work counters (only the in-memory store counts).
     #[cfg(test)]
     fn test_stats(&self) -> Stats {
@@ -59,11 +67,35 @@ pub(crate) trait ChunkStore: Send + std::fmt::Debug {
 }
 
 /// Where a new array's super-chunk lives.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum ArrayStorage {
-    /// An in-memory super-chunk.
-    #[default]
-    Memory,
+    /// A real super-chunk: in memory (chunk list or contiguous frame), a
+    /// contiguous frame file or a sparse frame directory, with its
+    /// compression parameters. Its `cparams.typesize` and `blocksize` are
+    /// set from the array's context, as the reference does.
+    Schunk(crate::schunk::Storage),
+    /// Chunks kept decoded in memory, without a codec: scratch arrays and
+    /// tests (it counts decoded blocks). Cannot be serialized.
+    Decoded,
+}
+
+impl Default for ArrayStorage {
+    fn default() -> Self {
+        ArrayStorage::Schunk(crate::schunk::Storage::default())
+    }
+}
+
+impl std::fmt::Debug for ArrayStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArrayStorage::Schunk(st) => f
+                .debug_struct("Schunk")
+                .field("contiguous", &st.contiguous)
+                .field("urlpath", &st.urlpath)
+                .finish(),
+            ArrayStorage::Decoded => f.write_str("Decoded"),
+        }
+    }
 }
 
 /// Most metalayers a super-chunk holds (the reference `BLOSC2_MAX_METALAYERS`).
@@ -78,7 +110,16 @@ pub(crate) fn new_store(
     blocksize: i32,
 ) -> Result<Box<dyn ChunkStore>> {
     match storage {
-        ArrayStorage::Memory => Ok(Box::new(MemStore::new(typesize, chunksize, blocksize)?)),
+        ArrayStorage::Decoded => Ok(Box::new(MemStore::new(typesize, chunksize, blocksize)?)),
+        ArrayStorage::Schunk(st) => {
+            let mut st = st.clone();
+            st.cparams.typesize = typesize;
+            st.cparams.blocksize = blocksize;
+            let sc = crate::schunk::SChunk::new(st)?;
+            Ok(Box::new(super::schunk_store::SChunkStore::new(
+                sc, chunksize, blocksize,
+            )))
+        }
     }
 }
 

@@ -57,6 +57,7 @@ impl NdArray {
     /// move in compressed form.
     fn same_chunk_layout(&self, other: &NdArray) -> bool {
         self.typesize() == other.typesize()
+            && self.store.as_schunk().is_some() == other.store.as_schunk().is_some()
             && self.layout.chunkshape == other.layout.chunkshape
             && self.layout.blockshape == other.layout.blockshape
             && self.store.chunksize() == other.store.chunksize()

@@ -1,0 +1,478 @@
+//! Compressing a buffer into one chunk, as C-Blosc2's `blosc2_compress_ctx`
+//! and `blosc2_vlcompress_ctx` lay it out.
+//!
+//! Blocks are encoded independently (each into its own buffer, in any worker)
+//! and then laid out in block order, so the output does not depend on the
+//! number of threads.
+
+use super::blocksize::{compute_blocksize, split_block};
+use super::header::HeaderOut;
+use super::pipeline::{self, BlockCtx};
+use super::pool;
+use super::stream::{self, CodecState, EncDict, EncodeParams};
+use super::{CParams, Fmt, PrefilterArgs, Special};
+use crate::codecs::registry::{self, CallInfo};
+use crate::codecs::{zstd, Codec};
+
+/// Scratch owned by one worker.
+#[derive(Default)]
+pub(crate) struct EncWorker {
+    codec: CodecState,
+    a: Vec<u8>,
+    b: Vec<u8>,
+}
+
+/// A reusable compression context.
+///
+/// Like the reference context, it remembers the block size chosen for the
+/// first chunk and uses it as the forced block size of later chunks (this is
+/// what makes the chunks of a super-chunk share one block size).
+pub struct Compressor {
+    cparams: CParams,
+    sticky_blocksize: i32,
+    workers: Vec<EncWorker>,
+}
+
+/// Everything a block encoder needs, shared by all workers.
+struct BlockPlan<'a> {
+    cp: &'a CParams,
+    typesize: usize,
+    blocksize: usize,
+    nblocks: usize,
+    leftover: usize,
+    dont_split: bool,
+    vl: bool,
+    /// Training pass: blocks are stored filtered but uncompressed, back to back.
+    training: bool,
+    dict: Option<&'a EncDict>,
+    /// The (prefiltered) source of a regular chunk.
+    src: &'a [u8],
+    /// The sources of a VL-block chunk.
+    vl_srcs: &'a [&'a [u8]],
+}
+
+impl BlockPlan<'_> {
+    fn block_src(&self, j: usize) -> (&[u8], usize) {
+        if self.vl {
+            return (self.vl_srcs[j], 0);
+        }
+        let start = j * self.blocksize;
+        let len = if j + 1 == self.nblocks && self.leftover > 0 { self.leftover } else { self.blocksize };
+        (&self.src[start..start + len], start)
+    }
+
+    /// Encodes block `j` into `out` (cleared first): its streams, each with its
+    /// `csize` prefix (none when training).
+    fn encode(&self, w: &mut EncWorker, j: usize, out: &mut Vec<u8>) -> crate::Result<()> {
+        out.clear();
+        let (bsrc, offset) = self.block_src(j);
+        let bsize = bsrc.len();
+        let info = CallInfo {
+            typesize: self.cp.typesize,
+            clevel: self.cp.clevel,
+            compcode: self.cp.compcode,
+            compcode_meta: self.cp.compcode_meta,
+            nthreads: self.cp.nthreads,
+            blocksize: self.blocksize as i32,
+            chunk: self.src,
+        };
+        let filtered: &[u8] = if pipeline::any_forward(&self.cp.filters) {
+            let ctx = BlockCtx {
+                filters: &self.cp.filters,
+                filters_meta: &self.cp.filters_meta,
+                typesize: self.typesize,
+                offset,
+                version: Fmt::VERSION_STABLE,
+                info,
+            };
+            let dref = if self.vl { bsrc } else { &self.src[..self.blocksize.min(self.src.len())] };
+            let EncWorker { a, b, .. } = w;
+            match pipeline::forward(&ctx, bsrc, dref, a, b)? {
+                None => bsrc,
+                Some(false) => &w.a[..bsize],
+                Some(true) => &w.b[..bsize],
+            }
+        } else {
+            bsrc
+        };
+        let leftover_block = !self.vl && j + 1 == self.nblocks && self.leftover > 0;
+        let mut nstreams = if !self.dont_split && !leftover_block && !self.training { self.typesize } else { 1 };
+        if bsize < nstreams {
+            // A block narrower than the type cannot be split (the reference
+            // would write an undecodable chunk here).
+            nstreams = 1;
+        }
+        let neblock = bsize / nstreams;
+        let params = EncodeParams {
+            compcode: self.cp.compcode,
+            clevel: self.cp.clevel,
+            compcode_meta: self.cp.compcode_meta,
+            info,
+        };
+        for s in filtered.chunks_exact(neblock.max(1)).take(nstreams) {
+            if self.training {
+                out.extend_from_slice(s);
+                continue;
+            }
+            if !self.vl && is_run(s) {
+                let value = s[0];
+                out.extend_from_slice(&(-i32::from(value)).to_le_bytes());
+                if value > 0 {
+                    out.push(0x1);
+                }
+                continue;
+            }
+            let at = out.len();
+            out.resize(at + 4 + neblock, 0);
+            let n = stream::encode(&mut w.codec, &params, s, &mut out[at + 4..], self.dict)?;
+            let n = if n == 0 || n >= neblock {
+                out[at + 4..at + 4 + neblock].copy_from_slice(s);
+                neblock
+            } else {
+                n
+            };
+            let csize = if self.vl { neblock } else { n };
+            out[at..at + 4].copy_from_slice(&(csize as i32).to_le_bytes());
+            out.truncate(at + 4 + n);
+        }
+        Ok(())
+    }
+}
+
+/// Whether all bytes of a stream are equal (a run).
+fn is_run(s: &[u8]) -> bool {
+    match s.first() {
+        Some(&x) => s.iter().all(|&b| b == x),
+        None => true,
+    }
+}
+
+impl Compressor {
+    /// A context for `cparams` (validated here).
+    pub fn new(cparams: CParams) -> crate::Result<Self> {
+        if cparams.clevel > 9 {
+            crate::bail!(CodecParam, "clevel {} not in 0..=9", cparams.clevel);
+        }
+        if cparams.typesize <= 0 || cparams.typesize > Fmt::MAX_BLOCKSIZE {
+            crate::bail!(InvalidParam, "typesize {} out of range", cparams.typesize);
+        }
+        if cparams.blocksize < 0 {
+            crate::bail!(InvalidParam, "negative blocksize {}", cparams.blocksize);
+        }
+        if cparams.instr_codec {
+            crate::bail!(InvalidParam, "instrumented codecs are not supported");
+        }
+        if cparams.tuner_id != 0 {
+            crate::bail!(InvalidParam, "tuner {} is not available (only stune, 0)", cparams.tuner_id);
+        }
+        pipeline::check_filters(&cparams.filters)?;
+        let sticky_blocksize = cparams.blocksize;
+        Ok(Compressor { cparams, sticky_blocksize, workers: Vec::new() })
+    }
+
+    pub fn cparams(&self) -> &CParams {
+        &self.cparams
+    }
+
+    /// Forgets the block size remembered from earlier chunks.
+    pub fn reset_blocksize(&mut self) {
+        self.sticky_blocksize = self.cparams.blocksize;
+    }
+
+    fn check_codec(&self) -> crate::Result<()> {
+        let c = self.cparams.compcode;
+        if !Codec::is_available(c) {
+            if (Codec::GLOBAL_START..registry::USER_START).contains(&c) {
+                crate::bail!(CodecSupport, "codec {c} is a reference plugin, not supported here");
+            }
+            crate::bail!(CodecSupport, "codec {c} is not available");
+        }
+        if self.cparams.use_dict && !matches!(c, Codec::ZSTD | Codec::LZ4 | Codec::LZ4HC) {
+            crate::bail!(CodecParam, "dictionaries need zstd, lz4 or lz4hc");
+        }
+        Ok(())
+    }
+
+    fn header(&self, nbytes: usize, header_blocksize: i32, typesize: usize) -> HeaderOut {
+        let cp = &self.cparams;
+        let versionlz = match cp.compcode {
+            c if c >= registry::USER_START => registry::codec(c).map_or(0xff, |e| e.version),
+            _ => 1,
+        };
+        HeaderOut {
+            version: Fmt::VERSION_STABLE,
+            versionlz,
+            flags: Fmt::DOSHUFFLE | Fmt::DOBITSHUFFLE,
+            typesize: typesize as u8,
+            nbytes: nbytes as i32,
+            blocksize: header_blocksize,
+            cbytes: 0,
+            filters: cp.filters,
+            udcompcode: cp.compcode,
+            compcode_meta: cp.compcode_meta,
+            filters_meta: cp.filters_meta,
+            blosc2_flags2: 0,
+            blosc2_flags: 0,
+        }
+    }
+
+    /// Runs the prefilter over every block, giving the bytes to compress.
+    fn prefiltered(&self, src: &[u8], blocksize: usize) -> crate::Result<Option<Vec<u8>>> {
+        let Some(pre) = &self.cparams.prefilter else { return Ok(None) };
+        let mut out = vec![0u8; src.len()];
+        for (nblock, (i, o)) in src.chunks(blocksize.max(1)).zip(out.chunks_mut(blocksize.max(1))).enumerate() {
+            let mut args = PrefilterArgs {
+                input: i,
+                output: o,
+                offset: nblock * blocksize,
+                nblock,
+                nchunk: self.cparams.nchunk,
+                tid: 0,
+                typesize: self.cparams.typesize as usize,
+            };
+            pre(&mut args).map_err(|e| crate::err!(FilterPipeline, "prefilter failed: {e}"))?;
+        }
+        Ok(Some(out))
+    }
+
+    /// Compresses `src` into `dst` as one chunk; returns its size, or 0 when
+    /// `dst` is too small (`dst.len() >= src.len() + 32` always suffices).
+    pub fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
+        if src.len() > Fmt::MAX_BUFFERSIZE {
+            crate::bail!(MaxBufsizeExceeded, "input of {} bytes over the maximum", src.len());
+        }
+        if dst.len() < Fmt::MAX_OVERHEAD {
+            crate::bail!(MaxBufsizeExceeded, "output buffer must hold at least {} bytes", Fmt::MAX_OVERHEAD);
+        }
+        self.check_codec()?;
+        let cp = self.cparams.clone();
+        let nbytes = src.len();
+        let user_bs = self.sticky_blocksize;
+        let blocksize = compute_blocksize(
+            cp.clevel,
+            cp.typesize,
+            nbytes as i32,
+            user_bs,
+            cp.compcode,
+            cp.splitmode,
+            &cp.filters,
+        );
+        self.sticky_blocksize = blocksize;
+        let mut header_bs = if user_bs > 0 { user_bs } else { blocksize };
+        if nbytes > 0 && header_bs as usize > nbytes {
+            header_bs = nbytes as i32;
+        }
+        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE { 1 } else { cp.typesize as usize };
+        let blocksize = blocksize.max(1) as usize;
+        let nblocks = nbytes.div_ceil(blocksize);
+        let leftover = nbytes % blocksize;
+        let mut hdr = self.header(nbytes, header_bs, typesize);
+
+        let pre = self.prefiltered(src, blocksize)?;
+        let data: &[u8] = pre.as_deref().unwrap_or(src);
+
+        let use_dict = cp.use_dict && cp.clevel > 0;
+        let mut memcpyed = cp.clevel == 0 || nbytes < Fmt::MIN_BUFFERSIZE;
+        if !memcpyed && Fmt::EXT_HEADER + 4 * nblocks > dst.len() {
+            memcpyed = true;
+        }
+        if !memcpyed {
+            if cp.filters.contains(&Fmt::DELTA) {
+                hdr.flags |= Fmt::DODELTA;
+            }
+            let dont_split =
+                !split_block(cp.splitmode, cp.compcode, cp.clevel, &cp.filters, typesize as i32, blocksize as i32);
+            if dont_split {
+                hdr.flags |= Fmt::DONT_SPLIT;
+            }
+            hdr.flags |= Codec::format_of(cp.compcode) << 5;
+            let mut plan = BlockPlan {
+                cp: &cp,
+                typesize,
+                blocksize,
+                nblocks,
+                leftover,
+                dont_split,
+                vl: false,
+                training: false,
+                dict: None,
+                src: data,
+                vl_srcs: &[],
+            };
+            let dict = if use_dict { self.build_dict(&mut plan, nbytes)? } else { None };
+            plan.dict = dict.as_ref().map(|(d, _)| d);
+            let raw_dict = dict.as_ref().map(|(_, raw)| raw.as_slice());
+            if raw_dict.is_some() {
+                hdr.blosc2_flags |= Fmt::USEDICT;
+            }
+            let blocks = self.encode_blocks(&plan)?;
+            let n = layout(dst, &mut hdr, &blocks, raw_dict);
+            if n > 0 {
+                let nstreams = if dont_split {
+                    nblocks
+                } else if leftover > 0 {
+                    (nblocks - 1) * typesize + 1
+                } else {
+                    nblocks * typesize
+                };
+                let cbytes = if raw_dict.is_none() && n == Fmt::EXT_HEADER + 4 * nblocks + 4 * nstreams {
+                    // Every stream is a run of zeros: the chunk becomes special.
+                    hdr.blosc2_flags |= Special::ZERO_CODE << 4;
+                    Fmt::EXT_HEADER
+                } else {
+                    n
+                };
+                hdr.cbytes = cbytes as i32;
+                dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
+                return Ok(cbytes);
+            }
+        }
+        // Plain copy of the (prefiltered) data.
+        if nbytes + Fmt::EXT_HEADER > dst.len() {
+            return Ok(0);
+        }
+        hdr.flags |= Fmt::MEMCPYED;
+        hdr.blosc2_flags &= !Fmt::USEDICT;
+        hdr.cbytes = (nbytes + Fmt::EXT_HEADER) as i32;
+        dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
+        dst[Fmt::EXT_HEADER..Fmt::EXT_HEADER + nbytes].copy_from_slice(data);
+        Ok(nbytes + Fmt::EXT_HEADER)
+    }
+
+    /// Trains the dictionary as the reference does: a pass storing the
+    /// filtered blocks back to back, samples cut from its start, then raw
+    /// bytes (LZ4) or `ZDICT_trainFromBuffer` (Zstd). `None`: no useful dict.
+    fn build_dict(&mut self, plan: &mut BlockPlan<'_>, nbytes: usize) -> crate::Result<Option<(EncDict, Vec<u8>)>> {
+        let dict_maxsize = Fmt::MAX_DICTSIZE.min(nbytes / 20);
+        let mut nsamples = if plan.dont_split { plan.nblocks } else { plan.nblocks * plan.typesize };
+        if nsamples < 8 {
+            nsamples = 8;
+        }
+        let sample_size = nbytes / nsamples / 16;
+        if dict_maxsize < Fmt::MIN_USEFUL_DICT || sample_size == 0 {
+            return Ok(None);
+        }
+        plan.training = true;
+        let blocks = self.encode_blocks(plan);
+        plan.training = false;
+        let samples: Vec<u8> = blocks?.concat();
+        let compcode = plan.cp.compcode;
+        if compcode == Codec::LZ4 || compcode == Codec::LZ4HC {
+            let size = (nsamples * sample_size).min(dict_maxsize).min(samples.len());
+            let mut raw = samples[..size].to_vec();
+            // The reference writes the dictionary size into its output buffer
+            // (right after the bstarts) before copying the samples from the
+            // start of that same buffer, so these four bytes of the dictionary
+            // are the size itself. Reproduced for identical chunks.
+            let at = 4 * plan.nblocks;
+            for (k, byte) in (size as i32).to_le_bytes().into_iter().enumerate() {
+                if let Some(slot) = raw.get_mut(at + k) {
+                    *slot = byte;
+                }
+            }
+            return Ok(Some((EncDict::Lz4(raw.clone()), raw)));
+        }
+        let sizes = vec![sample_size; nsamples];
+        match zstd::train_dict(&samples, &sizes, dict_maxsize) {
+            Some(raw) if !raw.is_empty() => {
+                let cdict = zstd::CDict::new(&raw, 1).ok_or_else(|| crate::err!(CodecDict, "zstd dictionary"))?;
+                Ok(Some((EncDict::Zstd(cdict), raw)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Encodes every block, in parallel when asked to; results in block order.
+    fn encode_blocks(&mut self, plan: &BlockPlan<'_>) -> crate::Result<Vec<Vec<u8>>> {
+        let nthreads = (self.cparams.nthreads.max(1) as usize).min(plan.nblocks.max(1));
+        if self.workers.len() < nthreads {
+            self.workers.resize_with(nthreads, EncWorker::default);
+        }
+        let workers = &mut self.workers[..nthreads];
+        pool::run_blocks(plan.nblocks, workers, |w, j, out| plan.encode(w, j, out))
+    }
+
+    /// Compresses several buffers into one VL-block chunk (one block each).
+    pub fn compress_vl(&mut self, srcs: &[&[u8]], dst: &mut [u8]) -> crate::Result<usize> {
+        if srcs.is_empty() || srcs.len() > i32::MAX as usize {
+            crate::bail!(InvalidParam, "a VL-block chunk needs at least one block");
+        }
+        let mut total = 0usize;
+        let mut max_block = 0usize;
+        for (i, s) in srcs.iter().enumerate() {
+            if s.is_empty() {
+                crate::bail!(InvalidParam, "VL block {i} is empty");
+            }
+            total += s.len();
+            if total > Fmt::MAX_BUFFERSIZE {
+                crate::bail!(MaxBufsizeExceeded, "VL blocks add up to more than the maximum");
+            }
+            max_block = max_block.max(s.len());
+        }
+        if dst.len() < Fmt::MAX_OVERHEAD {
+            crate::bail!(MaxBufsizeExceeded, "output buffer must hold at least {} bytes", Fmt::MAX_OVERHEAD);
+        }
+        self.check_codec()?;
+        let cp = self.cparams.clone();
+        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE { 1 } else { cp.typesize as usize };
+        let nblocks = srcs.len();
+        let mut hdr = self.header(total, nblocks as i32, typesize);
+        hdr.version = Fmt::VERSION_VL_BLOCKS;
+        hdr.blosc2_flags2 = Fmt::VL_BLOCKS;
+        if Fmt::EXT_HEADER + 4 * nblocks > dst.len() {
+            return Ok(0);
+        }
+        if cp.filters.contains(&Fmt::DELTA) {
+            hdr.flags |= Fmt::DODELTA;
+        }
+        hdr.flags |= Fmt::DONT_SPLIT | (Codec::format_of(cp.compcode) << 5);
+        let plan = BlockPlan {
+            cp: &cp,
+            typesize,
+            blocksize: max_block,
+            nblocks,
+            leftover: 0,
+            dont_split: true,
+            vl: true,
+            training: false,
+            dict: None,
+            src: &[],
+            vl_srcs: srcs,
+        };
+        let blocks = self.encode_blocks(&plan)?;
+        let n = layout(dst, &mut hdr, &blocks, None);
+        if n == 0 {
+            return Ok(0);
+        }
+        hdr.cbytes = n as i32;
+        dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
+        Ok(n)
+    }
+}
+
+/// Writes bstarts, the optional dictionary and the blocks after the header;
+/// returns the chunk size, or 0 when it does not fit in `dst`.
+fn layout(dst: &mut [u8], _hdr: &mut HeaderOut, blocks: &[Vec<u8>], dict: Option<&[u8]>) -> usize {
+    let nblocks = blocks.len();
+    let mut pos = Fmt::EXT_HEADER + 4 * nblocks;
+    if let Some(d) = dict {
+        pos += 4 + d.len();
+    }
+    let total = pos + blocks.iter().map(Vec::len).sum::<usize>();
+    if total > dst.len() || total > i32::MAX as usize {
+        return 0;
+    }
+    let mut at = Fmt::EXT_HEADER + 4 * nblocks;
+    if let Some(d) = dict {
+        dst[at..at + 4].copy_from_slice(&(d.len() as i32).to_le_bytes());
+        dst[at + 4..at + 4 + d.len()].copy_from_slice(d);
+        at += 4 + d.len();
+    }
+    for (j, b) in blocks.iter().enumerate() {
+        let bs = Fmt::EXT_HEADER + 4 * j;
+        dst[bs..bs + 4].copy_from_slice(&(at as i32).to_le_bytes());
+        dst[at..at + b.len()].copy_from_slice(b);
+        at += b.len();
+    }
+    total
+}

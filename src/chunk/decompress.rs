@@ -1,0 +1,714 @@
+//! Decoding chunks: whole, partially (`getitem`, block masks), VL blocks, and
+//! lazy chunks whose blocks are fetched on demand.
+//!
+//! Every size read from the chunk is checked before use; malformed input gives
+//! an error, never a panic.
+//!
+//! DELTA makes every block depend on the chunk's first block. Whenever some
+//! blocks are decoded without block 0 (getitem, masks, lazy chunks), block 0 is
+//! decoded too, into scratch, so partial decodes always equal a full decode
+//! (the reference gets this wrong).
+
+use std::borrow::Cow;
+
+use super::header::ChunkHeader;
+use super::pipeline::{self, BlockCtx};
+use super::pool;
+use super::stream::{self, CodecState, DecDict};
+use super::{DParams, Fmt, PostfilterArgs, Special};
+use crate::codecs::registry::CallInfo;
+use crate::codecs::{zstd, Codec};
+
+/// Supplies the bytes of a lazy chunk's blocks (and dictionary).
+///
+/// `block(nblock, offset, len_hint)` must return the chunk's bytes starting at
+/// byte `offset` of the chunk (the value of `bstarts[nblock]`, or for memcpyed
+/// chunks `header_len + nblock * blocksize`), at least up to the end of that
+/// block's streams; returning more is fine. `len_hint` is the block's
+/// compressed size when the lazy trailer records it. `nblock == usize::MAX`
+/// asks for the dictionary section (`int32 size` followed by the bytes).
+pub trait BlockSource {
+    fn block(&mut self, nblock: usize, offset: u32, len_hint: Option<usize>) -> crate::Result<Cow<'_, [u8]>>;
+}
+
+/// Scratch owned by one worker.
+#[derive(Default)]
+struct DecWorker {
+    codec: CodecState,
+    a: Vec<u8>,
+    b: Vec<u8>,
+}
+
+/// A reusable decompression context.
+pub struct Decompressor {
+    dparams: DParams,
+    maskout: Option<Vec<bool>>,
+    workers: Vec<DecWorker>,
+}
+
+/// Sizes of the blocks of a VL-block chunk.
+struct VlLayout {
+    nbytes: Vec<usize>,
+    offsets: Vec<usize>,
+    cbytes: Vec<usize>,
+}
+
+/// A validated chunk, ready to decode blocks from.
+struct Prepared<'a> {
+    h: ChunkHeader,
+    /// The chunk (non-lazy: exactly `cbytes` bytes).
+    src: &'a [u8],
+    hlen: usize,
+    memcpyed: bool,
+    special: u8,
+    blocksize: usize,
+    nblocks: usize,
+    leftover: usize,
+    bstarts_end: usize,
+    dict: Option<DecDict>,
+    vl: Option<VlLayout>,
+    has_delta: bool,
+}
+
+fn rd_i32(b: &[u8], at: usize) -> crate::Result<i32> {
+    match b.get(at..at + 4) {
+        Some(s) => Ok(i32::from_le_bytes([s[0], s[1], s[2], s[3]])),
+        None => crate::bail!(ReadBuffer, "cannot read 4 bytes at {at}"),
+    }
+}
+
+fn make_dict(compformat: u8, raw: &[u8]) -> crate::Result<DecDict> {
+    if compformat == Codec::FORMAT_ZSTD {
+        zstd::DDict::new(raw).map(DecDict::Zstd).ok_or_else(|| crate::err!(CodecDict, "bad zstd dictionary"))
+    } else {
+        Ok(DecDict::Lz4(raw.to_vec()))
+    }
+}
+
+/// Reads `int32 size | bytes` of a dictionary section.
+fn read_dict(compformat: u8, b: &[u8]) -> crate::Result<(DecDict, usize)> {
+    let size = rd_i32(b, 0)?;
+    if size <= 0 || size as usize > Fmt::MAX_DICTSIZE {
+        crate::bail!(CodecDict, "dictionary size {size} out of range");
+    }
+    let size = size as usize;
+    let Some(raw) = b.get(4..4 + size) else {
+        crate::bail!(ReadBuffer, "dictionary extends past the chunk");
+    };
+    Ok((make_dict(compformat, raw)?, 4 + size))
+}
+
+impl<'a> Prepared<'a> {
+    /// Validates `chunk` as the reference's `initialize_context_decompression`
+    /// does (for lazy chunks, only the header and bstarts must be present).
+    fn new(chunk: &'a [u8], lazy_ok: bool) -> crate::Result<Self> {
+        let h = ChunkHeader::parse_unchecked_len(chunk)?;
+        let lazy = h.is_lazy();
+        if lazy && !lazy_ok {
+            crate::bail!(InvalidParam, "lazy chunk: use decompress_with_source");
+        }
+        let src = if lazy {
+            chunk
+        } else {
+            match chunk.get(..h.cbytes()) {
+                Some(s) => s,
+                None => crate::bail!(InvalidHeader, "cbytes {} past the {} bytes given", h.cbytes, chunk.len()),
+            }
+        };
+        let special = h.special_code();
+        if special > Special::UNINIT_CODE {
+            crate::bail!(Data, "unknown special chunk kind {special}");
+        }
+        let hlen = h.header_len();
+        let memcpyed = h.is_memcpyed();
+        if memcpyed && special == 0 && h.cbytes() != h.nbytes() + hlen {
+            crate::bail!(Data, "memcpyed chunk with cbytes {} != nbytes {} + header", h.cbytes, h.nbytes);
+        }
+        let vl = h.vl_blocks();
+        let nblocks = h.nblocks();
+        let blocksize = if vl { 0 } else { h.blocksize() };
+        let leftover = h.leftover();
+        let has_delta = h.filters.contains(&Fmt::DELTA);
+        let mut p = Prepared {
+            src,
+            hlen,
+            memcpyed,
+            special,
+            blocksize,
+            nblocks,
+            leftover,
+            bstarts_end: hlen,
+            dict: None,
+            vl: None,
+            has_delta,
+            h,
+        };
+        if p.h.nbytes == 0 && p.h.cbytes() == hlen && special == 0 {
+            p.nblocks = 0;
+            return Ok(p);
+        }
+        if special == 0 && !memcpyed {
+            let Some(end) = nblocks.checked_mul(4).and_then(|n| n.checked_add(hlen)) else {
+                crate::bail!(InvalidHeader, "bstarts size overflows");
+            };
+            if end > i32::MAX as usize {
+                crate::bail!(InvalidHeader, "bstarts size overflows");
+            }
+            p.bstarts_end = end;
+        }
+        if src.len() < p.bstarts_end {
+            crate::bail!(ReadBuffer, "bstarts extend past the chunk");
+        }
+        if p.h.uses_dict() && !lazy && special == 0 && !memcpyed {
+            let (d, _) = read_dict(p.h.compformat(), &src[p.bstarts_end..])?;
+            p.dict = Some(d);
+        }
+        if vl && !lazy {
+            p.vl = Some(p.vl_layout()?);
+            p.blocksize = p.vl.as_ref().map_or(0, |v| v.nbytes.iter().copied().max().unwrap_or(0));
+        }
+        Ok(p)
+    }
+
+    fn bstart(&self, j: usize) -> crate::Result<i32> {
+        rd_i32(self.src, self.hlen + 4 * j)
+    }
+
+    fn vl_layout(&self) -> crate::Result<VlLayout> {
+        let n = self.nblocks;
+        let (mut nbytes, mut offsets, mut cbytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut total = 0usize;
+        let mut prev = 0i32;
+        let cb = self.h.cbytes;
+        for i in 0..n {
+            let bstart = self.bstart(i)?;
+            let next = if i + 1 < n { self.bstart(i + 1)? } else { cb };
+            if bstart < self.bstarts_end as i32
+                || bstart <= prev
+                || next <= bstart
+                || next > cb
+                || bstart as usize + 4 > self.src.len()
+            {
+                crate::bail!(InvalidHeader, "invalid VL-block offsets");
+            }
+            let nb = rd_i32(self.src, bstart as usize)?;
+            if nb <= 0 {
+                crate::bail!(InvalidHeader, "invalid VL-block size {nb}");
+            }
+            offsets.push(total);
+            total += nb as usize;
+            if total > self.h.nbytes() {
+                crate::bail!(InvalidHeader, "VL-block sizes exceed nbytes");
+            }
+            nbytes.push(nb as usize);
+            cbytes.push((next - bstart) as usize);
+            prev = bstart;
+        }
+        if total != self.h.nbytes() {
+            crate::bail!(InvalidHeader, "VL-block sizes do not add up to nbytes");
+        }
+        Ok(VlLayout { nbytes, offsets, cbytes })
+    }
+
+    /// (offset in the decoded chunk, size) of block `j`.
+    fn block_span(&self, j: usize) -> (usize, usize) {
+        if let Some(vl) = &self.vl {
+            return (vl.offsets[j], vl.nbytes[j]);
+        }
+        let off = j * self.blocksize;
+        let size = if j + 1 == self.nblocks && self.leftover > 0 { self.leftover } else { self.blocksize };
+        (off, size)
+    }
+
+    fn is_leftover(&self, j: usize) -> bool {
+        self.vl.is_none() && j + 1 == self.nblocks && self.leftover > 0
+    }
+
+    /// The stream bytes of block `j` within a non-lazy chunk.
+    fn block_bytes(&self, j: usize) -> crate::Result<&'a [u8]> {
+        if self.special != 0 {
+            return Ok(&[]);
+        }
+        if self.memcpyed {
+            let (off, size) = self.block_span(j);
+            let start = self.hlen + off;
+            return match self.src.get(start..start + size) {
+                Some(s) => Ok(s),
+                None => crate::bail!(ReadBuffer, "memcpyed block {j} past the chunk"),
+            };
+        }
+        let bstart = self.bstart(j)?;
+        if bstart <= 0 || bstart as usize >= self.src.len() {
+            crate::bail!(Data, "block {j} starts at invalid offset {bstart}");
+        }
+        let bstart = bstart as usize;
+        if let Some(vl) = &self.vl {
+            return match self.src.get(bstart..bstart + vl.cbytes[j]) {
+                Some(s) => Ok(s),
+                None => crate::bail!(Data, "VL block {j} past the chunk"),
+            };
+        }
+        Ok(&self.src[bstart..])
+    }
+
+    /// Decodes block `j`, whose streams start at `bytes[0]`, into `out`
+    /// (exactly the block's size). `dref` is the decoded first block (DELTA).
+    #[allow(clippy::too_many_arguments)]
+    fn decode_block(
+        &self,
+        w: &mut DecWorker,
+        dp: &DParams,
+        j: usize,
+        bytes: &[u8],
+        out: &mut [u8],
+        dref: Option<&[u8]>,
+        tid: usize,
+    ) -> crate::Result<()> {
+        let bsize = out.len();
+        let (offset, _) = self.block_span(j);
+        let postfilter = dp.postfilter.as_ref();
+        if self.memcpyed || self.special != 0 {
+            let fill = |dst: &mut [u8]| -> crate::Result<()> {
+                match self.special {
+                    Special::ZERO_CODE => dst.fill(0),
+                    Special::UNINIT_CODE => {}
+                    Special::NAN_CODE => fill_nans(self.h.typesize(), dst)?,
+                    Special::VALUE_CODE => {
+                        let value = &self.src[self.hlen..self.h.cbytes()];
+                        if dst.len() % value.len() != 0 {
+                            crate::bail!(Data, "block not a multiple of the repeated value");
+                        }
+                        for c in dst.chunks_exact_mut(value.len()) {
+                            c.copy_from_slice(value);
+                        }
+                    }
+                    _ => {
+                        if bytes.len() < dst.len() {
+                            crate::bail!(ReadBuffer, "memcpyed block {j} is short");
+                        }
+                        dst.copy_from_slice(&bytes[..dst.len()]);
+                    }
+                }
+                Ok(())
+            };
+            return match postfilter {
+                None => fill(out),
+                Some(pf) => {
+                    w.a.resize(bsize, 0);
+                    let mut tmp = std::mem::take(&mut w.a);
+                    fill(&mut tmp)?;
+                    let r = run_postfilter(pf, dp, &tmp, out, offset, j, tid, self.h.typesize());
+                    w.a = tmp;
+                    r
+                }
+            };
+        }
+        let bytes = match &self.vl {
+            Some(vl) => &bytes[..bytes.len().min(vl.cbytes[j])],
+            None => bytes,
+        };
+        let filtered = pipeline::any_backward(&self.h.filters) && !self.h.is_instrumented();
+        let typesize = self.h.typesize();
+        let vl = self.vl.is_some();
+        let mut nstreams = if vl || self.h.dont_split() || self.is_leftover(j) { 1 } else { typesize };
+        if bsize < nstreams {
+            nstreams = 1;
+        }
+        let neblock = bsize / nstreams;
+        if neblock == 0 {
+            crate::bail!(WriteBuffer, "block {j} is empty");
+        }
+        let info = CallInfo {
+            typesize: typesize as i32,
+            clevel: 0,
+            compcode: self.h.compcode(),
+            compcode_meta: self.h.compcode_meta,
+            nthreads: dp.nthreads,
+            blocksize: self.blocksize as i32,
+            chunk: self.src,
+        };
+        let use_tmp = filtered || postfilter.is_some();
+        let mut work = std::mem::take(&mut w.a);
+        if use_tmp {
+            work.clear();
+            work.resize(bsize, 0);
+        }
+        let result = (|| -> crate::Result<()> {
+            let target: &mut [u8] = if use_tmp { &mut work[..] } else { &mut *out };
+            let mut pos = 0usize;
+            for dst in target.chunks_exact_mut(neblock).take(nstreams) {
+                let csize = rd_i32(bytes, pos)?;
+                pos += 4;
+                if vl {
+                    if csize as usize != bsize || csize <= 0 {
+                        crate::bail!(Data, "VL block {j} records size {csize}, expected {bsize}");
+                    }
+                    let s = &bytes[pos..];
+                    if s.len() == neblock {
+                        dst.copy_from_slice(s);
+                    } else {
+                        let cf = self.h.compformat();
+                        stream::decode(&mut w.codec, cf, self.h.compcode(), self.h.compcode_meta, s, dst, self.dict.as_ref(), &info)?;
+                    }
+                    pos = bytes.len();
+                    continue;
+                }
+                if csize == 0 {
+                    dst.fill(0);
+                } else if csize < 0 {
+                    let Some(&token) = bytes.get(pos) else {
+                        crate::bail!(ReadBuffer, "missing run token in block {j}");
+                    };
+                    pos += 1;
+                    if token & 1 == 0 || csize < -255 {
+                        crate::bail!(RunLength, "invalid run in block {j} (csize {csize}, token {token})");
+                    }
+                    dst.fill((-csize) as u8);
+                } else {
+                    let csize = csize as usize;
+                    let Some(s) = bytes.get(pos..pos + csize) else {
+                        crate::bail!(ReadBuffer, "stream of block {j} extends past the chunk");
+                    };
+                    pos += csize;
+                    if csize == neblock {
+                        dst.copy_from_slice(s);
+                    } else {
+                        let cf = self.h.compformat();
+                        stream::decode(&mut w.codec, cf, self.h.compcode(), self.h.compcode_meta, s, dst, self.dict.as_ref(), &info)?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            w.a = work;
+            return Err(e);
+        }
+        if !use_tmp {
+            w.a = work;
+            return Ok(());
+        }
+        let r = (|| -> crate::Result<()> {
+            if filtered {
+                let ctx = BlockCtx {
+                    filters: &self.h.filters,
+                    filters_meta: &self.h.filters_meta,
+                    typesize,
+                    offset: if vl { 0 } else { offset },
+                    version: self.h.version,
+                    info,
+                };
+                pipeline::backward(&ctx, &mut work, &mut w.b, dref)?;
+            }
+            match postfilter {
+                Some(pf) => run_postfilter(pf, dp, &work, out, offset, j, tid, typesize),
+                None => {
+                    out.copy_from_slice(&work[..bsize]);
+                    Ok(())
+                }
+            }
+        })();
+        w.a = work;
+        r
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_postfilter(
+    pf: &super::Postfilter,
+    dp: &DParams,
+    input: &[u8],
+    output: &mut [u8],
+    offset: usize,
+    nblock: usize,
+    tid: usize,
+    typesize: usize,
+) -> crate::Result<()> {
+    let mut args = PostfilterArgs { input, output, offset, nblock, nchunk: dp.nchunk, tid, typesize };
+    pf(&mut args).map_err(|e| crate::err!(Postfilter, "postfilter failed: {e}"))
+}
+
+/// Fills with the NaN the reference writes (`nanf("")` / `nan("")`).
+fn fill_nans(typesize: usize, dst: &mut [u8]) -> crate::Result<()> {
+    match typesize {
+        4 => {
+            let v = f32::NAN.to_bits().to_le_bytes();
+            if dst.len() % 4 != 0 {
+                crate::bail!(Data, "NaN block not a multiple of 4");
+            }
+            dst.chunks_exact_mut(4).for_each(|c| c.copy_from_slice(&v));
+        }
+        8 => {
+            let v = f64::NAN.to_bits().to_le_bytes();
+            if dst.len() % 8 != 0 {
+                crate::bail!(Data, "NaN block not a multiple of 8");
+            }
+            dst.chunks_exact_mut(8).for_each(|c| c.copy_from_slice(&v));
+        }
+        t => crate::bail!(Data, "NaN chunks need typesize 4 or 8, not {t}"),
+    }
+    Ok(())
+}
+
+impl Decompressor {
+    pub fn new(dparams: DParams) -> Self {
+        Decompressor { dparams, maskout: None, workers: Vec::new() }
+    }
+
+    pub fn dparams(&self) -> &DParams {
+        &self.dparams
+    }
+
+    /// Blocks whose entry is `true` are skipped by the next `decompress`
+    /// (their part of `dst` is left untouched). The mask length must equal the
+    /// chunk's number of blocks.
+    pub fn set_maskout(&mut self, mask: &[bool]) -> crate::Result<()> {
+        self.maskout = Some(mask.to_vec());
+        Ok(())
+    }
+
+    fn workers(&mut self, nblocks: usize) -> &mut [DecWorker] {
+        let n = (self.dparams.nthreads.max(1) as usize).min(nblocks.max(1));
+        if self.workers.len() < n {
+            self.workers.resize_with(n, DecWorker::default);
+        }
+        &mut self.workers[..n]
+    }
+
+    /// Decodes a whole chunk into `dst`; returns its uncompressed size.
+    pub fn decompress(&mut self, chunk: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
+        let mask = self.maskout.take();
+        let p = Prepared::new(chunk, false)?;
+        if p.h.nbytes() > dst.len() {
+            crate::bail!(WriteBuffer, "chunk holds {} bytes, destination has {}", p.h.nbytes, dst.len());
+        }
+        if let Some(m) = &mask {
+            if m.len() != p.nblocks {
+                crate::bail!(Data, "mask has {} entries, chunk has {} blocks", m.len(), p.nblocks);
+            }
+        }
+        let p = &p;
+        self.decode_into(p, &mut dst[..p.h.nbytes()], mask.as_deref(), &|_p, j| p.block_bytes(j).map(Cow::Borrowed))?;
+        Ok(p.h.nbytes())
+    }
+
+    /// Decodes all blocks not masked out into `dst` (exactly nbytes long).
+    fn decode_into<'s>(
+        &mut self,
+        p: &Prepared<'_>,
+        dst: &mut [u8],
+        mask: Option<&[bool]>,
+        fetch: &(dyn Fn(&Prepared<'_>, usize) -> crate::Result<Cow<'s, [u8]>> + Sync),
+    ) -> crate::Result<()> {
+        let dp = self.dparams.clone();
+        let skip = |j: usize| mask.is_some_and(|m| m[j]);
+        let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && p.vl.is_none() && p.nblocks > 1;
+        let workers = self.workers(p.nblocks);
+        // Block 0 first when DELTA needs it as reference.
+        let mut scratch0: Vec<u8> = Vec::new();
+        let mut first = 0usize;
+        if needs_ref {
+            let (_, s0) = p.block_span(0);
+            let bytes = fetch(p, 0)?;
+            if skip(0) {
+                scratch0.resize(s0, 0);
+                p.decode_block(&mut workers[0], &dp, 0, &bytes, &mut scratch0, None, 0)?;
+            } else {
+                p.decode_block(&mut workers[0], &dp, 0, &bytes, &mut dst[..s0], None, 0)?;
+            }
+            first = 1;
+        }
+        let (head, rest) = dst.split_at_mut(if needs_ref { p.block_span(0).1 } else { 0 });
+        let dref: Option<&[u8]> = if needs_ref { Some(if skip(0) { &scratch0 } else { head }) } else { None };
+        // Cut the rest of dst into per-block pieces.
+        let mut items: Vec<(usize, &mut [u8])> = Vec::with_capacity(p.nblocks);
+        let mut remaining = rest;
+        for j in first..p.nblocks {
+            let (_, size) = p.block_span(j);
+            let (piece, tail) = std::mem::take(&mut remaining).split_at_mut(size);
+            remaining = tail;
+            if !skip(j) {
+                items.push((j, piece));
+            }
+        }
+        pool::for_each(&mut items, workers, |w, (j, out)| {
+            let bytes = fetch(p, *j)?;
+            p.decode_block(w, &dp, *j, &bytes, out, dref, 0)
+        })
+    }
+
+    /// Decodes `nitems` items starting at item `start` (items of the chunk's
+    /// typesize) into `dst`, decoding only the blocks that hold them.
+    pub fn getitem(&mut self, chunk: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> crate::Result<usize> {
+        let p = Prepared::new(chunk, false)?;
+        if p.vl.is_some() {
+            crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
+        }
+        if nitems == 0 {
+            return Ok(0);
+        }
+        let ts = p.h.typesize();
+        let Some(nbytes_out) = nitems.checked_mul(ts).filter(|&n| n <= i32::MAX as usize) else {
+            crate::bail!(WriteBuffer, "nitems * typesize overflows");
+        };
+        if nbytes_out > dst.len() {
+            crate::bail!(WriteBuffer, "destination too small for {nitems} items");
+        }
+        let Some(start_b) = start.checked_mul(ts).filter(|&b| b <= p.h.nbytes()) else {
+            crate::bail!(InvalidParam, "start {start} out of bounds");
+        };
+        let stop_b = start_b + nbytes_out;
+        if stop_b > p.h.nbytes() {
+            crate::bail!(InvalidParam, "start + nitems out of bounds");
+        }
+        let dp = self.dparams.clone();
+        let bs = p.blocksize;
+        let first = start_b / bs;
+        let last = (stop_b - 1) / bs;
+        let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && last > 0;
+        let w = &mut self.workers(1)[0];
+        let mut block0 = Vec::new();
+        if needs_ref {
+            let (_, s0) = p.block_span(0);
+            block0.resize(s0, 0);
+            p.decode_block(w, &dp, 0, p.block_bytes(0)?, &mut block0, None, 0)?;
+        }
+        let mut tmp = Vec::new();
+        let mut written = 0;
+        for j in first..=last {
+            let (off, size) = p.block_span(j);
+            tmp.clear();
+            tmp.resize(size, 0);
+            let dref = if needs_ref && j > 0 { Some(&block0[..]) } else { None };
+            p.decode_block(w, &dp, j, p.block_bytes(j)?, &mut tmp, dref, 0)?;
+            let from = start_b.max(off) - off;
+            let to = stop_b.min(off + size) - off;
+            dst[written..written + (to - from)].copy_from_slice(&tmp[from..to]);
+            written += to - from;
+        }
+        Ok(written)
+    }
+
+    /// Decodes block `nblock` of a VL-block chunk.
+    pub fn decompress_vl_block(&mut self, chunk: &[u8], nblock: usize) -> crate::Result<Vec<u8>> {
+        let p = Prepared::new(chunk, false)?;
+        let Some(vl) = &p.vl else {
+            crate::bail!(InvalidParam, "not a VL-block chunk");
+        };
+        if nblock >= p.nblocks {
+            crate::bail!(InvalidIndex, "block {nblock} of {}", p.nblocks);
+        }
+        let mut out = vec![0u8; vl.nbytes[nblock]];
+        let dp = self.dparams.clone();
+        let w = &mut self.workers(1)[0];
+        p.decode_block(w, &dp, nblock, p.block_bytes(nblock)?, &mut out, None, 0)?;
+        Ok(out)
+    }
+
+    /// Decodes every block of a VL-block chunk, one buffer per block.
+    pub fn decompress_vl(&mut self, chunk: &[u8]) -> crate::Result<Vec<Vec<u8>>> {
+        let p = Prepared::new(chunk, false)?;
+        if p.vl.is_none() {
+            crate::bail!(InvalidParam, "not a VL-block chunk");
+        }
+        (0..p.nblocks).map(|j| self.decompress_vl_block(chunk, j)).collect()
+    }
+
+    /// Decodes a lazy chunk: `header_and_bstarts` holds the header, the block
+    /// starts and optionally the lazy trailer; block bytes come from `source`.
+    /// `mask` skips blocks as [`Decompressor::set_maskout`] does.
+    pub fn decompress_with_source(
+        &mut self,
+        header_and_bstarts: &[u8],
+        source: &mut dyn BlockSource,
+        dst: &mut [u8],
+        mask: Option<&[bool]>,
+    ) -> crate::Result<usize> {
+        let mut p = Prepared::new(header_and_bstarts, true)?;
+        if p.special != 0 || (p.h.nbytes == 0 && p.nblocks == 0) {
+            // Nothing to fetch: decode from the header alone.
+            if p.h.nbytes() > dst.len() {
+                crate::bail!(WriteBuffer, "destination too small");
+            }
+            let nb = p.h.nbytes();
+            let fetch = |_p: &Prepared<'_>, _j: usize| -> crate::Result<Cow<'_, [u8]>> { Ok(Cow::Borrowed(&[][..])) };
+            self.decode_into(&p, &mut dst[..nb], mask, &fetch)?;
+            return Ok(nb);
+        }
+        if p.h.nbytes() > dst.len() {
+            crate::bail!(WriteBuffer, "chunk holds {} bytes, destination has {}", p.h.nbytes, dst.len());
+        }
+        if let Some(m) = mask {
+            if m.len() != p.nblocks {
+                crate::bail!(Data, "mask has {} entries, chunk has {} blocks", m.len(), p.nblocks);
+            }
+        }
+        // Lazy trailer: nchunk (i32), offset (i64), then one csize per block.
+        let trailer = p.bstarts_end + 12;
+        let hint = |j: usize| -> Option<usize> {
+            rd_i32(header_and_bstarts, trailer + 4 * j).ok().filter(|&c| c > 0).map(|c| c as usize)
+        };
+        if p.h.uses_dict() && !p.memcpyed {
+            let bytes = source.block(usize::MAX, p.bstarts_end as u32, None)?;
+            let (d, _) = read_dict(p.h.compformat(), &bytes)?;
+            p.dict = Some(d);
+        }
+        // Fetch every needed block first (the source is not shareable across threads).
+        let nblocks = p.nblocks;
+        let skip = |j: usize| mask.is_some_and(|m| m[j]);
+        let mut fetched: Vec<Option<Vec<u8>>> = Vec::with_capacity(nblocks);
+        for j in 0..nblocks {
+            let needed = !skip(j) || (j == 0 && p.has_delta && !p.memcpyed && !p.h.vl_blocks());
+            if !needed {
+                fetched.push(None);
+                continue;
+            }
+            let offset = if p.memcpyed { p.hlen + j * p.blocksize } else { p.bstart(j)? as usize };
+            let offset = u32::try_from(offset).map_err(|_| crate::err!(InvalidHeader, "block offset overflows"))?;
+            fetched.push(Some(source.block(j, offset, hint(j))?.into_owned()));
+        }
+        if p.h.vl_blocks() {
+            p.vl = Some(lazy_vl_layout(&p, &fetched)?);
+        }
+        let nb = p.h.nbytes();
+        let fetched = &fetched;
+        let fetch = move |_p: &Prepared<'_>, j: usize| -> crate::Result<Cow<'_, [u8]>> {
+            match fetched.get(j) {
+                Some(Some(b)) => Ok(Cow::Borrowed(&b[..])),
+                _ => crate::bail!(ReadBuffer, "block {j} was not fetched"),
+            }
+        };
+        self.decode_into(&p, &mut dst[..nb], mask, &fetch)?;
+        Ok(nb)
+    }
+}
+
+/// Block sizes of a lazy VL-block chunk, from the fetched block bytes.
+fn lazy_vl_layout(p: &Prepared<'_>, fetched: &[Option<Vec<u8>>]) -> crate::Result<VlLayout> {
+    let n = p.nblocks;
+    let (mut nbytes, mut offsets, mut cbytes) = (Vec::new(), Vec::new(), Vec::new());
+    let mut total = 0usize;
+    for j in 0..n {
+        let bstart = p.bstart(j)?;
+        let next = if j + 1 < n { p.bstart(j + 1)? } else { p.h.cbytes };
+        if bstart < p.bstarts_end as i32 || next <= bstart || next > p.h.cbytes {
+            crate::bail!(InvalidHeader, "invalid VL-block offsets in lazy chunk");
+        }
+        let csize = (next - bstart) as usize;
+        let nb = match &fetched[j] {
+            Some(b) => rd_i32(b, 0)?,
+            None => crate::bail!(InvalidParam, "masks are not supported for lazy VL-block chunks"),
+        };
+        if nb <= 0 {
+            crate::bail!(InvalidHeader, "invalid VL-block size");
+        }
+        offsets.push(total);
+        total += nb as usize;
+        nbytes.push(nb as usize);
+        cbytes.push(csize);
+    }
+    if total != p.h.nbytes() {
+        crate::bail!(InvalidHeader, "VL-block sizes do not add up to nbytes");
+    }
+    Ok(VlLayout { nbytes, offsets, cbytes })
+}

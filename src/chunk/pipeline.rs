@@ -1,0 +1,220 @@
+//! The filter pipeline applied to one block: forward before the codec,
+//! backward after it. Six slots run in increasing order when compressing and
+//! in decreasing order when decompressing; TRUNC_PREC has no backward step.
+
+use super::Fmt;
+use crate::codecs::registry::{self, CallInfo};
+
+/// Whether slot `f` does anything when compressing.
+fn active_forward(f: u8) -> bool {
+    f != Fmt::NOFILTER
+}
+
+/// Whether slot `f` does anything when decompressing.
+fn active_backward(f: u8) -> bool {
+    f != Fmt::NOFILTER && f != Fmt::TRUNC_PREC
+}
+
+/// Whether any filter runs when compressing.
+pub(crate) fn any_forward(filters: &[u8; 6]) -> bool {
+    filters.iter().any(|&f| active_forward(f))
+}
+
+/// Whether any filter runs when decompressing.
+pub(crate) fn any_backward(filters: &[u8; 6]) -> bool {
+    filters.iter().any(|&f| active_backward(f))
+}
+
+/// Checks that every filter id can be run, before any work is done.
+pub(crate) fn check_filters(filters: &[u8; 6]) -> crate::Result<()> {
+    for &f in filters {
+        match f {
+            0..=4 => {}
+            5..=31 => crate::bail!(InvalidParam, "filter {f} is not defined"),
+            32..=159 => crate::bail!(
+                CodecSupport,
+                "filter {f} is a globally registered plugin of the reference, not supported here"
+            ),
+            _ => {
+                if registry::filter(f).is_none() {
+                    crate::bail!(FilterPipeline, "user filter {f} is not registered");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The per-block context of the pipeline.
+pub(crate) struct BlockCtx<'a> {
+    pub filters: &'a [u8; 6],
+    pub filters_meta: &'a [u8; 6],
+    pub typesize: usize,
+    /// Byte offset of the block in the chunk.
+    pub offset: usize,
+    /// Chunk format version (bit-unshuffle of version-2 chunks differs).
+    pub version: u8,
+    pub info: CallInfo<'a>,
+}
+
+/// Runs the forward pipeline over `input` (one block). `dref` is the first
+/// block of the (prefiltered) source, the DELTA reference for blocks other than
+/// the first. Returns which scratch buffer holds the result (`None`: `input`
+/// itself, when no filter ran).
+pub(crate) fn forward(
+    ctx: &BlockCtx<'_>,
+    input: &[u8],
+    dref: &[u8],
+    a: &mut Vec<u8>,
+    b: &mut Vec<u8>,
+) -> crate::Result<Option<bool>> {
+    let n = input.len();
+    a.resize(n, 0);
+    b.resize(n, 0);
+    // `cur`: None = input, Some(false) = a, Some(true) = b.
+    let mut cur: Option<bool> = None;
+    for (i, &f) in ctx.filters.iter().enumerate() {
+        if !active_forward(f) {
+            continue;
+        }
+        let meta = ctx.filters_meta[i];
+        let (src, dst): (&[u8], &mut [u8]) = match cur {
+            None => (input, &mut a[..]),
+            Some(false) => (&a[..], &mut b[..]),
+            Some(true) => (&b[..], &mut a[..]),
+        };
+        // Borrow juggling: `a` and `b` are distinct, `input` is separate.
+        apply_forward(ctx, f, meta, src, dst, dref)?;
+        cur = Some(match cur {
+            None | Some(true) => false,
+            Some(false) => true,
+        });
+    }
+    Ok(cur)
+}
+
+fn apply_forward(
+    ctx: &BlockCtx<'_>,
+    f: u8,
+    meta: u8,
+    src: &[u8],
+    dst: &mut [u8],
+    dref: &[u8],
+) -> crate::Result<()> {
+    let ts = ctx.typesize;
+    match f {
+        Fmt::SHUFFLE => {
+            let group = if meta == 0 { ts } else { usize::from(meta) };
+            glue::shuffle(group, src, dst)
+        }
+        Fmt::BITSHUFFLE => glue::bitshuffle(ts, src, dst),
+        Fmt::DELTA => {
+            if ctx.offset == 0 {
+                glue::delta_encode(src, 0, ts, src, dst)
+            } else {
+                glue::delta_encode(dref, ctx.offset, ts, src, dst)
+            }
+        }
+        Fmt::TRUNC_PREC => glue::trunc_prec(meta as i8, ts, src, dst),
+        _ => match registry::filter(f) {
+            Some(entry) => entry.filter.forward(src, dst, meta, &ctx.info),
+            None => crate::bail!(FilterPipeline, "filter {f} not available when compressing"),
+        },
+    }
+    .map_err(|e| match e {
+        crate::Error::FilterPipeline(_) => e,
+        other => crate::err!(FilterPipeline, "filter {f}: {other}"),
+    })
+}
+
+/// Runs the backward pipeline. `data` holds the codec output on entry and the
+/// final block on return; `tmp` is scratch of any size. `dref` is the final
+/// first block of the chunk (DELTA reference) for blocks other than the first.
+pub(crate) fn backward(
+    ctx: &BlockCtx<'_>,
+    data: &mut Vec<u8>,
+    tmp: &mut Vec<u8>,
+    dref: Option<&[u8]>,
+) -> crate::Result<()> {
+    let n = data.len();
+    for i in (0..6).rev() {
+        let f = ctx.filters[i];
+        if !active_backward(f) {
+            continue;
+        }
+        let meta = ctx.filters_meta[i];
+        let ts = ctx.typesize;
+        if f == Fmt::DELTA {
+            // In place: the first block references itself, the others block 0.
+            if ctx.offset == 0 {
+                glue::delta_decode(None, 0, ts, data)?;
+            } else {
+                let Some(r) = dref else {
+                    crate::bail!(FilterPipeline, "delta needs the first block of the chunk");
+                };
+                if r.len() < n {
+                    crate::bail!(FilterPipeline, "delta reference shorter than the block");
+                }
+                glue::delta_decode(Some(&r[..n]), ctx.offset, ts, data)?;
+            }
+            continue;
+        }
+        tmp.resize(n, 0);
+        match f {
+            Fmt::SHUFFLE => {
+                let group = if meta == 0 { ts } else { usize::from(meta) };
+                glue::unshuffle(group, data, tmp)?;
+            }
+            Fmt::BITSHUFFLE => {
+                glue::bitunshuffle(ts, data, tmp, ctx.version)?;
+            }
+            _ => match registry::filter(f) {
+                Some(entry) => entry
+                    .filter
+                    .backward(data, tmp, meta, &ctx.info)
+                    .map_err(|e| crate::err!(FilterPipeline, "user filter {f}: {e}"))?,
+                None if (Fmt::FILTERS_GLOBAL_START..=Fmt::FILTERS_GLOBAL_STOP).contains(&f) => {
+                    crate::bail!(CodecSupport, "filter {f} is a reference plugin, not supported here")
+                }
+                None => crate::bail!(FilterPipeline, "filter {f} not available when decompressing"),
+            },
+        }
+        std::mem::swap(data, tmp);
+    }
+    Ok(())
+}
+
+/// The calls into `crate::filters`, in one place (lengths are equal by construction).
+mod glue {
+    use crate::filters::{bitshuffle, delta, shuffle, trunc_prec};
+
+    pub(super) fn shuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        shuffle::shuffle(ts, src, dst);
+        Ok(())
+    }
+    pub(super) fn unshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        shuffle::unshuffle(ts, src, dst);
+        Ok(())
+    }
+    pub(super) fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        bitshuffle::bitshuffle(ts, src, dst)
+    }
+    pub(super) fn bitunshuffle(ts: usize, src: &[u8], dst: &mut [u8], version: u8) -> crate::Result<()> {
+        if version == 2 {
+            bitshuffle::bitunshuffle_format2(ts, src, dst)
+        } else {
+            bitshuffle::bitunshuffle(ts, src, dst)
+        }
+    }
+    pub(super) fn delta_encode(dref: &[u8], offset: usize, ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        delta::encode(dref, offset, ts, src, dst);
+        Ok(())
+    }
+    pub(super) fn delta_decode(dref: Option<&[u8]>, offset: usize, ts: usize, buf: &mut [u8]) -> crate::Result<()> {
+        delta::decode(dref.unwrap_or(&[]), offset, ts, buf);
+        Ok(())
+    }
+    pub(super) fn trunc_prec(bits: i8, ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        trunc_prec::truncate(bits, ts, src, dst)
+    }
+}

@@ -1,0 +1,159 @@
+//! One codec stream: encode a slice with the chunk's codec, or decode one.
+//! Level and acceleration mappings are the reference's.
+
+use crate::codecs::registry::{self, CallInfo};
+use crate::codecs::{blosclz, lz4, zlib, zstd, Codec};
+
+/// Per-worker codec state (Zstd contexts are worth reusing).
+#[derive(Default)]
+pub(crate) struct CodecState {
+    zc: Option<zstd::CCtx>,
+    zd: Option<zstd::DCtx>,
+}
+
+impl CodecState {
+    fn zc(&mut self) -> crate::Result<&mut zstd::CCtx> {
+        if self.zc.is_none() {
+            self.zc = zstd::CCtx::new();
+        }
+        self.zc.as_mut().ok_or_else(|| crate::err!(MemoryAlloc, "zstd compression context"))
+    }
+    fn zd(&mut self) -> crate::Result<&mut zstd::DCtx> {
+        if self.zd.is_none() {
+            self.zd = zstd::DCtx::new();
+        }
+        self.zd.as_mut().ok_or_else(|| crate::err!(MemoryAlloc, "zstd decompression context"))
+    }
+}
+
+/// A dictionary ready for compression.
+pub(crate) enum EncDict {
+    /// Raw bytes for LZ4/LZ4HC.
+    Lz4(Vec<u8>),
+    /// A digested Zstd dictionary.
+    Zstd(zstd::CDict),
+}
+
+/// A dictionary ready for decompression.
+pub(crate) enum DecDict {
+    Lz4(Vec<u8>),
+    Zstd(zstd::DDict),
+}
+
+/// The Zstd level the reference uses for a Blosc clevel.
+pub(crate) fn zstd_level(clevel: u8) -> i32 {
+    let clevel = i32::from(clevel);
+    let mut level = if clevel < 9 { clevel * 2 - 1 } else { zstd::max_clevel() };
+    if level == 8 {
+        level = zstd::max_clevel() - 2;
+    }
+    level
+}
+
+/// What a codec needs to know beyond the bytes.
+pub(crate) struct EncodeParams<'a> {
+    pub compcode: u8,
+    pub clevel: u8,
+    pub compcode_meta: u8,
+    pub info: CallInfo<'a>,
+}
+
+/// Compresses `src` into `dst` (whose length is the allowed maximum).
+/// `Ok(0)` means the codec could not fit the result.
+pub(crate) fn encode(
+    state: &mut CodecState,
+    p: &EncodeParams<'_>,
+    src: &[u8],
+    dst: &mut [u8],
+    dict: Option<&EncDict>,
+) -> crate::Result<usize> {
+    let n = match p.compcode {
+        Codec::BLOSCLZ => blosclz_encode(p, src, dst)?,
+        Codec::LZ4 => {
+            let accel = 10 - i32::from(p.clevel);
+            match dict {
+                Some(EncDict::Lz4(d)) => lz4::compress_fast_dict(src, dst, accel, d),
+                _ => lz4::compress_fast(src, dst, accel),
+            }
+        }
+        Codec::LZ4HC => {
+            if src.len() > (2usize << 30) {
+                crate::bail!(TwoGbLimit, "lz4hc input over 2 GB");
+            }
+            match dict {
+                Some(EncDict::Lz4(d)) => lz4::compress_hc_dict(src, dst, i32::from(p.clevel), d),
+                _ => lz4::compress_hc(src, dst, i32::from(p.clevel)),
+            }
+        }
+        Codec::ZLIB => zlib::compress(src, dst, i32::from(p.clevel)),
+        Codec::ZSTD => {
+            let cctx = state.zc()?;
+            match dict {
+                Some(EncDict::Zstd(cd)) => cctx.compress_dict(src, dst, cd),
+                _ => cctx.compress(src, dst, zstd_level(p.clevel)),
+            }
+        }
+        c if c >= registry::USER_START => match registry::codec(c) {
+            Some(entry) => entry.codec.encode(src, dst, p.compcode_meta, &p.info)?,
+            None => crate::bail!(CodecSupport, "user codec {c} is not registered"),
+        },
+        c => crate::bail!(CodecSupport, "codec {c} is not supported"),
+    };
+    if n > dst.len() {
+        crate::bail!(WriteBuffer, "codec wrote past its output");
+    }
+    Ok(n)
+}
+
+fn blosclz_encode(p: &EncodeParams<'_>, src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
+    let hint = blosclz::EncodeHint::default();
+    Ok(blosclz::compress(p.clevel, src, dst, &hint))
+}
+
+fn blosclz_decode(src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
+    blosclz::decompress(src, dst)
+}
+
+/// Decompresses one stream into exactly `dst.len()` bytes.
+/// `compformat` is the header's codec format; `compcode` the codec id (user codecs).
+pub(crate) fn decode(
+    state: &mut CodecState,
+    compformat: u8,
+    compcode: u8,
+    compcode_meta: u8,
+    src: &[u8],
+    dst: &mut [u8],
+    dict: Option<&DecDict>,
+    info: &CallInfo<'_>,
+) -> crate::Result<()> {
+    let want = dst.len();
+    let got = match compformat {
+        Codec::FORMAT_BLOSCLZ => blosclz_decode(src, dst).ok(),
+        Codec::FORMAT_LZ4 => match dict {
+            Some(DecDict::Lz4(d)) => lz4::decompress_dict(src, dst, d),
+            _ => lz4::decompress(src, dst),
+        },
+        Codec::FORMAT_ZLIB => zlib::decompress(src, dst),
+        Codec::FORMAT_ZSTD => {
+            let ddict = match dict {
+                Some(DecDict::Zstd(d)) => Some(d),
+                _ => None,
+            };
+            state.zd()?.decompress(src, dst, ddict)
+        }
+        Codec::FORMAT_UDCODEC => {
+            if compcode < registry::USER_START {
+                crate::bail!(CodecSupport, "codec {compcode} is a reference plugin, not supported here");
+            }
+            match registry::codec(compcode) {
+                Some(entry) => Some(entry.codec.decode(src, dst, compcode_meta, info)?),
+                None => crate::bail!(CodecSupport, "user codec {compcode} is not registered"),
+            }
+        }
+        f => crate::bail!(CodecSupport, "codec format {f} is not supported"),
+    };
+    match got {
+        Some(n) if n == want => Ok(()),
+        _ => crate::bail!(Data, "stream did not decode to {want} bytes"),
+    }
+}

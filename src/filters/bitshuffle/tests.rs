@@ -1,0 +1,130 @@
+use super::*;
+use crate::filters::cpu;
+use crate::filters::test_util::{lengths, typesizes, Rng};
+
+/// The definition, bit by bit: bit `b` of item `i` goes to bit `b * n8 + i`.
+fn model_bitshuffle(typesize: usize, src: &[u8]) -> Vec<u8> {
+    let n8 = src.len() / typesize / 8 * 8;
+    let mut out = src.to_vec();
+    out[..n8 * typesize].fill(0);
+    for i in 0..n8 {
+        for b in 0..8 * typesize {
+            let bit = (src[i * typesize + b / 8] >> (b % 8)) & 1;
+            let pos = b * n8 + i;
+            out[pos / 8] |= bit << (pos % 8);
+        }
+    }
+    out
+}
+
+#[test]
+fn transpose_8x8_swaps_rows_and_columns() {
+    let mut rng = Rng::new(3);
+    for _ in 0..1000 {
+        let x = rng.next_u64();
+        let t = scalar::transpose_8x8(x);
+        for r in 0..8 {
+            for c in 0..8 {
+                assert_eq!((t >> (8 * r + c)) & 1, (x >> (8 * c + r)) & 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn scalar_matches_definition_and_round_trips() {
+    let mut rng = Rng::new(4);
+    for typesize in typesizes() {
+        for len in lengths().into_iter().filter(|&l| l <= 4099) {
+            let src = rng.bytes(len);
+            let mut shuffled = vec![0u8; len];
+            bitshuffle_with(SimdLevel::Scalar, typesize, &src, &mut shuffled);
+            assert!(
+                shuffled == model_bitshuffle(typesize, &src),
+                "typesize {typesize} len {len}"
+            );
+            let mut back = vec![0u8; len];
+            bitunshuffle_with(SimdLevel::Scalar, typesize, &shuffled, &mut back);
+            assert!(back == src, "typesize {typesize} len {len}");
+        }
+    }
+}
+
+#[test]
+fn every_simd_tier_matches_scalar() {
+    let mut rng = Rng::new(5);
+    for level in cpu::available() {
+        for typesize in typesizes() {
+            for len in lengths() {
+                let src = rng.bytes(len);
+                let mut want = vec![0u8; len];
+                let mut got = vec![0xa5u8; len];
+                bitshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                bitshuffle_with(level, typesize, &src, &mut got);
+                assert!(
+                    want == got,
+                    "bitshuffle {level:?} typesize {typesize} len {len}"
+                );
+                bitunshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                got.fill(0x5a);
+                bitunshuffle_with(level, typesize, &src, &mut got);
+                assert!(
+                    want == got,
+                    "bitunshuffle {level:?} typesize {typesize} len {len}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn leftover_items_are_copied() {
+    // 11 u16 items + 1 byte: 8 items transposed, 3 items and the byte copied.
+    let mut rng = Rng::new(6);
+    let src = rng.bytes(23);
+    let mut dst = vec![0u8; 23];
+    bitshuffle(2, &src, &mut dst).unwrap();
+    assert_eq!(dst[16..], src[16..]);
+    assert_eq!(dst, model_bitshuffle(2, &src));
+    let mut back = vec![0u8; 23];
+    bitunshuffle(2, &dst, &mut back).unwrap();
+    assert_eq!(back, src);
+}
+
+#[test]
+fn format2_transposes_only_whole_multiples_of_eight_items() {
+    let mut rng = Rng::new(7);
+    // 16 u32 items + 3 bytes: transposed, trailing bytes copied.
+    let src = rng.bytes(67);
+    let mut shuffled = vec![0u8; 67];
+    bitshuffle(4, &src, &mut shuffled).unwrap();
+    let mut back = vec![0u8; 67];
+    bitunshuffle_format2(4, &shuffled, &mut back).unwrap();
+    assert_eq!(back, src);
+    // 17 items: the block was stored unshuffled by the old format.
+    let src = rng.bytes(68);
+    let mut out = vec![0u8; 68];
+    bitunshuffle_format2(4, &src, &mut out).unwrap();
+    assert_eq!(out, src);
+}
+
+#[test]
+fn inconsistent_arguments_are_errors() {
+    let mut dst = [0u8; 16];
+    assert_eq!(bitshuffle(0, &[0u8; 16], &mut dst).unwrap_err().code(), -12);
+    assert_eq!(bitshuffle(4, &[0u8; 15], &mut dst).unwrap_err().code(), -12);
+    assert_eq!(
+        bitunshuffle(0, &[0u8; 16], &mut dst).unwrap_err().code(),
+        -12
+    );
+    assert_eq!(
+        bitunshuffle(4, &[0u8; 17], &mut dst).unwrap_err().code(),
+        -12
+    );
+    assert_eq!(
+        bitunshuffle_format2(4, &[0u8; 8], &mut dst)
+            .unwrap_err()
+            .code(),
+        -12
+    );
+}

@@ -1,0 +1,107 @@
+//! Tile driver shared by the SIMD bit-shuffle kernels.
+//!
+//! A bit transpose is a byte transpose (the byte shuffle) followed by
+//! transposing the bits within each run of byte rows. The driver cuts the
+//! items into tiles that fit a stack buffer: the tile is byte-shuffled into the
+//! buffer (with the same tier's SIMD byte shuffle), then each of its byte rows
+//! is turned into eight bit-row segments by a vector kernel. Unshuffling runs
+//! the same steps backwards. Items left over after the last whole vector group
+//! (fewer than one vector, a multiple of 8) go through the scalar code.
+
+use super::scalar;
+
+/// Stack buffer size: a tile of items is byte-shuffled into it.
+const TILE_BYTES: usize = 16 * 1024;
+
+/// The per-tier pieces the driver needs.
+pub(crate) trait RowKernels {
+    /// Items (bytes of one byte row) handled per vector.
+    const LANES: usize;
+
+    /// The tier's byte shuffle and unshuffle (`2 <= typesize <= len`).
+    fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]);
+    fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]);
+
+    /// Spreads the bits of `row` (byte `j` of consecutive items, a multiple of
+    /// `LANES` long) over eight bit rows: bit `k` of `row[i]` goes to bit
+    /// `i % 8` of `dst[off + k * stride + i / 8]`.
+    ///
+    /// # Safety
+    /// The CPU supports the tier's instruction set.
+    unsafe fn bits_from_bytes(row: &[u8], dst: &mut [u8], off: usize, stride: usize);
+
+    /// Inverse of [`RowKernels::bits_from_bytes`]: rebuilds `row` from the
+    /// eight bit rows at `src[off + k * stride..]`.
+    ///
+    /// # Safety
+    /// The CPU supports the tier's instruction set.
+    unsafe fn bytes_from_bits(src: &[u8], off: usize, stride: usize, row: &mut [u8]);
+}
+
+/// Bit-transposes `src` (a multiple of `8 * typesize` bytes) into `dst`.
+///
+/// # Safety
+/// The CPU supports `K`'s instruction set.
+pub(crate) unsafe fn bitshuffle<K: RowKernels>(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    let stride = n / 8;
+    let lanes = K::LANES;
+    if typesize == 1 {
+        let done = n / lanes * lanes;
+        K::bits_from_bytes(&src[..done], dst, 0, stride);
+        scalar::bitshuffle_groups(1, done / 8, stride, src, dst);
+        return;
+    }
+    let tile_items = TILE_BYTES / typesize / lanes * lanes;
+    if tile_items == 0 {
+        return scalar::bitshuffle(typesize, src, dst);
+    }
+    let mut buf = [0u8; TILE_BYTES];
+    let mut t0 = 0;
+    while n - t0 >= lanes {
+        let items = tile_items.min((n - t0) / lanes * lanes);
+        let tile = &mut buf[..items * typesize];
+        K::shuffle(typesize, &src[t0 * typesize..(t0 + items) * typesize], tile);
+        for (j, row) in tile.chunks_exact(items).enumerate() {
+            K::bits_from_bytes(row, dst, 8 * j * stride + t0 / 8, stride);
+        }
+        t0 += items;
+    }
+    scalar::bitshuffle_groups(typesize, t0 / 8, stride, src, dst);
+}
+
+/// Inverse of [`bitshuffle`].
+///
+/// # Safety
+/// The CPU supports `K`'s instruction set.
+pub(crate) unsafe fn bitunshuffle<K: RowKernels>(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    let stride = n / 8;
+    let lanes = K::LANES;
+    if typesize == 1 {
+        let done = n / lanes * lanes;
+        K::bytes_from_bits(src, 0, stride, &mut dst[..done]);
+        scalar::bitunshuffle_groups(1, done / 8, stride, src, dst);
+        return;
+    }
+    let tile_items = TILE_BYTES / typesize / lanes * lanes;
+    if tile_items == 0 {
+        return scalar::bitunshuffle(typesize, src, dst);
+    }
+    let mut buf = [0u8; TILE_BYTES];
+    let mut t0 = 0;
+    while n - t0 >= lanes {
+        let items = tile_items.min((n - t0) / lanes * lanes);
+        let tile = &mut buf[..items * typesize];
+        for (j, row) in tile.chunks_exact_mut(items).enumerate() {
+            K::bytes_from_bits(src, 8 * j * stride + t0 / 8, stride, row);
+        }
+        K::unshuffle(
+            typesize,
+            tile,
+            &mut dst[t0 * typesize..(t0 + items) * typesize],
+        );
+        t0 += items;
+    }
+    scalar::bitunshuffle_groups(typesize, t0 / 8, stride, src, dst);
+}

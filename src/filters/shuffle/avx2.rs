@@ -1,0 +1,219 @@
+//! AVX2 byte shuffle: the SSE2 scheme run in both 128-bit lanes at once, lane
+//! 0 on items `e0..e0 + 16` and lane 1 on items `e0 + 16..e0 + 32`, so each
+//! transposed row segment comes out as one contiguous 32-byte store.
+
+use std::arch::x86_64::*;
+
+use super::scalar;
+use super::transpose::{whole_groups, windows, Window};
+
+/// Items per vector group (16 per lane).
+const LANES: usize = 32;
+
+/// One zip round per 128-bit lane (see `super::transpose`).
+#[inline(always)]
+unsafe fn zip<const N: usize>(v: &mut [__m256i; N]) {
+    let mut out = [_mm256_setzero_si256(); N];
+    for a in 0..N / 2 {
+        out[2 * a] = _mm256_unpacklo_epi8(v[a], v[a + N / 2]);
+        out[2 * a + 1] = _mm256_unpackhi_epi8(v[a], v[a + N / 2]);
+    }
+    *v = out;
+}
+
+/// Loads `s[lo..lo + 16]` into lane 0 and `s[hi..hi + 16]` into lane 1.
+///
+/// # Safety
+/// Both ranges lie inside `s`; AVX2 is available.
+#[inline(always)]
+unsafe fn load_halves(s: &[u8], lo: usize, hi: usize) -> __m256i {
+    debug_assert!(lo + 16 <= s.len() && hi + 16 <= s.len());
+    let p = s.as_ptr();
+    _mm256_loadu2_m128i(p.add(hi) as *const __m128i, p.add(lo) as *const __m128i)
+}
+
+/// Unaligned 32-byte load of `s[off..off + 32]`.
+///
+/// # Safety
+/// `off + 32 <= s.len()`; AVX2 is available.
+#[inline(always)]
+unsafe fn load(s: &[u8], off: usize) -> __m256i {
+    debug_assert!(off + 32 <= s.len());
+    _mm256_loadu_si256(s.as_ptr().add(off) as *const __m256i)
+}
+
+/// Unaligned 32-byte store to `s[off..off + 32]`.
+///
+/// # Safety
+/// `off + 32 <= s.len()`; AVX2 is available.
+#[inline(always)]
+unsafe fn store(s: &mut [u8], off: usize, v: __m256i) {
+    debug_assert!(off + 32 <= s.len());
+    _mm256_storeu_si256(s.as_mut_ptr().add(off) as *mut __m256i, v)
+}
+
+/// Stores one 128-bit lane (`HI` = 0 or 1) of `v` to `s[off..off + 16]`.
+///
+/// # Safety
+/// `off + 16 <= s.len()`; AVX2 is available.
+#[inline(always)]
+unsafe fn store_lane<const HI: i32>(s: &mut [u8], off: usize, v: __m256i) {
+    debug_assert!(off + 16 <= s.len());
+    let half = _mm256_extracti128_si256::<HI>(v);
+    _mm_storeu_si128(s.as_mut_ptr().add(off) as *mut __m128i, half)
+}
+
+/// Shuffle; requires `src.len() == dst.len()` and `2 <= typesize <= len`.
+/// Falls back to scalar if the CPU lacks AVX2.
+pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    if !is_x86_feature_detected!("avx2") {
+        return scalar::shuffle(typesize, src, dst);
+    }
+    let n = src.len() / typesize;
+    // SAFETY: AVX2 was detected just above; each kernel only touches the
+    // groups it computes to lie inside the buffers (see their docs).
+    let done = unsafe {
+        match typesize {
+            2 => shuffle_pow2::<2>(n, src, dst),
+            4 => shuffle_pow2::<4>(n, src, dst),
+            8 => shuffle_pow2::<8>(n, src, dst),
+            16 => shuffle_pow2::<16>(n, src, dst),
+            _ => shuffle_windows(typesize, n, src, dst),
+        }
+    };
+    scalar::shuffle_items(typesize, n, done, src, dst);
+    scalar::copy_tail(typesize, src, dst);
+}
+
+/// Unshuffle; requires `src.len() == dst.len()` and `2 <= typesize <= len`.
+/// Falls back to scalar if the CPU lacks AVX2.
+pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    if !is_x86_feature_detected!("avx2") {
+        return scalar::unshuffle(typesize, src, dst);
+    }
+    let n = src.len() / typesize;
+    // SAFETY: as in `shuffle`.
+    let done = unsafe {
+        match typesize {
+            2 => unshuffle_pow2::<2, 1>(n, src, dst),
+            4 => unshuffle_pow2::<4, 2>(n, src, dst),
+            8 => unshuffle_pow2::<8, 3>(n, src, dst),
+            16 => unshuffle_pow2::<16, 4>(n, src, dst),
+            _ => unshuffle_windows(typesize, n, src, dst),
+        }
+    };
+    scalar::unshuffle_items(typesize, n, done, src, dst);
+    scalar::copy_tail(typesize, src, dst);
+}
+
+/// Items of `N` bytes, `N` a power of two. Returns the number of items done.
+///
+/// # Safety
+/// AVX2 is available; `src` and `dst` hold at least `n * N` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let groups = n / LANES;
+    for g in 0..groups {
+        let e0 = g * LANES;
+        let mut v = [_mm256_setzero_si256(); N];
+        for (a, x) in v.iter_mut().enumerate() {
+            // Items e0..e0 + 32 lie inside the buffer (e0 + 32 <= n).
+            *x = load_halves(src, e0 * N + 16 * a, (e0 + 16) * N + 16 * a);
+        }
+        for _ in 0..4 {
+            zip(&mut v);
+        }
+        for (j, x) in v.iter().enumerate() {
+            store(dst, j * n + e0, *x);
+        }
+    }
+    groups * LANES
+}
+
+/// Inverse of [`shuffle_pow2`], `P = log2(N)`.
+///
+/// # Safety
+/// AVX2 is available; `src` and `dst` hold at least `n * N` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_pow2<const N: usize, const P: usize>(
+    n: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
+    let groups = n / LANES;
+    for g in 0..groups {
+        let e0 = g * LANES;
+        let mut v = [_mm256_setzero_si256(); N];
+        for (j, x) in v.iter_mut().enumerate() {
+            *x = load(src, j * n + e0);
+        }
+        for _ in 0..P {
+            zip(&mut v);
+        }
+        // Vector a holds output bytes 16a.. of items e0.. (lane 0) and of
+        // items e0 + 16.. (lane 1): pair them into contiguous 32-byte runs.
+        for b in 0..N / 2 {
+            let lo = _mm256_permute2x128_si256::<0x20>(v[2 * b], v[2 * b + 1]);
+            let hi = _mm256_permute2x128_si256::<0x31>(v[2 * b], v[2 * b + 1]);
+            store(dst, e0 * N + 32 * b, lo);
+            store(dst, (e0 + 16) * N + 32 * b, hi);
+        }
+    }
+    groups * LANES
+}
+
+/// Any other item size, by 16-byte windows (see `super::transpose`).
+///
+/// # Safety
+/// AVX2 is available; `src` and `dst` hold at least `n * typesize` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn shuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let groups = whole_groups(typesize, n, n * typesize, LANES);
+    for g in 0..groups {
+        let e0 = g * LANES;
+        for Window { start, rows } in windows(typesize) {
+            let mut v = [_mm256_setzero_si256(); 16];
+            for (i, x) in v.iter_mut().enumerate() {
+                // whole_groups keeps (e0 + 31) * typesize + start + 16 <= len.
+                let lo = (e0 + i) * typesize + start;
+                *x = load_halves(src, lo, lo + 16 * typesize);
+            }
+            for _ in 0..4 {
+                zip(&mut v);
+            }
+            for (t, x) in v.iter().enumerate().take(rows) {
+                store(dst, (start + t) * n + e0, *x);
+            }
+        }
+    }
+    groups * LANES
+}
+
+/// Inverse of [`shuffle_windows`]. Narrow items spill into the next item,
+/// so all lane-0 items are stored before the lane-1 items, in increasing order.
+///
+/// # Safety
+/// AVX2 is available; `src` and `dst` hold at least `n * typesize` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let groups = whole_groups(typesize, n, n * typesize, LANES);
+    for g in 0..groups {
+        let e0 = g * LANES;
+        for Window { start, rows } in windows(typesize) {
+            let mut v = [_mm256_setzero_si256(); 16];
+            for (t, x) in v.iter_mut().enumerate().take(rows) {
+                *x = load(src, (start + t) * n + e0);
+            }
+            for _ in 0..4 {
+                zip(&mut v);
+            }
+            for (i, x) in v.iter().enumerate() {
+                store_lane::<0>(dst, (e0 + i) * typesize + start, *x);
+            }
+            for (i, x) in v.iter().enumerate() {
+                store_lane::<1>(dst, (e0 + 16 + i) * typesize + start, *x);
+            }
+        }
+    }
+    groups * LANES
+}

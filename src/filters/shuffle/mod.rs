@@ -1,0 +1,81 @@
+//! Byte shuffle: regroup the bytes of fixed-size items so that byte 0 of every
+//! item comes first, then byte 1 of every item, and so on.
+//!
+//! For `n = len / typesize` items the shuffled buffer holds, at
+//! `dst[j * n + i]`, byte `j` of item `i`. The `len % typesize` bytes that do
+//! not form a whole item are copied unchanged at the end, as the reference
+//! does. This is the `BLOSC_SHUFFLE` filter (its `typesize` may also come from
+//! the filter's meta byte, which the caller resolves).
+
+pub(crate) mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod sse2;
+#[cfg(target_arch = "x86_64")]
+mod transpose;
+
+use super::cpu::{self, SimdLevel};
+
+/// Byte shuffle of `src` into `dst` (same length) for items of `typesize` bytes; the
+/// trailing `len % typesize` bytes are copied unchanged, as the reference does.
+/// A `typesize` of 0 or 1 leaves the bytes in place (plain copy).
+///
+/// # Panics
+/// If `src` and `dst` differ in length (a caller bug, never input-dependent).
+pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    shuffle_with(cpu::level(), typesize, src, dst);
+}
+
+/// Inverse of [`shuffle`]: `dst[i * typesize + j] = src[j * n + i]`, trailing
+/// `len % typesize` bytes copied unchanged.
+///
+/// # Panics
+/// If `src` and `dst` differ in length (a caller bug, never input-dependent).
+pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    unshuffle_with(cpu::level(), typesize, src, dst);
+}
+
+/// [`shuffle`] on an explicitly chosen kernel tier (tests compare the tiers).
+pub(crate) fn shuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(
+        src.len(),
+        dst.len(),
+        "shuffle: source and destination lengths differ"
+    );
+    if typesize <= 1 || typesize > src.len() {
+        dst.copy_from_slice(src);
+        return;
+    }
+    match level {
+        SimdLevel::Scalar => scalar::shuffle(typesize, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => sse2::shuffle(typesize, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => avx2::shuffle(typesize, src, dst),
+    }
+}
+
+/// [`unshuffle`] on an explicitly chosen kernel tier (tests compare the tiers).
+pub(crate) fn unshuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(
+        src.len(),
+        dst.len(),
+        "unshuffle: source and destination lengths differ"
+    );
+    if typesize <= 1 || typesize > src.len() {
+        dst.copy_from_slice(src);
+        return;
+    }
+    match level {
+        SimdLevel::Scalar => scalar::unshuffle(typesize, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => sse2::unshuffle(typesize, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => avx2::unshuffle(typesize, src, dst),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,52 @@
+//! Portable byte shuffle, used on every target and for the ragged edges the
+//! SIMD kernels leave over.
+
+/// Shuffles all whole items of `src` into `dst` and copies the trailing
+/// partial item. Requires `src.len() == dst.len()` and `typesize >= 1`.
+pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    shuffle_items(typesize, n, 0, src, dst);
+    copy_tail(typesize, src, dst);
+}
+
+/// Inverse of [`shuffle`], same preconditions.
+pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    unshuffle_items(typesize, n, 0, src, dst);
+    copy_tail(typesize, src, dst);
+}
+
+/// Copies the `len % typesize` bytes after the last whole item.
+pub(crate) fn copy_tail(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let body = src.len() - src.len() % typesize;
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Shuffles items `first..n` of a buffer holding `n` whole items (the SIMD
+/// kernels call this for the items after their last full vector group).
+pub(crate) fn shuffle_items(typesize: usize, n: usize, first: usize, src: &[u8], dst: &mut [u8]) {
+    if first >= n {
+        return;
+    }
+    let items = &src[first * typesize..n * typesize];
+    // One output row per byte position: the rows are written sequentially,
+    // the items are read with a stride of `typesize`.
+    for (j, row) in dst[..n * typesize].chunks_exact_mut(n).enumerate() {
+        for (d, item) in row[first..].iter_mut().zip(items.chunks_exact(typesize)) {
+            *d = item[j];
+        }
+    }
+}
+
+/// Unshuffles items `first..n` of a buffer holding `n` whole items.
+pub(crate) fn unshuffle_items(typesize: usize, n: usize, first: usize, src: &[u8], dst: &mut [u8]) {
+    if first >= n {
+        return;
+    }
+    let items = &mut dst[first * typesize..n * typesize];
+    for (j, row) in src[..n * typesize].chunks_exact(n).enumerate() {
+        for (item, &s) in items.chunks_exact_mut(typesize).zip(&row[first..]) {
+            item[j] = s;
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! SSE2 byte shuffle. Groups of 16 items are transposed in registers with
+//! byte unpacks (see [`super::transpose`] for why repeated "zips" transpose);
+//! the items after the last whole group go through the scalar code.
+
+use std::arch::x86_64::*;
+
+use super::scalar;
+use super::transpose::{windows, Window};
+
+/// Items per vector group.
+const LANES: usize = 16;
+
+/// One zip round over `N` vectors: the `16 * N` bytes they hold are perfectly
+/// shuffled (first half interleaved with second half).
+#[inline(always)]
+unsafe fn zip<const N: usize>(v: &mut [__m128i; N]) {
+    let mut out = [_mm_setzero_si128(); N];
+    for a in 0..N / 2 {
+        out[2 * a] = _mm_unpacklo_epi8(v[a], v[a + N / 2]);
+        out[2 * a + 1] = _mm_unpackhi_epi8(v[a], v[a + N / 2]);
+    }
+    *v = out;
+}
+
+/// Unaligned 16-byte load of `s[off..off + 16]`.
+///
+/// # Safety
+/// `off + 16 <= s.len()`.
+#[inline(always)]
+unsafe fn load(s: &[u8], off: usize) -> __m128i {
+    debug_assert!(off + 16 <= s.len());
+    _mm_loadu_si128(s.as_ptr().add(off) as *const __m128i)
+}
+
+/// Unaligned 16-byte store to `s[off..off + 16]`.
+///
+/// # Safety
+/// `off + 16 <= s.len()`.
+#[inline(always)]
+unsafe fn store(s: &mut [u8], off: usize, v: __m128i) {
+    debug_assert!(off + 16 <= s.len());
+    _mm_storeu_si128(s.as_mut_ptr().add(off) as *mut __m128i, v)
+}
+
+/// Shuffle; requires `src.len() == dst.len()` and `2 <= typesize <= len`.
+pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    // SAFETY: SSE2 is part of the x86_64 baseline; each kernel only touches
+    // the groups it computes to lie inside the buffers (see their docs).
+    let done = unsafe {
+        match typesize {
+            2 => shuffle_pow2::<2>(n, src, dst),
+            4 => shuffle_pow2::<4>(n, src, dst),
+            8 => shuffle_pow2::<8>(n, src, dst),
+            16 => shuffle_pow2::<16>(n, src, dst),
+            _ => shuffle_windows(typesize, n, src, dst),
+        }
+    };
+    scalar::shuffle_items(typesize, n, done, src, dst);
+    scalar::copy_tail(typesize, src, dst);
+}
+
+/// Unshuffle; requires `src.len() == dst.len()` and `2 <= typesize <= len`.
+pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    // SAFETY: as in `shuffle`.
+    let done = unsafe {
+        match typesize {
+            2 => unshuffle_pow2::<2, 1>(n, src, dst),
+            4 => unshuffle_pow2::<4, 2>(n, src, dst),
+            8 => unshuffle_pow2::<8, 3>(n, src, dst),
+            16 => unshuffle_pow2::<16, 4>(n, src, dst),
+            _ => unshuffle_windows(typesize, n, src, dst),
+        }
+    };
+    scalar::unshuffle_items(typesize, n, done, src, dst);
+    scalar::copy_tail(typesize, src, dst);
+}
+
+/// Items of `N` bytes, `N` a power of two: a group is `N` vectors, transposed
+/// by four zips. Returns the number of items done (whole groups).
+///
+/// # Safety
+/// `src` and `dst` hold at least `n * N` bytes.
+#[target_feature(enable = "sse2")]
+unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let groups = n / LANES;
+    for g in 0..groups {
+        let e0 = g * LANES;
+        let mut v = [_mm_setzero_si128(); N];
+        for (a, x) in v.iter_mut().enumerate() {
+            // e0 + 16 <= n, so the group's 16 * N bytes are inside src.
+            *x = load(src, e0 * N + 16 * a);
+        }
+        for _ in 0..4 {
+            zip(&mut v);
+        }
+        for (j, x) in v.iter().enumerate() {
+            // Row j spans dst[j * n..(j + 1) * n]; e0 + 16 <= n.
+            store(dst, j * n + e0, *x);
+        }
+    }
+    groups * LANES
+}
+
+/// Inverse of [`shuffle_pow2`]; `P = log2(N)` zips undo the transpose.
+///
+/// # Safety
+/// `src` and `dst` hold at least `n * N` bytes.
+#[target_feature(enable = "sse2")]
+unsafe fn unshuffle_pow2<const N: usize, const P: usize>(
+    n: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
+    let groups = n / LANES;
+    for g in 0..groups {
+        let e0 = g * LANES;
+        let mut v = [_mm_setzero_si128(); N];
+        for (j, x) in v.iter_mut().enumerate() {
+            *x = load(src, j * n + e0);
+        }
+        for _ in 0..P {
+            zip(&mut v);
+        }
+        for (a, x) in v.iter().enumerate() {
+            store(dst, e0 * N + 16 * a, *x);
+        }
+    }
+    groups * LANES
+}
+
+/// Any other item size: each group of 16 items is cut into 16-byte windows
+/// of the items (see [`windows`]), each a 16x16 transpose. Returns the number
+/// of items done.
+///
+/// # Safety
+/// `src` and `dst` hold at least `n * typesize` bytes.
+#[target_feature(enable = "sse2")]
+unsafe fn shuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let len = n * typesize;
+    let groups = super::transpose::whole_groups(typesize, n, len, LANES);
+    for g in 0..groups {
+        let e0 = g * LANES;
+        for Window { start, rows } in windows(typesize) {
+            let mut v = [_mm_setzero_si128(); 16];
+            for (i, x) in v.iter_mut().enumerate() {
+                // whole_groups keeps (e0 + 15) * typesize + start + 16 <= len.
+                *x = load(src, (e0 + i) * typesize + start);
+            }
+            for _ in 0..4 {
+                zip(&mut v);
+            }
+            for (t, x) in v.iter().enumerate().take(rows) {
+                // start + t < typesize: a real row; e0 + 16 <= n.
+                store(dst, (start + t) * n + e0, *x);
+            }
+        }
+    }
+    groups * LANES
+}
+
+/// Inverse of [`shuffle_windows`]. Stores of items narrower than 16 bytes
+/// spill into the next item, which is written afterwards (increasing order).
+///
+/// # Safety
+/// `src` and `dst` hold at least `n * typesize` bytes.
+#[target_feature(enable = "sse2")]
+unsafe fn unshuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let len = n * typesize;
+    let groups = super::transpose::whole_groups(typesize, n, len, LANES);
+    for g in 0..groups {
+        let e0 = g * LANES;
+        for Window { start, rows } in windows(typesize) {
+            let mut v = [_mm_setzero_si128(); 16];
+            for (t, x) in v.iter_mut().enumerate().take(rows) {
+                *x = load(src, (start + t) * n + e0);
+            }
+            for _ in 0..4 {
+                zip(&mut v);
+            }
+            for (i, x) in v.iter().enumerate() {
+                store(dst, (e0 + i) * typesize + start, *x);
+            }
+        }
+    }
+    groups * LANES
+}

@@ -1,0 +1,86 @@
+use super::*;
+use crate::filters::cpu;
+use crate::filters::test_util::{lengths, typesizes, Rng};
+
+/// The definition, index by index.
+fn model_shuffle(typesize: usize, src: &[u8]) -> Vec<u8> {
+    let n = src.len() / typesize;
+    let mut out = src.to_vec();
+    for i in 0..n {
+        for j in 0..typesize {
+            out[j * n + i] = src[i * typesize + j];
+        }
+    }
+    out
+}
+
+#[test]
+fn scalar_matches_definition_and_round_trips() {
+    let mut rng = Rng::new(1);
+    for typesize in typesizes() {
+        for len in lengths().into_iter().filter(|&l| l <= 4099) {
+            let src = rng.bytes(len);
+            let mut shuffled = vec![0u8; len];
+            shuffle_with(SimdLevel::Scalar, typesize, &src, &mut shuffled);
+            assert_eq!(
+                shuffled,
+                model_shuffle(typesize, &src),
+                "typesize {typesize} len {len}"
+            );
+            let mut back = vec![0u8; len];
+            unshuffle_with(SimdLevel::Scalar, typesize, &shuffled, &mut back);
+            assert_eq!(back, src, "typesize {typesize} len {len}");
+        }
+    }
+}
+
+#[test]
+fn every_simd_tier_matches_scalar() {
+    let mut rng = Rng::new(2);
+    for level in cpu::available() {
+        for typesize in typesizes() {
+            for len in lengths() {
+                let src = rng.bytes(len);
+                let mut want = vec![0u8; len];
+                let mut got = vec![0xa5u8; len];
+                shuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                shuffle_with(level, typesize, &src, &mut got);
+                assert!(
+                    want == got,
+                    "shuffle {level:?} typesize {typesize} len {len}"
+                );
+                unshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                got.fill(0x5a);
+                unshuffle_with(level, typesize, &src, &mut got);
+                assert!(
+                    want == got,
+                    "unshuffle {level:?} typesize {typesize} len {len}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn small_example_by_hand() {
+    // Three u16 items and one trailing byte.
+    let src = [0x01, 0x02, 0x11, 0x12, 0x21, 0x22, 0xff];
+    let mut dst = [0u8; 7];
+    shuffle(2, &src, &mut dst);
+    assert_eq!(dst, [0x01, 0x11, 0x21, 0x02, 0x12, 0x22, 0xff]);
+    let mut back = [0u8; 7];
+    unshuffle(2, &dst, &mut back);
+    assert_eq!(back, src);
+}
+
+#[test]
+fn degenerate_typesizes_copy() {
+    let src = [1u8, 2, 3, 4, 5];
+    for typesize in [0usize, 1, 6, 300] {
+        let mut dst = [0u8; 5];
+        shuffle(typesize, &src, &mut dst);
+        assert_eq!(dst, src);
+        unshuffle(typesize, &src, &mut dst);
+        assert_eq!(dst, src);
+    }
+}

@@ -1,0 +1,33 @@
+//! Helpers shared by the filter unit tests: a tiny deterministic PRNG and the
+//! size grid every kernel is checked on.
+
+/// xorshift64* generator; deterministic so failures reproduce.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub(crate) fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| (self.next_u64() >> 56) as u8).collect()
+    }
+}
+
+/// Type sizes every kernel is tested with.
+pub(crate) fn typesizes() -> Vec<usize> {
+    (1..=32).chain([64, 128, 255]).collect()
+}
+
+/// Buffer lengths every kernel is tested with: all small ones, then a few
+/// large ones that are not multiples of 8 * typesize nor of the vector width.
+pub(crate) fn lengths() -> Vec<usize> {
+    (0..=300).chain([1021, 4099, 65_573, 262_147]).collect()
+}

@@ -1,0 +1,272 @@
+//! The few chunk-engine services frames need: reading a chunk header,
+//! compressing and decompressing the offsets index, and building special
+//! (run-length) chunks for offsets that stand for zeros, NaNs or
+//! uninitialized values.
+//!
+//! Everything goes through this module so that the frame code depends on
+//! one small surface of `crate::chunk`.
+
+use super::offsets::SpecialOffset;
+use crate::Result;
+
+/// Length of a Blosc2 (extended) chunk header.
+pub(crate) const EXTENDED_HEADER_LEN: usize = 32;
+/// Length of a Blosc1 chunk header.
+const MIN_HEADER_LEN: usize = 16;
+
+/// The sizes and flags of a chunk, read from its header only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ChunkInfo {
+    pub nbytes: i32,
+    pub cbytes: i32,
+    pub blocksize: i32,
+    pub typesize: u8,
+    /// Special kind from the blosc2 flags (0 = regular).
+    pub special: u8,
+    pub flags2: u8,
+    pub extended: bool,
+    pub memcpyed: bool,
+}
+
+impl ChunkInfo {
+    /// Parses and sanity-checks a chunk header.
+    pub fn parse(chunk: &[u8]) -> Result<ChunkInfo> {
+        if chunk.len() < MIN_HEADER_LEN {
+            crate::bail!(
+                ReadBuffer,
+                "chunk header needs {MIN_HEADER_LEN} bytes, got {}",
+                chunk.len()
+            );
+        }
+        let rd =
+            |p: usize| i32::from_le_bytes([chunk[p], chunk[p + 1], chunk[p + 2], chunk[p + 3]]);
+        let flags = chunk[2];
+        let extended = flags & 0x05 == 0x05;
+        if extended && chunk.len() < EXTENDED_HEADER_LEN {
+            crate::bail!(
+                ReadBuffer,
+                "extended chunk header needs {EXTENDED_HEADER_LEN} bytes, got {}",
+                chunk.len()
+            );
+        }
+        let (nbytes, blocksize, cbytes) = (rd(4), rd(8), rd(12));
+        let hlen = if extended {
+            EXTENDED_HEADER_LEN as i32
+        } else {
+            MIN_HEADER_LEN as i32
+        };
+        if nbytes < 0 || cbytes < hlen || blocksize < 0 {
+            crate::bail!(
+                InvalidHeader,
+                "impossible chunk sizes: nbytes {nbytes}, cbytes {cbytes}, blocksize {blocksize}"
+            );
+        }
+        Ok(ChunkInfo {
+            nbytes,
+            cbytes,
+            blocksize,
+            typesize: chunk[3],
+            special: if extended { (chunk[31] >> 4) & 0x07 } else { 0 },
+            flags2: if extended { chunk[30] } else { 0 },
+            extended,
+            memcpyed: flags & 0x02 != 0,
+        })
+    }
+
+    /// The special kind that a frame can store as an offset, if any.
+    pub fn special_offset(&self) -> Option<SpecialOffset> {
+        SpecialOffset::from_code(self.special)
+    }
+}
+
+/// Compresses the offsets index the way the reference does (BloscLZ, shuffle,
+/// typesize 8, never split, 16 KiB blocks).
+pub(crate) fn compress_offsets(offsets: &[i64]) -> Result<Vec<u8>> {
+    let raw = super::offsets::to_le_bytes(offsets);
+    engine::compress_index(&raw)
+}
+
+/// Decompresses an offsets index chunk that must hold `nchunks` entries.
+pub(crate) fn decompress_offsets(chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
+    let info = ChunkInfo::parse(chunk)?;
+    let want = nchunks
+        .checked_mul(8)
+        .ok_or_else(|| crate::err!(InvalidHeader, "too many chunks: {nchunks}"))?;
+    if info.nbytes as usize != want {
+        crate::bail!(
+            InvalidHeader,
+            "offsets index holds {} bytes, the header implies {want} ({nchunks} chunks)",
+            info.nbytes
+        );
+    }
+    let raw = decompress(chunk)?;
+    super::offsets::from_le_bytes(&raw)
+}
+
+/// Decompresses a whole chunk into a new buffer.
+pub(crate) fn decompress(chunk: &[u8]) -> Result<Vec<u8>> {
+    let info = ChunkInfo::parse(chunk)?;
+    if info.cbytes as usize > chunk.len() {
+        crate::bail!(
+            ReadBuffer,
+            "chunk says {} bytes, buffer has {}",
+            info.cbytes,
+            chunk.len()
+        );
+    }
+    let mut out = vec![0u8; info.nbytes as usize];
+    let n = engine::decompress_into(&chunk[..info.cbytes as usize], &mut out)?;
+    if n != out.len() {
+        crate::bail!(
+            Data,
+            "chunk decompressed to {n} bytes, header says {}",
+            out.len()
+        );
+    }
+    Ok(out)
+}
+
+/// Builds the chunk a special offset stands for.
+pub(crate) fn special_chunk(
+    kind: SpecialOffset,
+    nbytes: i32,
+    typesize: i32,
+    blocksize: i32,
+) -> Result<Vec<u8>> {
+    engine::special(kind, nbytes, typesize, blocksize)
+}
+
+/// The bridge to the chunk engine.
+mod engine {
+    use super::super::offsets::SpecialOffset;
+    use super::{ChunkInfo, EXTENDED_HEADER_LEN};
+    use crate::Result;
+
+    /// Writes an extended header with the given flags.
+    fn header(
+        nbytes: i32,
+        cbytes: i32,
+        typesize: u8,
+        blocksize: i32,
+        flags: u8,
+        blosc2_flags: u8,
+    ) -> Vec<u8> {
+        let mut h = vec![0u8; EXTENDED_HEADER_LEN];
+        h[0] = 5;
+        h[1] = 1;
+        h[2] = flags;
+        h[3] = typesize;
+        h[4..8].copy_from_slice(&nbytes.to_le_bytes());
+        h[8..12].copy_from_slice(&blocksize.to_le_bytes());
+        h[12..16].copy_from_slice(&cbytes.to_le_bytes());
+        h[31] = blosc2_flags;
+        h
+    }
+
+    /// Stores the index uncompressed (a valid memcpy chunk every reader
+    /// accepts).
+    pub(super) fn compress_index(raw: &[u8]) -> Result<Vec<u8>> {
+        let n = i32::try_from(raw.len())
+            .map_err(|_| crate::err!(TwoGbLimit, "offsets index too large"))?;
+        let mut c = header(n, n + EXTENDED_HEADER_LEN as i32, 8, n, 0x07, 0);
+        c.extend_from_slice(raw);
+        Ok(c)
+    }
+
+    pub(super) fn decompress_into(chunk: &[u8], out: &mut [u8]) -> Result<usize> {
+        let info = ChunkInfo::parse(chunk)?;
+        match info.special {
+            0 if info.memcpyed && info.extended => {
+                let data = chunk
+                    .get(EXTENDED_HEADER_LEN..EXTENDED_HEADER_LEN + out.len())
+                    .ok_or_else(|| crate::err!(ReadBuffer, "memcpy chunk truncated"))?;
+                out.copy_from_slice(data);
+            }
+            1 | 4 => out.fill(0),
+            2 => fill_nan(out, info.typesize)?,
+            3 => {
+                let ts = info.typesize as usize;
+                let v = chunk
+                    .get(EXTENDED_HEADER_LEN..EXTENDED_HEADER_LEN + ts)
+                    .ok_or_else(|| crate::err!(ReadBuffer, "value chunk truncated"))?;
+                for c in out.chunks_mut(ts.max(1)) {
+                    c.copy_from_slice(&v[..c.len()]);
+                }
+            }
+            _ => crate::bail!(
+                CodecSupport,
+                "the chunk engine is not available for compressed chunks yet"
+            ),
+        }
+        Ok(out.len())
+    }
+
+    fn fill_nan(out: &mut [u8], typesize: u8) -> Result<()> {
+        match typesize {
+            4 => out
+                .chunks_exact_mut(4)
+                .for_each(|c| c.copy_from_slice(&f32::NAN.to_le_bytes())),
+            8 => out
+                .chunks_exact_mut(8)
+                .for_each(|c| c.copy_from_slice(&f64::NAN.to_le_bytes())),
+            t => crate::bail!(InvalidParam, "NaN chunks need typesize 4 or 8, not {t}"),
+        }
+        Ok(())
+    }
+
+    pub(super) fn special(
+        kind: SpecialOffset,
+        nbytes: i32,
+        typesize: i32,
+        blocksize: i32,
+    ) -> Result<Vec<u8>> {
+        let ts = u8::try_from(typesize)
+            .map_err(|_| crate::err!(InvalidParam, "typesize {typesize} > 255"))?;
+        if kind == SpecialOffset::Nan && ts != 4 && ts != 8 {
+            crate::bail!(InvalidParam, "NaN chunks need typesize 4 or 8, not {ts}");
+        }
+        Ok(header(
+            nbytes,
+            EXTENDED_HEADER_LEN as i32,
+            ts,
+            blocksize,
+            0x05,
+            kind.code() << 4,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_round_trip_through_a_chunk() {
+        let v = vec![0i64, 100, SpecialOffset::Zero.encode(), 250];
+        let c = compress_offsets(&v).unwrap();
+        assert_eq!(decompress_offsets(&c, 4).unwrap(), v);
+        assert!(decompress_offsets(&c, 5).is_err());
+    }
+
+    #[test]
+    fn special_chunks_decode() {
+        let z = special_chunk(SpecialOffset::Zero, 64, 4, 0).unwrap();
+        assert_eq!(decompress(&z).unwrap(), vec![0u8; 64]);
+        let n = special_chunk(SpecialOffset::Nan, 16, 8, 0).unwrap();
+        let d = decompress(&n).unwrap();
+        assert!(f64::from_le_bytes(d[..8].try_into().unwrap()).is_nan());
+        assert!(special_chunk(SpecialOffset::Nan, 16, 2, 0).is_err());
+        assert_eq!(
+            ChunkInfo::parse(&z).unwrap().special_offset(),
+            Some(SpecialOffset::Zero)
+        );
+    }
+
+    #[test]
+    fn bad_headers() {
+        assert!(ChunkInfo::parse(&[0u8; 10]).is_err());
+        let mut z = special_chunk(SpecialOffset::Zero, 64, 4, 0).unwrap();
+        z[12..16].copy_from_slice(&5i32.to_le_bytes());
+        assert!(ChunkInfo::parse(&z).is_err());
+    }
+}

@@ -1,0 +1,202 @@
+//! Byte storage behind a frame: the I/O trait (the Rust face of the C
+//! `blosc2_io_cb` callbacks), its default `std::fs` implementation, and the
+//! in-memory buffer.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::Result;
+
+/// How a file is opened (the reference's "rb", "rb+" and "wb" modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    Read,
+    ReadWrite,
+    /// Create or truncate, then read and write.
+    Create,
+}
+
+/// One open file.
+pub trait IoFile: Send {
+    /// Reads up to `buf.len()` bytes at `pos`; returns how many were read
+    /// (fewer only at end of file).
+    fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize>;
+    /// Writes all of `data` at `pos`, growing the file if needed.
+    fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()>;
+    /// Sets the file size.
+    fn truncate(&mut self, len: u64) -> Result<()>;
+    /// Current file size.
+    fn size(&mut self) -> Result<u64>;
+}
+
+/// A user-replaceable I/O backend (the reference's `blosc2_io_cb`).
+pub trait Io: Send + Sync {
+    fn open(&self, path: &Path, mode: OpenMode) -> Result<Box<dyn IoFile>>;
+    /// Removes a file (used for sparse-frame chunk files).
+    fn remove(&self, path: &Path) -> Result<()>;
+    /// Creates a directory and its parents (used for sparse frames).
+    fn create_dir(&self, path: &Path) -> Result<()>;
+}
+
+/// Shared handle to an I/O backend.
+pub type IoRef = Arc<dyn Io>;
+
+/// The default backend: the local file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StdIo;
+
+impl StdIo {
+    pub fn shared() -> IoRef {
+        Arc::new(StdIo)
+    }
+}
+
+struct StdFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl IoFile for StdFile {
+    fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
+        self.file
+            .seek(SeekFrom::Start(pos))
+            .map_err(|e| crate::err!(FileRead, "{}: seek to {pos}: {e}", self.path.display()))?;
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read(&mut buf[done..]) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => crate::bail!(FileRead, "{}: {e}", self.path.display()),
+            }
+        }
+        Ok(done)
+    }
+
+    fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
+        self.file
+            .seek(SeekFrom::Start(pos))
+            .and_then(|_| self.file.write_all(data))
+            .map_err(|e| crate::err!(FileWrite, "{}: write at {pos}: {e}", self.path.display()))
+    }
+
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        self.file
+            .set_len(len)
+            .map_err(|e| crate::err!(FileTruncate, "{}: {e}", self.path.display()))
+    }
+
+    fn size(&mut self) -> Result<u64> {
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| crate::err!(FileRead, "{}: {e}", self.path.display()))
+    }
+}
+
+impl Io for StdIo {
+    fn open(&self, path: &Path, mode: OpenMode) -> Result<Box<dyn IoFile>> {
+        let mut o = OpenOptions::new();
+        match mode {
+            OpenMode::Read => o.read(true),
+            OpenMode::ReadWrite => o.read(true).write(true),
+            OpenMode::Create => o.read(true).write(true).create(true).truncate(true),
+        };
+        let file = o
+            .open(path)
+            .map_err(|e| crate::err!(FileOpen, "{}: {e}", path.display()))?;
+        Ok(Box::new(StdFile {
+            file,
+            path: path.to_owned(),
+        }))
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).map_err(|e| crate::err!(FileRemove, "{}: {e}", path.display()))
+    }
+
+    fn create_dir(&self, path: &Path) -> Result<()> {
+        std::fs::create_dir_all(path).map_err(|e| crate::err!(FileOpen, "{}: {e}", path.display()))
+    }
+}
+
+/// Reads exactly `buf.len()` bytes at `pos` or fails with a message naming `what`.
+pub(crate) fn read_exact_at(
+    f: &mut dyn IoFile,
+    pos: u64,
+    buf: &mut [u8],
+    what: &str,
+) -> Result<()> {
+    let n = f.read_at(pos, buf)?;
+    if n != buf.len() {
+        crate::bail!(
+            FileRead,
+            "{what}: wanted {} bytes at {pos}, file ends after {n}",
+            buf.len()
+        );
+    }
+    Ok(())
+}
+
+/// An in-memory file, used for frames held in a buffer.
+#[derive(Debug, Default, Clone)]
+pub struct MemFile {
+    pub data: Vec<u8>,
+}
+
+impl IoFile for MemFile {
+    fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
+        let len = self.data.len() as u64;
+        if pos >= len {
+            return Ok(0);
+        }
+        let start = pos as usize;
+        let n = buf.len().min(self.data.len() - start);
+        buf[..n].copy_from_slice(&self.data[start..start + n]);
+        Ok(n)
+    }
+
+    fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
+        let start = usize::try_from(pos)
+            .map_err(|_| crate::err!(WriteBuffer, "position {pos} too large"))?;
+        let end = start
+            .checked_add(data.len())
+            .ok_or_else(|| crate::err!(WriteBuffer, "write past address space"))?;
+        if self.data.len() < end {
+            self.data.resize(end, 0);
+        }
+        self.data[start..end].copy_from_slice(data);
+        Ok(())
+    }
+
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        let len =
+            usize::try_from(len).map_err(|_| crate::err!(WriteBuffer, "length {len} too large"))?;
+        self.data.resize(len, 0);
+        Ok(())
+    }
+
+    fn size(&mut self) -> Result<u64> {
+        Ok(self.data.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memfile_reads_writes_truncates() {
+        let mut m = MemFile::default();
+        m.write_at(4, b"abc").unwrap();
+        assert_eq!(m.data, b"\0\0\0\0abc");
+        let mut b = [0u8; 5];
+        assert_eq!(m.read_at(5, &mut b).unwrap(), 2);
+        assert_eq!(&b[..2], b"bc");
+        m.truncate(2).unwrap();
+        assert_eq!(m.size().unwrap(), 2);
+        assert!(read_exact_at(&mut m, 0, &mut b, "x").is_err());
+    }
+}

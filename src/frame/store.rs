@@ -1,0 +1,711 @@
+//! A frame attached to its bytes: in a memory buffer, in a file (possibly at
+//! an offset inside a larger file), or as a sparse directory.
+//!
+//! The frame keeps only the header length, the data-section length and the
+//! decoded offsets index in memory; chunk bytes are read on demand. Every
+//! mutation is followed by [`Frame::flush`], which rewrites the offsets
+//! index, the trailer and the header, so the bytes are a valid frame after
+//! each call.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use super::codec::{self, ChunkInfo, EXTENDED_HEADER_LEN};
+use super::header::{FrameHeader, FrameType, Metalayer, Pos};
+use super::io::{read_exact_at, IoFile, IoRef, MemFile, OpenMode};
+use super::offsets::{ChunkLoc, SpecialOffset};
+use super::trailer::{self, TRAILER_MINLEN};
+use crate::Result;
+
+/// Name of the index file inside a sparse frame directory.
+pub(crate) const SPARSE_INDEX: &str = "chunks.b2frame";
+
+/// Where the frame bytes live.
+pub enum Place {
+    /// A contiguous frame in memory.
+    Memory(MemFile),
+    /// A contiguous frame in a file, starting at `offset`.
+    File {
+        io: IoRef,
+        path: PathBuf,
+        offset: u64,
+    },
+    /// A sparse frame: `dir/chunks.b2frame` plus one file per chunk.
+    Sparse { io: IoRef, dir: PathBuf },
+}
+
+/// A chunk as stored in the frame.
+pub enum FrameChunk<'a> {
+    Bytes(Cow<'a, [u8]>),
+    Special(SpecialOffset),
+}
+
+/// An open frame.
+pub struct Frame {
+    place: Place,
+    /// Open handle to the frame file (contiguous) or index file (sparse).
+    file: Option<Box<dyn IoFile>>,
+    writable: bool,
+    header_len: u64,
+    data_len: u64,
+    offsets: Vec<i64>,
+    frame_len: u64,
+}
+
+/// The path of chunk file `id` of a sparse frame.
+pub(crate) fn sparse_chunk_path(dir: &Path, id: i64) -> Result<PathBuf> {
+    let id = u32::try_from(id)
+        .map_err(|_| crate::err!(InvalidIndex, "sparse chunk id {id} out of range"))?;
+    Ok(dir.join(format!("{id:08X}.chunk")))
+}
+
+impl Frame {
+    /// Writes a new, empty frame at `place` and returns it.
+    pub fn create(place: Place, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<Frame> {
+        let file: Option<Box<dyn IoFile>> = match &place {
+            Place::Memory(_) => None,
+            Place::File { io, path, offset } => {
+                let mode = if *offset == 0 {
+                    OpenMode::Create
+                } else {
+                    OpenMode::ReadWrite
+                };
+                Some(io.open(path, mode)?)
+            }
+            Place::Sparse { io, dir } => {
+                io.create_dir(dir)?;
+                Some(io.open(&dir.join(SPARSE_INDEX), OpenMode::Create)?)
+            }
+        };
+        let mut f = Frame {
+            place,
+            file,
+            writable: true,
+            header_len: 0,
+            data_len: 0,
+            offsets: Vec::new(),
+            frame_len: 0,
+        };
+        f.flush(header, vlmeta)?;
+        Ok(f)
+    }
+
+    /// Opens an existing frame, reading only its header, trailer and offsets.
+    pub fn open(place: Place) -> Result<(Frame, FrameHeader, Vec<Metalayer>)> {
+        let file: Option<Box<dyn IoFile>> = match &place {
+            Place::Memory(_) => None,
+            Place::File { io, path, .. } => Some(io.open(path, OpenMode::Read)?),
+            Place::Sparse { io, dir } => {
+                let index = dir.join(SPARSE_INDEX);
+                Some(io.open(&index, OpenMode::Read).map_err(|e| {
+                    crate::err!(
+                        FileOpen,
+                        "{} is not a sparse frame (no {SPARSE_INDEX}): {}",
+                        dir.display(),
+                        e.detail()
+                    )
+                })?)
+            }
+        };
+        let mut f = Frame {
+            place,
+            file,
+            writable: false,
+            header_len: 0,
+            data_len: 0,
+            offsets: Vec::new(),
+            frame_len: 0,
+        };
+        let (header, vlmeta) = f.load()?;
+        Ok((f, header, vlmeta))
+    }
+
+    fn base(&self) -> u64 {
+        match &self.place {
+            Place::File { offset, .. } => *offset,
+            _ => 0,
+        }
+    }
+
+    pub fn is_sparse(&self) -> bool {
+        matches!(self.place, Place::Sparse { .. })
+    }
+
+    pub fn place(&self) -> &Place {
+        &self.place
+    }
+
+    /// Reads `buf.len()` bytes at frame position `pos`.
+    fn read(&mut self, pos: u64, buf: &mut [u8], what: &str) -> Result<()> {
+        let abs = self
+            .base()
+            .checked_add(pos)
+            .ok_or_else(|| crate::err!(ReadBuffer, "{what}: position overflow"))?;
+        match (&mut self.place, &mut self.file) {
+            (Place::Memory(m), _) => read_exact_at(m, abs, buf, what),
+            (_, Some(f)) => read_exact_at(f.as_mut(), abs, buf, what),
+            (_, None) => crate::bail!(FileRead, "{what}: frame file is not open"),
+        }
+    }
+
+    fn make_writable(&mut self) -> Result<()> {
+        if self.writable {
+            return Ok(());
+        }
+        match &self.place {
+            Place::Memory(_) => {}
+            Place::File { io, path, .. } => self.file = Some(io.open(path, OpenMode::ReadWrite)?),
+            Place::Sparse { io, dir } => {
+                self.file = Some(io.open(&dir.join(SPARSE_INDEX), OpenMode::ReadWrite)?)
+            }
+        }
+        self.writable = true;
+        Ok(())
+    }
+
+    fn write(&mut self, pos: u64, data: &[u8]) -> Result<()> {
+        self.make_writable()?;
+        let abs = self.base() + pos;
+        match (&mut self.place, &mut self.file) {
+            (Place::Memory(m), _) => crate::frame::io::IoFile::write_at(m, abs, data),
+            (_, Some(f)) => f.write_at(abs, data),
+            (_, None) => crate::bail!(FileWrite, "frame file is not open"),
+        }
+    }
+
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        let abs = self.base() + len;
+        match (&mut self.place, &mut self.file) {
+            (Place::Memory(m), _) => crate::frame::io::IoFile::truncate(m, abs),
+            (_, Some(f)) => f.truncate(abs),
+            (_, None) => crate::bail!(FileTruncate, "frame file is not open"),
+        }
+    }
+
+    fn size(&mut self) -> Result<u64> {
+        match (&mut self.place, &mut self.file) {
+            (Place::Memory(m), _) => Ok(m.data.len() as u64),
+            (_, Some(f)) => f.size(),
+            (_, None) => crate::bail!(FileRead, "frame file is not open"),
+        }
+    }
+
+    /// Reads and checks header, trailer and offsets index.
+    fn load(&mut self) -> Result<(FrameHeader, Vec<Metalayer>)> {
+        let size = self.size()?;
+        let base = self.base();
+        if base > size {
+            crate::bail!(
+                InvalidParam,
+                "frame offset {base} is past the end of the file ({size} bytes)"
+            );
+        }
+        let avail = size - base;
+        if avail < Pos::MINLEN as u64 {
+            crate::bail!(
+                InvalidHeader,
+                "only {avail} bytes: too short for a frame header"
+            );
+        }
+        let mut fixed = [0u8; Pos::MINLEN];
+        self.read(0, &mut fixed, "frame header")?;
+        let fh = FrameHeader::decode_fixed(&fixed)?;
+        let want_type = if self.is_sparse() {
+            FrameType::Sparse
+        } else {
+            FrameType::Contiguous
+        };
+        if fh.frame_type != want_type {
+            crate::bail!(
+                FrameType,
+                "frame type is {:?}, expected {want_type:?}",
+                fh.frame_type
+            );
+        }
+        let frame_len = fh.frame_len as u64;
+        if frame_len < (Pos::MINLEN + TRAILER_MINLEN) as u64 {
+            crate::bail!(InvalidHeader, "frame length {frame_len} is too small");
+        }
+        if frame_len > avail {
+            crate::bail!(
+                InvalidHeader,
+                "frame length {frame_len} exceeds the {avail} bytes available"
+            );
+        }
+        let header_len = fh.header_len as u64;
+        let mut hbuf = vec![0u8; header_len as usize];
+        self.read(0, &mut hbuf, "frame header")?;
+        let header = FrameHeader::decode(&hbuf)?;
+
+        let mut tail = [0u8; TRAILER_MINLEN];
+        self.read(
+            frame_len - TRAILER_MINLEN as u64,
+            &mut tail,
+            "frame trailer",
+        )?;
+        let trailer_len =
+            trailer::trailer_len_from_tail(&tail, frame_len as i64, header_len as i64)? as u64;
+        let trailer_off = frame_len - trailer_len;
+        let mut tbuf = vec![0u8; trailer_len as usize];
+        self.read(trailer_off, &mut tbuf, "frame trailer")?;
+        let vlmeta = trailer::decode(&tbuf)?;
+
+        let data_len = if self.is_sparse() {
+            0
+        } else {
+            header.cbytes as u64
+        };
+        let off_pos = header_len
+            .checked_add(data_len)
+            .ok_or_else(|| crate::err!(InvalidHeader, "cbytes {} overflows", header.cbytes))?;
+        if off_pos > trailer_off {
+            crate::bail!(
+                InvalidHeader,
+                "data section ({data_len} bytes) runs into the trailer"
+            );
+        }
+        let mut offsets = Vec::new();
+        if header.nbytes > 0 {
+            if off_pos + EXTENDED_HEADER_LEN as u64 > trailer_off {
+                crate::bail!(
+                    InvalidHeader,
+                    "no room for the offsets index before the trailer"
+                );
+            }
+            let mut ch = [0u8; EXTENDED_HEADER_LEN];
+            self.read(off_pos, &mut ch, "offsets index")?;
+            let info = ChunkInfo::parse(&ch)?;
+            if off_pos + info.cbytes as u64 > trailer_off {
+                crate::bail!(
+                    InvalidHeader,
+                    "offsets index ({} bytes) runs past the trailer",
+                    info.cbytes
+                );
+            }
+            let nchunks = info.nbytes as usize / 8;
+            if header.chunksize > 0 {
+                let cs = header.chunksize as i64;
+                let expect = (header.nbytes + cs - 1) / cs;
+                if expect != nchunks as i64 {
+                    crate::bail!(
+                        InvalidHeader,
+                        "offsets index has {nchunks} entries, header sizes imply {expect}"
+                    );
+                }
+            }
+            let mut obuf = vec![0u8; info.cbytes as usize];
+            self.read(off_pos, &mut obuf, "offsets index")?;
+            offsets = codec::decompress_offsets(&obuf, nchunks)?;
+            for (i, &o) in offsets.iter().enumerate() {
+                match ChunkLoc::decode(o)? {
+                    ChunkLoc::Stored(v)
+                        if !self.is_sparse()
+                            && (v as u64).saturating_add(EXTENDED_HEADER_LEN as u64) > data_len =>
+                    {
+                        crate::bail!(InvalidHeader, "offset {v} of chunk {i} is past the end of the data section ({data_len} bytes)")
+                    }
+                    ChunkLoc::Stored(v) if self.is_sparse() && v > u32::MAX as i64 => {
+                        crate::bail!(
+                            InvalidHeader,
+                            "sparse chunk id {v} of chunk {i} out of range"
+                        )
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.header_len = header_len;
+        self.data_len = data_len;
+        self.offsets = offsets;
+        self.frame_len = frame_len;
+        Ok((header, vlmeta))
+    }
+
+    pub fn nchunks(&self) -> usize {
+        self.offsets.len()
+    }
+
+    pub fn offsets(&self) -> &[i64] {
+        &self.offsets
+    }
+
+    pub fn frame_len(&self) -> u64 {
+        self.frame_len
+    }
+
+    /// Bytes in the data section (0 for sparse frames).
+    pub fn data_len(&self) -> u64 {
+        self.data_len
+    }
+
+    fn loc(&self, n: usize) -> Result<ChunkLoc> {
+        let o = *self.offsets.get(n).ok_or_else(|| {
+            crate::err!(
+                InvalidIndex,
+                "chunk {n} out of range ({} chunks)",
+                self.offsets.len()
+            )
+        })?;
+        ChunkLoc::decode(o)
+    }
+
+    fn chunk_file(&self, id: i64) -> Result<(IoRef, PathBuf)> {
+        match &self.place {
+            Place::Sparse { io, dir } => Ok((io.clone(), sparse_chunk_path(dir, id)?)),
+            _ => crate::bail!(Failure, "not a sparse frame"),
+        }
+    }
+
+    /// Reads `buf.len()` bytes at `pos` inside stored chunk `n`, checking
+    /// the range against the chunk's own size limit `limit`.
+    pub fn read_stored(&mut self, n: usize, pos: u64, buf: &mut [u8]) -> Result<()> {
+        match self.loc(n)? {
+            ChunkLoc::Special(_) => {
+                crate::bail!(Failure, "chunk {n} is special and has no stored bytes")
+            }
+            ChunkLoc::Stored(off) if self.is_sparse() => {
+                let (io, path) = self.chunk_file(off)?;
+                let mut f = io.open(&path, OpenMode::Read).map_err(|e| {
+                    crate::err!(
+                        FileOpen,
+                        "chunk file of chunk {n} missing from sparse frame: {}",
+                        e.detail()
+                    )
+                })?;
+                read_exact_at(f.as_mut(), pos, buf, "sparse chunk")
+            }
+            ChunkLoc::Stored(off) => {
+                let end = (off as u64)
+                    .checked_add(pos)
+                    .and_then(|p| p.checked_add(buf.len() as u64));
+                if end.map_or(true, |e| e > self.data_len) {
+                    crate::bail!(ReadBuffer, "read of chunk {n} runs past the data section");
+                }
+                let at = self.header_len + off as u64 + pos;
+                self.read(at, buf, "chunk data")
+            }
+        }
+    }
+
+    /// The header (first 32 bytes) of chunk `n`, or its special kind.
+    pub(crate) fn chunk_info(
+        &mut self,
+        n: usize,
+    ) -> Result<std::result::Result<ChunkInfo, SpecialOffset>> {
+        if let ChunkLoc::Special(s) = self.loc(n)? {
+            return Ok(Err(s));
+        }
+        let mut h = [0u8; EXTENDED_HEADER_LEN];
+        self.read_stored(n, 0, &mut h)?;
+        let info = ChunkInfo::parse(&h)?;
+        if !info.extended {
+            crate::bail!(
+                InvalidHeader,
+                "chunk {n} in frame lacks a Blosc2 extended header"
+            );
+        }
+        Ok(Ok(info))
+    }
+
+    /// Chunk `n` as stored: its bytes, or the special kind its offset encodes.
+    pub fn chunk(&mut self, n: usize) -> Result<FrameChunk<'_>> {
+        let info = match self.chunk_info(n)? {
+            Err(s) => return Ok(FrameChunk::Special(s)),
+            Ok(i) => i,
+        };
+        let cb = info.cbytes as usize;
+        let loc = self.loc(n)?;
+        if let (ChunkLoc::Stored(off), true) = (loc, matches!(self.place, Place::Memory(_))) {
+            if off as u64 + cb as u64 > self.data_len {
+                crate::bail!(
+                    InvalidHeader,
+                    "chunk {n} ({cb} bytes at {off}) runs past the data section"
+                );
+            }
+            let start = self.header_len as usize + off as usize;
+            let Place::Memory(m) = &self.place else {
+                crate::bail!(Failure, "frame place changed");
+            };
+            Ok(FrameChunk::Bytes(Cow::Borrowed(&m.data[start..start + cb])))
+        } else {
+            match loc {
+                ChunkLoc::Stored(off) if !self.is_sparse() && off as u64 + cb as u64 > self.data_len => {
+                    crate::bail!(InvalidHeader, "chunk {n} ({cb} bytes at {off}) runs past the data section")
+                }
+                ChunkLoc::Stored(id) if self.is_sparse() => {
+                    let (io, path) = self.chunk_file(id)?;
+                    let size = io.open(&path, OpenMode::Read)?.size()?;
+                    if (cb as u64) > size {
+                        crate::bail!(InvalidHeader, "chunk {n} says {cb} bytes, its file has {size}");
+                    }
+                }
+                _ => {}
+            }
+            let mut buf = vec![0u8; cb];
+            self.read_stored(n, 0, &mut buf)?;
+            Ok(FrameChunk::Bytes(Cow::Owned(buf)))
+        }
+    }
+
+    /// Stores `chunk` and returns its offset entry (contiguous: appended to
+    /// the data section; sparse: a new chunk file).
+    fn store(&mut self, chunk: &[u8], special: Option<SpecialOffset>) -> Result<i64> {
+        if let Some(s) = special {
+            return Ok(s.encode());
+        }
+        if self.is_sparse() {
+            let id = self
+                .offsets
+                .iter()
+                .copied()
+                .filter(|&o| o >= 0)
+                .max()
+                .map_or(0, |m| m + 1);
+            self.write_chunk_file(id, chunk)?;
+            return Ok(id);
+        }
+        let off = self.data_len;
+        self.write(self.header_len + off, chunk)?;
+        self.data_len += chunk.len() as u64;
+        Ok(off as i64)
+    }
+
+    fn write_chunk_file(&mut self, id: i64, chunk: &[u8]) -> Result<()> {
+        let (io, path) = self.chunk_file(id)?;
+        let mut f = io.open(&path, OpenMode::Create)?;
+        f.write_at(0, chunk)
+    }
+
+    /// Drops the stored bytes of entry `old` (unless another entry shares them).
+    fn unstore(&mut self, skip: usize, old: i64) -> Result<()> {
+        if old < 0
+            || self
+                .offsets
+                .iter()
+                .enumerate()
+                .any(|(i, &o)| i != skip && o == old)
+        {
+            return Ok(());
+        }
+        if self.is_sparse() {
+            let (io, path) = self.chunk_file(old)?;
+            return io.remove(&path);
+        }
+        let mut h = [0u8; EXTENDED_HEADER_LEN];
+        self.read(self.header_len + old as u64, &mut h, "chunk header")?;
+        let len = ChunkInfo::parse(&h)?.cbytes as u64;
+        let src = old as u64 + len;
+        if src > self.data_len {
+            crate::bail!(InvalidHeader, "chunk at {old} runs past the data section");
+        }
+        let tail_len = (self.data_len - src) as usize;
+        if tail_len > 0 {
+            let mut tail = vec![0u8; tail_len];
+            self.read(self.header_len + src, &mut tail, "data tail")?;
+            self.write(self.header_len + old as u64, &tail)?;
+        }
+        self.data_len -= len;
+        for o in self.offsets.iter_mut() {
+            if *o > old {
+                *o -= len as i64;
+            }
+        }
+        Ok(())
+    }
+
+    /// Inserts `chunk` at position `n` (`n == nchunks` appends).
+    pub fn insert(&mut self, n: usize, chunk: &[u8], special: Option<SpecialOffset>) -> Result<()> {
+        if n > self.offsets.len() {
+            crate::bail!(
+                InvalidIndex,
+                "insert position {n} past {} chunks",
+                self.offsets.len()
+            );
+        }
+        let loc = self.store(chunk, special)?;
+        self.offsets.insert(n, loc);
+        Ok(())
+    }
+
+    /// Replaces chunk `n`.
+    pub fn update(&mut self, n: usize, chunk: &[u8], special: Option<SpecialOffset>) -> Result<()> {
+        let old = self.loc(n)?.encode();
+        if self.is_sparse() && old >= 0 && special.is_none() {
+            return self.write_chunk_file(old, chunk);
+        }
+        self.unstore(n, old)?;
+        let loc = self.store(chunk, special)?;
+        self.offsets[n] = loc;
+        Ok(())
+    }
+
+    /// Removes chunk `n`.
+    pub fn delete(&mut self, n: usize) -> Result<()> {
+        let old = self.loc(n)?.encode();
+        self.unstore(n, old)?;
+        self.offsets.remove(n);
+        Ok(())
+    }
+
+    /// Permutes the index: new entry `i` is old entry `order[i]`.
+    pub fn reorder(&mut self, order: &[i64]) -> Result<()> {
+        let n = self.offsets.len();
+        if order.len() != n {
+            crate::bail!(
+                InvalidParam,
+                "order has {} entries, frame has {n} chunks",
+                order.len()
+            );
+        }
+        let mut seen = vec![false; n];
+        let mut next = Vec::with_capacity(n);
+        for &o in order {
+            let i = usize::try_from(o)
+                .ok()
+                .filter(|&i| i < n && !seen[i])
+                .ok_or_else(|| {
+                    crate::err!(
+                        InvalidParam,
+                        "order is not a permutation of 0..{n} (bad entry {o})"
+                    )
+                })?;
+            seen[i] = true;
+            next.push(self.offsets[i]);
+        }
+        self.offsets = next;
+        Ok(())
+    }
+
+    /// Rewrites offsets index, trailer and header from `header` (whose
+    /// `cbytes` is replaced by the data-section length for contiguous
+    /// frames) and truncates the frame to its new length.
+    pub fn flush(&mut self, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<()> {
+        let mut h = header.clone();
+        h.frame_type = if self.is_sparse() {
+            FrameType::Sparse
+        } else {
+            FrameType::Contiguous
+        };
+        if !self.is_sparse() {
+            h.cbytes = self.data_len as i64;
+        }
+        h.has_vlmetalayers = !vlmeta.is_empty();
+        let index = if self.offsets.is_empty() {
+            Vec::new()
+        } else {
+            codec::compress_offsets(&self.offsets)?
+        };
+        let tr = trailer::encode(vlmeta)?;
+        h.frame_len = 0;
+        let hlen = h.encode()?.len() as u64;
+        if hlen != self.header_len && self.data_len > 0 {
+            // The header changed size: move the data section after it.
+            let mut data = vec![0u8; self.data_len as usize];
+            self.read(self.header_len, &mut data, "data section")?;
+            self.write(hlen, &data)?;
+        }
+        self.header_len = hlen;
+        let frame_len = hlen + self.data_len + index.len() as u64 + tr.len() as u64;
+        h.frame_len = frame_len as i64;
+        let hbytes = h.encode()?;
+        let pos = hlen + self.data_len;
+        self.write(pos, &index)?;
+        self.write(pos + index.len() as u64, &tr)?;
+        self.write(0, &hbytes)?;
+        self.truncate(frame_len)?;
+        self.frame_len = frame_len;
+        Ok(())
+    }
+
+    /// The whole frame as bytes (contiguous frames; the index file for sparse ones).
+    pub fn to_bytes(&mut self) -> Result<Vec<u8>> {
+        let mut v = vec![0u8; self.frame_len as usize];
+        self.read(0, &mut v, "frame")?;
+        Ok(v)
+    }
+
+    /// Gives back the memory buffer of an in-memory frame.
+    pub fn into_memory(self) -> Option<Vec<u8>> {
+        match self.place {
+            Place::Memory(m) => Some(m.data),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(k: i64) -> Vec<u8> {
+        // Any valid chunk will do: an offsets index is one.
+        codec::compress_offsets(&[k, k + 1, k + 2]).unwrap()
+    }
+
+    fn memory_frame(n: i64) -> Frame {
+        let mut h = FrameHeader::new(FrameType::Contiguous);
+        let mut f = Frame::create(Place::Memory(MemFile::default()), &h, &[]).unwrap();
+        for k in 0..n {
+            f.insert(k as usize, &chunk(k), None).unwrap();
+        }
+        h.nbytes = 24 * n;
+        h.chunksize = 24;
+        h.typesize = 8;
+        f.flush(&h, &[]).unwrap();
+        f
+    }
+
+    fn reopen(f: Frame) -> Result<Frame> {
+        let bytes = f.into_memory().unwrap();
+        Frame::open(Place::Memory(MemFile { data: bytes })).map(|(f, _, _)| f)
+    }
+
+    #[test]
+    fn chunks_round_trip_in_memory() {
+        let mut f = reopen(memory_frame(3)).unwrap();
+        assert_eq!(f.nchunks(), 3);
+        for k in 0..3 {
+            match f.chunk(k).unwrap() {
+                FrameChunk::Bytes(b) => assert_eq!(&b[..], &chunk(k as i64)[..]),
+                FrameChunk::Special(_) => panic!("chunk {k} should be stored"),
+            }
+        }
+    }
+
+    #[test]
+    fn offsets_past_the_end_are_rejected_at_open() {
+        let h = {
+            let mut h = FrameHeader::new(FrameType::Contiguous);
+            h.nbytes = 48;
+            h.chunksize = 24;
+            h.typesize = 8;
+            h
+        };
+        for bad in [10_000i64, -1, 0x8300_0000_0000_0000u64 as i64] {
+            let mut f = memory_frame(2);
+            f.offsets[1] = bad;
+            f.flush(&h, &[]).unwrap();
+            let e = reopen(f).err().expect("corrupt offset accepted");
+            assert!(e.code() < 0, "{e}");
+        }
+    }
+
+    #[test]
+    fn shared_offsets_are_not_compacted_twice() {
+        let mut f = memory_frame(2);
+        let first = f.offsets[0];
+        f.offsets[1] = first;
+        let len = f.data_len();
+        f.delete(1).unwrap();
+        assert_eq!(f.data_len(), len, "bytes still used by chunk 0 must stay");
+        f.delete(0).unwrap();
+        assert!(f.data_len() < len);
+    }
+
+    #[test]
+    fn sparse_chunk_names() {
+        let p = sparse_chunk_path(Path::new("/d"), 15).unwrap();
+        assert_eq!(p, Path::new("/d/0000000F.chunk"));
+        assert!(sparse_chunk_path(Path::new("/d"), 1 << 40).is_err());
+    }
+}
