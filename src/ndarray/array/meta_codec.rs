@@ -84,11 +84,13 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<MetaContent> {
         crate::bail!(Failure, "malformed b2nd metalayer: empty");
     }
     let mut r = Reader { buf: bytes, pos: 0 };
+    // The entry count varies with the layout (5 for caterva, 6 or 7 for
+    // b2nd); like the reference, positions matter, not the count.
     let head = r.byte()?;
-    if head != 0x96 && head != 0x97 {
+    if !(0x95..=0x97).contains(&head) {
         crate::bail!(
             Failure,
-            "malformed b2nd metalayer: expected a 6 or 7 entry array, found 0x{head:02x}"
+            "malformed b2nd metalayer: expected a 5 to 7 entry array, found 0x{head:02x}"
         );
     }
     let _version = r.byte()?;
@@ -111,7 +113,13 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<MetaContent> {
         }
     }
     let dtype = if r.pos < bytes.len() {
-        let fmt = r.byte()? as i8;
+        // 7 entries: dtype_format then dtype; a 6-entry layout may carry
+        // the dtype string alone.
+        let fmt = if bytes[r.pos] == 0xdb {
+            0
+        } else {
+            r.byte()? as i8
+        };
         if r.byte()? != 0xdb {
             crate::bail!(Failure, "malformed b2nd metalayer: invalid dtype marker");
         }
@@ -162,6 +170,14 @@ mod tests {
         let mut six = m[..m.len() - 9].to_vec();
         six[0] = 0x96;
         assert_eq!(decode(&six).unwrap().dtype, None);
+        // 6 entries with the dtype string but no dtype_format (seed 000).
+        let mut six_dt = [&six[..], &[0xdb, 0, 0, 0, 3], b"<i4"].concat();
+        six_dt[0] = 0x96;
+        assert_eq!(decode(&six_dt).unwrap().dtype, Some((0, "<i4".to_string())));
+        // 5-entry caterva layout (seeds 001, 004).
+        let mut five = six.clone();
+        five[0] = 0x95;
+        assert_eq!(decode(&five).unwrap().blockshape, vec![1]);
         let scalar = encode(&[], &[], &[], "<f8", 0).unwrap();
         assert_eq!(decode(&scalar).unwrap().shape.len(), 0);
     }

@@ -23,7 +23,7 @@ impl NdArray {
         let expect = layout.chunk_nbytes(sc.typesize())?;
         NdArray::check_chunks(&layout, expect, sc.nchunks(), sc.chunksize())?;
         let blocksize = (layout.blocknitems * sc.typesize() as i64) as i32;
-        let store = Box::new(SChunkStore::new(sc, expect, blocksize));
+        let store = Box::new(SChunkStore::new(sc, expect, blocksize)?);
         Ok(NdArray {
             store,
             layout,

@@ -1,18 +1,47 @@
 //! [`ChunkStore`] over a real super-chunk (`crate::schunk::SChunk`): the
 //! store behind every array that can be saved, opened or serialized.
 //!
-//! Reads take `&self` in the array API while the super-chunk decodes through
-//! `&mut self` (it owns decoder scratch and file handles), so the
-//! super-chunk sits behind a mutex.
+//! Chunks are encoded and decoded here with the chunk engine
+//! (`crate::chunk::{Compressor, Decompressor}`) using the super-chunk's
+//! parameters, so reads can skip blocks with a mask; the super-chunk stores
+//! and fetches the compressed chunks.
+//!
+//! Reads take `&self` in the array API while the super-chunk fetches through
+//! `&mut self` (it owns file handles), so super-chunk and decoder sit behind
+//! a mutex.
 
 use std::sync::{Mutex, MutexGuard};
 
 use super::store::{ChunkStore, Fill};
+use crate::chunk::{ChunkHeader, Compressor, Decompressor};
 use crate::schunk::SChunk;
 use crate::Result;
 
+/// The chunk engine's parameters for a super-chunk's parameters.
+fn engine_cparams(cp: &crate::schunk::CParams) -> crate::chunk::CParams {
+    crate::chunk::CParams {
+        compcode: cp.compcode,
+        compcode_meta: cp.compcode_meta,
+        clevel: cp.clevel,
+        use_dict: cp.use_dict,
+        typesize: cp.typesize,
+        nthreads: cp.nthreads,
+        blocksize: cp.blocksize,
+        splitmode: cp.splitmode,
+        filters: cp.filters,
+        filters_meta: cp.filters_meta,
+        ..crate::chunk::CParams::default()
+    }
+}
+
+struct Inner {
+    sc: SChunk,
+    dec: Decompressor,
+}
+
 pub(crate) struct SChunkStore {
-    sc: Mutex<SChunk>,
+    inner: Mutex<Inner>,
+    comp: Compressor,
     typesize: i32,
     /// Bytes of one padded chunk (known even while there are no chunks).
     chunksize: i32,
@@ -33,27 +62,49 @@ impl std::fmt::Debug for SChunkStore {
 }
 
 impl SChunkStore {
-    pub(crate) fn new(sc: SChunk, chunksize: i32, blocksize: i32) -> SChunkStore {
+    pub(crate) fn new(sc: SChunk, chunksize: i32, blocksize: i32) -> Result<SChunkStore> {
         let typesize = sc.typesize();
         let persistent = sc.storage().urlpath.is_some();
-        SChunkStore {
-            sc: Mutex::new(sc),
+        let mut cp = engine_cparams(sc.cparams());
+        cp.blocksize = blocksize;
+        let comp = Compressor::new(cp)?;
+        let dec = Decompressor::new(crate::chunk::DParams {
+            nthreads: sc.dparams().nthreads,
+            ..crate::chunk::DParams::default()
+        });
+        Ok(SChunkStore {
+            inner: Mutex::new(Inner { sc, dec }),
+            comp,
             typesize,
             chunksize,
             blocksize,
             persistent,
-        }
+        })
     }
 
-    fn sc(&self) -> MutexGuard<'_, SChunk> {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding the lock cannot leave the super-chunk in a
         // state worse than the error it reported; keep using it.
-        self.sc.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn sc(&self) -> MappedSc<'_> {
+        MappedSc(self.lock())
     }
 
     /// Exclusive access to the super-chunk (serialization, copies).
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut SChunk) -> Result<T>) -> Result<T> {
-        f(&mut self.sc())
+        f(&mut self.lock().sc)
+    }
+
+    fn encode(&mut self, data: &[u8]) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; data.len() + 32];
+        let n = self.comp.compress(data, &mut out)?;
+        if n == 0 {
+            crate::bail!(Failure, "chunk did not fit its compression buffer");
+        }
+        out.truncate(n);
+        Ok(out)
     }
 
     fn special_chunk(&self, fill: &Fill) -> Result<Vec<u8>> {
@@ -93,26 +144,37 @@ impl ChunkStore for SChunkStore {
                 self.chunksize
             );
         }
-        let mut sc = self.sc();
-        let bs = self.blocksize.max(1) as usize;
-        // On disk, fetch only the needed blocks when they are few (the
-        // reference's compact path); otherwise decode the whole chunk.
-        if let (Some(skip), true) = (skip, self.persistent) {
-            let needed = skip.iter().filter(|s| !**s).count();
-            if needed * 4 <= skip.len() {
-                let idx = usize::try_from(n).map_err(|_| crate::err!(InvalidIndex, "chunk {n}"))?;
-                for (b, block) in dst.chunks_mut(bs).enumerate() {
-                    if !skip.get(b).copied().unwrap_or(true) {
-                        sc.read_chunk_range(idx, b * bs, block)?;
-                    }
+        let mut inner = self.lock();
+        let Inner { sc, dec } = &mut *inner;
+        let chunk = sc.get_chunk(n)?.into_owned();
+        let h = match ChunkHeader::parse(&chunk) {
+            Ok(h) => h,
+            // Special chunks the super-chunk synthesises for its special
+            // offsets are decoded by the super-chunk itself.
+            Err(_) => {
+                let got = sc.decompress_chunk(n, dst)?;
+                if got != dst.len() {
+                    crate::bail!(Data, "chunk {n} holds {got} bytes, expected {}", dst.len());
                 }
                 return Ok(());
             }
+        };
+        if h.nbytes() != dst.len() {
+            crate::bail!(
+                Data,
+                "chunk {n} holds {} bytes, expected {}",
+                h.nbytes(),
+                dst.len()
+            );
         }
-        let got = sc.decompress_chunk(n, dst)?;
-        if got != dst.len() {
-            crate::bail!(Data, "chunk {n} holds {got} bytes, expected {}", dst.len());
+        // The mask is in array blocks; use it when the chunk's blocks are
+        // the array's blocks (always, for chunks written by b2nd).
+        if let Some(skip) = skip {
+            if h.blocksize() > 0 && h.nblocks() == skip.len() && skip.iter().any(|s| *s) {
+                dec.set_maskout(skip)?;
+            }
         }
+        dec.decompress(&chunk, dst)?;
         Ok(())
     }
 
@@ -125,8 +187,8 @@ impl ChunkStore for SChunkStore {
                 self.chunksize
             );
         }
-        let items = self.chunk_items();
-        self.sc().set_slice_buffer(n * items, (n + 1) * items, data)
+        let chunk = self.encode(data)?;
+        self.sc().update_chunk(n, &chunk).map(|_| ())
     }
 
     fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
@@ -138,7 +200,8 @@ impl ChunkStore for SChunkStore {
                 self.chunksize
             );
         }
-        self.sc().append_buffer(data).map(|_| ())
+        let chunk = self.encode(data)?;
+        self.sc().append_chunk(&chunk).map(|_| ())
     }
 
     fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
@@ -221,9 +284,30 @@ impl ChunkStore for SChunkStore {
         self.persistent
     }
     fn reload(&mut self) -> Result<()> {
-        self.sc().refresh()
+        self.sc().refresh()?;
+        let cs = self.sc().chunksize();
+        if cs > 0 {
+            self.chunksize = cs;
+        }
+        Ok(())
     }
     fn as_schunk(&self) -> Option<&SChunkStore> {
         Some(self)
+    }
+}
+
+/// The super-chunk part of the locked state.
+struct MappedSc<'a>(MutexGuard<'a, Inner>);
+
+impl std::ops::Deref for MappedSc<'_> {
+    type Target = SChunk;
+    fn deref(&self) -> &SChunk {
+        &self.0.sc
+    }
+}
+
+impl std::ops::DerefMut for MappedSc<'_> {
+    fn deref_mut(&mut self) -> &mut SChunk {
+        &mut self.0.sc
     }
 }

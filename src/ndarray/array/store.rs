@@ -118,7 +118,7 @@ pub(crate) fn new_store(
             let sc = crate::schunk::SChunk::new(st)?;
             Ok(Box::new(super::schunk_store::SChunkStore::new(
                 sc, chunksize, blocksize,
-            )))
+            )?))
         }
     }
 }
