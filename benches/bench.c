@@ -7,6 +7,8 @@
  * memcpy_MBps (the machine's memory bandwidth, the ceiling).
  *
  * Usage: bench [--quick] [--only SUBSTRING] [--tmp DIR]
+ * Built with -DBENCH_CHUNKS_ONLY it measures only the chunk rows (for a library
+ * without the super-chunk and b2nd calls).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <b2nd.h>
@@ -148,6 +150,59 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+#ifndef BENCH_CHUNKS_ONLY
+/* Super-chunk on file: append throughput and read-back throughput of >= 256 MiB (64 MiB quick). */
+static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, int quick) {
+  const char *codecs[] = {"blosclz", "lz4", "zstd"};
+  int nchunks = quick ? 16 : 64; /* 4 MiB chunks */
+  for (int c = 0; c < 3; c++) {
+    char row[160];
+    snprintf(row, sizeof row, "schunk/file/smooth3d-f8-%dMiB/%s/c5/shuffle", nchunks * 4, codecs[c]);
+    if (!matches(row, only)) continue;
+    char urlpath[512];
+    snprintf(urlpath, sizeof urlpath, "%s/bench-schunk-%s.b2frame", tmpdir, codecs[c]);
+    blosc2_remove_urlpath(urlpath);
+    blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+    cp.compcode = (uint8_t)blosc2_compname_to_compcode(codecs[c]);
+    cp.clevel = 5;
+    cp.typesize = ds[0].typesize;
+    blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+    blosc2_storage st = {.contiguous = true, .urlpath = urlpath, .cparams = &cp, .dparams = &dp};
+    blosc2_schunk *sc = blosc2_schunk_new(&st);
+    if (sc == NULL) { fprintf(stderr, "%s: schunk_new failed\n", row); return 1; }
+    double t0 = now();
+    for (int i = 0; i < nchunks; i++) {
+      if (blosc2_schunk_append_buffer(sc, ds[0].data, ds[0].nbytes) != i + 1) {
+        fprintf(stderr, "%s: append failed\n", row);
+        return 1;
+      }
+    }
+    double t1 = now();
+    double total = (double)ds[0].nbytes * nchunks;
+    printf("%s/append\tcMBps\t%.1f\n", row, total / (t1 - t0) / 1e6);
+    printf("%s/append\tratio\t%.3f\n", row, (double)sc->nbytes / (double)sc->cbytes);
+    blosc2_schunk_free(sc);
+    uint8_t *back = malloc((size_t)ds[0].nbytes);
+    t0 = now();
+    blosc2_schunk *rd = blosc2_schunk_open(urlpath);
+    if (rd == NULL) { fprintf(stderr, "%s: open failed\n", row); return 1; }
+    for (int i = 0; i < nchunks; i++) {
+      if (blosc2_schunk_decompress_chunk(rd, i, back, ds[0].nbytes) != ds[0].nbytes) {
+        fprintf(stderr, "%s: read back failed\n", row);
+        return 1;
+      }
+    }
+    t1 = now();
+    if (memcmp(back, ds[0].data, (size_t)ds[0].nbytes) != 0) { fprintf(stderr, "%s: mismatch\n", row); return 1; }
+    printf("%s/read\tdMBps\t%.1f\n", row, total / (t1 - t0) / 1e6);
+    fflush(stdout);
+    blosc2_schunk_free(rd);
+    free(back);
+    blosc2_remove_urlpath(urlpath);
+  }
+  return 0;
+}
+
 /* b2nd rows: from_cbuffer, to_cbuffer, random 10x10x10 slices, full read of a file-backed array. */
 static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int quick) {
   const int64_t shape[3] = {quick ? 128 : 256, 256, 128}; /* 256*256*128*8 = 64 MiB */
@@ -228,6 +283,8 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
   return 0;
 }
 
+#endif /* BENCH_CHUNKS_ONLY */
+
 int main(int argc, char **argv) {
   const char *only = NULL, *tmpdir = "/tmp";
   int quick = 0;
@@ -243,7 +300,12 @@ int main(int argc, char **argv) {
   make_datasets(ds, nbytes);
   bench_memcpy(nbytes, mintime);
   int rc = bench_chunks(ds, 5, only, mintime, quick);
+#ifndef BENCH_CHUNKS_ONLY
+  if (rc == 0) rc = bench_schunk_file(ds, only, tmpdir, quick);
   if (rc == 0) rc = bench_b2nd(only, mintime, tmpdir, quick);
+#else
+  (void)tmpdir;
+#endif
   for (int i = 0; i < 5; i++) free(ds[i].data);
   blosc2_destroy();
   return rc;

@@ -494,6 +494,14 @@ typedef struct blosc2_context_s blosc2_context_s;
 // Contiguous frame backing a super-chunk; only used through pointers.
 typedef struct blosc2_frame_s blosc2_frame_s;
 
+// A caller-provided threading backend: runs `dojob(jobdata + i * jobdata_elsize)`
+// for `i` in `0..numjobs` and returns when all have finished.
+typedef void (*blosc_threads_callback)(void *callback_data,
+                                       void (*dojob)(void*),
+                                       int numjobs,
+                                       size_t jobdata_elsize,
+                                       void *jobdata);
+
 // The reference's name for a context handle.
 typedef struct blosc2_context_s blosc2_context;
 
@@ -571,6 +579,71 @@ typedef struct blosc2_dparams {
   int32_t typesize;
 } blosc2_dparams;
 
+// Compresses `input` into `output`; returns the compressed size, 0 when it
+// does not fit, negative on error.
+typedef int (*blosc2_codec_encoder_cb)(const uint8_t *input,
+                                       int32_t input_len,
+                                       uint8_t *output,
+                                       int32_t output_len,
+                                       uint8_t meta,
+                                       struct blosc2_cparams *cparams,
+                                       const void *chunk);
+
+// Decompresses `input` into `output`; returns the decompressed size or a negative error.
+typedef int (*blosc2_codec_decoder_cb)(const uint8_t *input,
+                                       int32_t input_len,
+                                       uint8_t *output,
+                                       int32_t output_len,
+                                       uint8_t meta,
+                                       struct blosc2_dparams *dparams,
+                                       const void *chunk);
+
+// A user-registered codec.
+typedef struct blosc2_codec {
+  uint8_t compcode;
+  char *compname;
+  uint8_t complib;
+  uint8_t version;
+  blosc2_codec_encoder_cb encoder;
+  blosc2_codec_decoder_cb decoder;
+} blosc2_codec;
+
+// Forward filter: (src, dest, size, meta, cparams, filter id) -> 0 or negative.
+typedef int (*blosc2_filter_forward_cb)(const uint8_t*,
+                                        uint8_t*,
+                                        int32_t,
+                                        uint8_t,
+                                        struct blosc2_cparams*,
+                                        uint8_t);
+
+// Backward filter: (src, dest, size, meta, dparams, filter id) -> 0 or negative.
+typedef int (*blosc2_filter_backward_cb)(const uint8_t*,
+                                         uint8_t*,
+                                         int32_t,
+                                         uint8_t,
+                                         struct blosc2_dparams*,
+                                         uint8_t);
+
+// A user-registered filter.
+typedef struct blosc2_filter {
+  uint8_t id;
+  char *name;
+  uint8_t version;
+  blosc2_filter_forward_cb forward;
+  blosc2_filter_backward_cb backward;
+} blosc2_filter;
+
+// A user-defined tuner: picks block sizes and compression parameters.
+typedef struct blosc2_tuner {
+  int (*init)(void *config, blosc2_context *cctx, blosc2_context *dctx);
+  int (*next_blocksize)(blosc2_context *context);
+  int (*next_cparams)(blosc2_context *context);
+  int (*update)(blosc2_context *context, double ctime);
+  int (*free)(blosc2_context *context);
+  int id;
+  char *name;
+} blosc2_tuner;
+
 // Which I/O backend a stored super-chunk uses, and its parameters.
 typedef struct blosc2_io {
   uint8_t id;
@@ -625,14 +698,6 @@ typedef struct blosc2_instr {
   float filter_speed;
   uint8_t flags[4];
 } blosc2_instr;
-
-// A caller-provided threading backend: runs `dojob(jobdata + i * jobdata_elsize)`
-// for `i` in `0..numjobs` and returns when all have finished.
-typedef void (*blosc_threads_callback)(void *callback_data,
-                                       void (*dojob)(void*),
-                                       int numjobs,
-                                       size_t jobdata_elsize,
-                                       void *jobdata);
 
 // A point in time, as the reference's timing helpers take it.
 typedef struct timespec blosc_timestamp_t;
@@ -695,71 +760,6 @@ typedef struct blosc2_stdio_params {
   // Take advisory locks on a sidecar file around frame accesses.
   bool locking;
 } blosc2_stdio_params;
-
-// A user-defined tuner: picks block sizes and compression parameters.
-typedef struct blosc2_tuner {
-  int (*init)(void *config, blosc2_context *cctx, blosc2_context *dctx);
-  int (*next_blocksize)(blosc2_context *context);
-  int (*next_cparams)(blosc2_context *context);
-  int (*update)(blosc2_context *context, double ctime);
-  int (*free)(blosc2_context *context);
-  int id;
-  char *name;
-} blosc2_tuner;
-
-// Compresses `input` into `output`; returns the compressed size, 0 when it
-// does not fit, negative on error.
-typedef int (*blosc2_codec_encoder_cb)(const uint8_t *input,
-                                       int32_t input_len,
-                                       uint8_t *output,
-                                       int32_t output_len,
-                                       uint8_t meta,
-                                       struct blosc2_cparams *cparams,
-                                       const void *chunk);
-
-// Decompresses `input` into `output`; returns the decompressed size or a negative error.
-typedef int (*blosc2_codec_decoder_cb)(const uint8_t *input,
-                                       int32_t input_len,
-                                       uint8_t *output,
-                                       int32_t output_len,
-                                       uint8_t meta,
-                                       struct blosc2_dparams *dparams,
-                                       const void *chunk);
-
-// A user-registered codec.
-typedef struct blosc2_codec {
-  uint8_t compcode;
-  char *compname;
-  uint8_t complib;
-  uint8_t version;
-  blosc2_codec_encoder_cb encoder;
-  blosc2_codec_decoder_cb decoder;
-} blosc2_codec;
-
-// Forward filter: (src, dest, size, meta, cparams, filter id) -> 0 or negative.
-typedef int (*blosc2_filter_forward_cb)(const uint8_t*,
-                                        uint8_t*,
-                                        int32_t,
-                                        uint8_t,
-                                        struct blosc2_cparams*,
-                                        uint8_t);
-
-// Backward filter: (src, dest, size, meta, dparams, filter id) -> 0 or negative.
-typedef int (*blosc2_filter_backward_cb)(const uint8_t*,
-                                         uint8_t*,
-                                         int32_t,
-                                         uint8_t,
-                                         struct blosc2_dparams*,
-                                         uint8_t);
-
-// A user-registered filter.
-typedef struct blosc2_filter {
-  uint8_t id;
-  char *name;
-  uint8_t version;
-  blosc2_filter_forward_cb forward;
-  blosc2_filter_backward_cb backward;
-} blosc2_filter;
 
 // A named, fixed-size metadata entry of a super-chunk.
 typedef struct blosc2_metalayer {
@@ -866,6 +866,413 @@ const char *blosc2_get_version_string(void);
 
 // A static description of an error code ("Unknown error" for unknown codes).
 const char *blosc2_error_string(int error_code);
+
+// Compresses `srcsize` bytes of `src` into `dest` with the global settings
+// (codec, threads, blocksize, split mode, delta), `clevel` 0..=9, shuffle
+// mode `doshuffle` (`BLOSC_NOSHUFFLE`, `BLOSC_SHUFFLE`, `BLOSC_BITSHUFFLE`)
+// and `typesize`. Honours `BLOSC_CLEVEL`, `BLOSC_SHUFFLE`, `BLOSC_DELTA`,
+// `BLOSC_TYPESIZE`, `BLOSC_COMPRESSOR`, `BLOSC_BLOCKSIZE`, `BLOSC_NTHREADS`,
+// `BLOSC_SPLITMODE` (which also change the global settings, as in the
+// reference). Returns the chunk size, 0 when it does not fit, or a negative
+// error.
+//
+// # Safety
+// `src` readable for `srcsize` bytes; `dest` writable for `destsize` bytes.
+int blosc2_compress(int clevel,
+                    int doshuffle,
+                    int32_t typesize,
+                    const void *src,
+                    int32_t srcsize,
+                    void *dest,
+                    int32_t destsize);
+
+// Decompresses a chunk into `dest` with the global thread count (honours
+// `BLOSC_NTHREADS`). Returns the uncompressed size or a negative error.
+//
+// # Safety
+// `src` readable for `srcsize` bytes; `dest` writable for `destsize` bytes.
+int blosc2_decompress(const void *src, int32_t srcsize, void *dest, int32_t destsize);
+
+// Decodes `nitems` items from item `start` of a chunk into `dest`, on the
+// calling thread. Returns the bytes written or a negative error.
+//
+// # Safety
+// `src` readable for `srcsize` bytes; `dest` writable for `destsize` bytes.
+int blosc2_getitem(const void *src,
+                   int32_t srcsize,
+                   int start,
+                   int nitems,
+                   void *dest,
+                   int32_t destsize);
+
+// `blosc2_compress` with `size_t` sizes (sizes above `INT32_MAX` are
+// refused for the source and clamped for the destination).
+//
+// # Safety
+// `src` readable for `nbytes` bytes; `dest` writable for `destsize` bytes.
+int blosc1_compress(int clevel,
+                    int doshuffle,
+                    size_t typesize,
+                    size_t nbytes,
+                    const void *src,
+                    void *dest,
+                    size_t destsize);
+
+// Decompresses a chunk whose size is read from its header (the Blosc1
+// call has none) into `dest`. Returns the uncompressed size or a negative
+// error.
+//
+// # Safety
+// `src` is a complete chunk; `dest` writable for `destsize` bytes.
+int blosc1_decompress(const void *src, void *dest, size_t destsize);
+
+// `blosc2_getitem` for a chunk whose size is read from its header; `dest`
+// must hold `nitems * typesize` bytes.
+//
+// # Safety
+// `src` is a complete chunk; `dest` writable for the items asked.
+int blosc1_getitem(const void *src, int start, int nitems, void *dest);
+
+// Reads `nbytes`, `cbytes` and `blocksize` from a chunk header (zeros on a
+// bad header).
+//
+// # Safety
+// `cbuffer` points to a chunk header; the outputs are NULL or writable.
+void blosc1_cbuffer_sizes(const void *cbuffer, size_t *nbytes, size_t *cbytes, size_t *blocksize);
+
+// Checks that a buffer of `cbytes` bytes holds one whole chunk and stores
+// its uncompressed size in `*nbytes` (0 on error). Returns 0, or
+// `BLOSC2_ERROR_WRITE_BUFFER` (buffer shorter than a header),
+// `BLOSC2_ERROR_INVALID_HEADER` (size mismatch) or a header error.
+//
+// # Safety
+// `cbuffer` readable for `cbytes` bytes; `nbytes` writable.
+int blosc1_cbuffer_validate(const void *cbuffer, size_t cbytes, size_t *nbytes);
+
+// Reads the typesize and flags byte of a chunk header (zeros on a bad header).
+//
+// # Safety
+// `cbuffer` points to a chunk header; the outputs are NULL or writable.
+void blosc1_cbuffer_metainfo(const void *cbuffer, size_t *typesize, int *flags);
+
+// Selects the global codec by name ("blosclz", "lz4", "lz4hc", "zlib",
+// "zstd"). Returns its code; -1 for an unknown name (the setting is then
+// left unchanged); `BLOSC2_ERROR_CODEC_SUPPORT` for a user codec.
+//
+// # Safety
+// `compname` is NULL or NUL-terminated.
+int blosc1_set_compressor(const char *compname);
+
+// The name of the global codec (a static string).
+const char *blosc1_get_compressor(void);
+
+// Forces the global block size (0: automatic).
+void blosc1_set_blocksize(size_t blocksize);
+
+// The forced global block size (0: automatic).
+int blosc1_get_blocksize(void);
+
+// Sets the global split mode (`BLOSC_*_SPLIT`).
+void blosc1_set_splitmode(int splitmode);
+
+// Sets the global thread count; returns the previous one, or
+// `BLOSC2_ERROR_INVALID_PARAM` for `nthreads <= 0`.
+int16_t blosc2_set_nthreads(int16_t nthreads);
+
+// The global thread count.
+int16_t blosc2_get_nthreads(void);
+
+// Adds (`dodelta > 0`) or removes the delta filter in the global settings.
+void blosc2_set_delta(int dodelta);
+
+// Records a threading backend (NULL restores the default).
+//
+// The core's worker pool runs blocks on scoped threads it creates itself and
+// cannot hand its jobs to an external executor, so the callback is stored
+// (and given back by nothing else) but not called: multi-threaded calls keep
+// using the library's own threads.
+void blosc2_set_threads_callback(blosc_threads_callback callback, void *callback_data);
+
+// Compresses `srcsize` bytes of `src` into `dest` with a compression
+// context. Returns the chunk size, 0 when `dest` is too small (discard it),
+// or a negative error (`BLOSC2_ERROR_INVALID_PARAM` for a decompression
+// context, `BLOSC2_ERROR_MAX_BUFSIZE_EXCEEDED` when `destsize` < 32, ...).
+//
+// # Safety
+// `context` is a live context; `src` is readable for `srcsize` bytes and
+// `dest` writable for `destsize` bytes, not overlapping.
+int blosc2_compress_ctx(blosc2_context *context,
+                        const void *src,
+                        int32_t srcsize,
+                        void *dest,
+                        int32_t destsize);
+
+// Decompresses a chunk into `dest` with a decompression context. Returns
+// the uncompressed size or a negative error (`BLOSC2_ERROR_WRITE_BUFFER`
+// when `destsize` is smaller than the chunk's `nbytes`). A mask set with
+// `blosc2_set_maskout` applies to this call only.
+//
+// # Safety
+// `context` is a live context; `src` is readable for `srcsize` bytes and
+// `dest` writable for `destsize` bytes, not overlapping.
+int blosc2_decompress_ctx(blosc2_context *context,
+                          const void *src,
+                          int32_t srcsize,
+                          void *dest,
+                          int32_t destsize);
+
+// Decodes `nitems` items (of the typesize the chunk records) from item
+// `start` into `dest`. Returns the bytes written or a negative error.
+//
+// # Safety
+// `context` is a live context; `src` readable for `srcsize` bytes; `dest`
+// writable for `destsize` bytes.
+int blosc2_getitem_ctx(blosc2_context *context,
+                       const void *src,
+                       int32_t srcsize,
+                       int start,
+                       int nitems,
+                       void *dest,
+                       int32_t destsize);
+
+// Decodes `nbytes` bytes from byte `start`; both must be multiples of the
+// typesize the chunk records (else `BLOSC2_ERROR_INVALID_PARAM`).
+//
+// # Safety
+// As for `blosc2_getitem_ctx`.
+int blosc2_getitem_bytes_ctx(blosc2_context *context,
+                             const void *src,
+                             int32_t srcsize,
+                             int32_t start,
+                             int32_t nbytes,
+                             void *dest,
+                             int32_t destsize);
+
+// Sets the blocks (`true`) the next `blosc2_decompress_ctx` skips; `nblocks`
+// must equal the chunk's block count then. Returns 0 or a negative error.
+//
+// # Safety
+// `ctx` is a live context; `maskout` readable for `nblocks` bools.
+int blosc2_set_maskout(blosc2_context *ctx, bool *maskout, int nblocks);
+
+// Compresses `nblocks` buffers into one chunk with one block each. Returns
+// the chunk size, 0 when `dest` is too small, or a negative error
+// (`BLOSC2_ERROR_INVALID_PARAM` for NULL lists, `nblocks <= 0` or an empty
+// or NULL block).
+//
+// # Safety
+// `srcs` and `srcsizes` hold `nblocks` entries; `srcs[i]` is readable for
+// `srcsizes[i]` bytes; `dest` writable for `destsize` bytes.
+int blosc2_vlcompress_ctx(blosc2_context *context,
+                          const void *const *srcs,
+                          const int32_t *srcsizes,
+                          int32_t nblocks,
+                          void *dest,
+                          int32_t destsize);
+
+// Decodes every block of a VL-block chunk into buffers allocated with
+// `malloc` (`dests[i]`, `destsizes[i]`); the caller frees them. Returns the
+// number of blocks or a negative error (`BLOSC2_ERROR_INVALID_PARAM` when
+// `maxblocks` is too small).
+//
+// # Safety
+// `dests` and `destsizes` are writable for `maxblocks` entries.
+int blosc2_vldecompress_ctx(blosc2_context *context,
+                            const void *src,
+                            int32_t srcsize,
+                            void **dests,
+                            int32_t *destsizes,
+                            int32_t maxblocks);
+
+// Decodes block `nblock` of a VL-block chunk into a new `malloc` buffer
+// (`*dest`, `*destsize`; the caller frees it). Returns its size or a
+// negative error (`BLOSC2_ERROR_INVALID_PARAM` for a block out of range).
+//
+// # Safety
+// `dest` and `destsize` are writable.
+int blosc2_vldecompress_block_ctx(blosc2_context *context,
+                                  const void *src,
+                                  int32_t srcsize,
+                                  int32_t nblock,
+                                  uint8_t **dest,
+                                  int32_t *destsize);
+
+// Stores the number of blocks of a VL-block chunk in `*nblocks`. Returns 0
+// or a negative error (`BLOSC2_ERROR_INVALID_PARAM` for NULL pointers or a
+// chunk without VL blocks).
+//
+// # Safety
+// `src` readable for `srcsize` bytes; `nblocks` writable.
+int blosc2_vlchunk_get_nblocks(const void *src, int32_t srcsize, int32_t *nblocks);
+
+// Writes a chunk of `nbytes` zeros (header only) into `dest`. Returns 32,
+// or a negative error (`BLOSC2_ERROR_DATA` when `destsize` < 32 or `nbytes`
+// is not a multiple of the typesize).
+//
+// # Safety
+// `dest` is writable for `destsize` bytes.
+int blosc2_chunk_zeros(struct blosc2_cparams cparams, int32_t nbytes, void *dest, int32_t destsize);
+
+// Writes a chunk of NaNs (typesize 4 or 8) into `dest`. Returns 32 or a
+// negative error.
+//
+// # Safety
+// `dest` is writable for `destsize` bytes.
+int blosc2_chunk_nans(struct blosc2_cparams cparams, int32_t nbytes, void *dest, int32_t destsize);
+
+// Writes a chunk of `typesize`-byte copies of `*repeatval` into `dest`.
+// Returns `32 + typesize` or a negative error.
+//
+// # Safety
+// `dest` is writable for `destsize` bytes; `repeatval` readable for
+// `cparams.typesize` bytes.
+int blosc2_chunk_repeatval(struct blosc2_cparams cparams,
+                           int32_t nbytes,
+                           void *dest,
+                           int32_t destsize,
+                           const void *repeatval);
+
+// Writes a chunk of uninitialised contents (decoding leaves `dest` as it
+// is) into `dest`. Returns 32 or a negative error.
+//
+// # Safety
+// `dest` is writable for `destsize` bytes.
+int blosc2_chunk_uninit(struct blosc2_cparams cparams,
+                        int32_t nbytes,
+                        void *dest,
+                        int32_t destsize);
+
+// Reads `nbytes`, `cbytes` and `blocksize` from a chunk header (NULL outputs
+// are skipped). Returns 0, or a negative error with the outputs set to 0.
+//
+// # Safety
+// `cbuffer` points to a chunk header; the outputs are NULL or writable.
+int blosc2_cbuffer_sizes(const void *cbuffer, int32_t *nbytes, int32_t *cbytes, int32_t *blocksize);
+
+// Reads the format and codec versions of a chunk (0 and 0 on a bad header).
+//
+// # Safety
+// `cbuffer` points to a chunk header; the outputs are writable.
+void blosc2_cbuffer_versions(const void *cbuffer, int *version, int *versionlz);
+
+// The name of the library a chunk was compressed with (a static string), or
+// NULL on a bad header.
+//
+// # Safety
+// `cbuffer` points to a chunk header.
+const char *blosc2_cbuffer_complib(const void *cbuffer);
+
+// Stores the (static) name of codec `compcode` in `*compname` and returns
+// the code, or -1 (and NULL) for an unknown code.
+//
+// # Safety
+// `compname` is NULL or writable.
+int blosc2_compcode_to_compname(int compcode, const char **compname);
+
+// The code of the codec called `compname`, or -1.
+//
+// # Safety
+// `compname` is NULL or NUL-terminated.
+int blosc2_compname_to_compcode(const char *compname);
+
+// The built-in codecs as a static comma-separated list.
+const char *blosc2_list_compressors(void);
+
+// Stores the library name and version behind codec `compname` in
+// `*complib` and `*version` (strings from `malloc`; the caller frees them)
+// and returns the library code, or `BLOSC2_ERROR_NOT_FOUND` (outputs NULL).
+//
+// # Safety
+// `compname` is NUL-terminated; `complib` and `version` are NULL or writable.
+int blosc2_get_complib_info(const char *compname, char **complib, char **version);
+
+// Creates a compression context for `cparams` (environment variables
+// `BLOSC_*` override fields as in the reference). NULL on invalid
+// parameters. Free it with `blosc2_free_ctx`.
+blosc2_context *blosc2_create_cctx(struct blosc2_cparams cparams);
+
+// Creates a decompression context for `dparams` (`BLOSC_NTHREADS`
+// overrides `nthreads`). NULL on invalid parameters. Free it with
+// `blosc2_free_ctx`.
+blosc2_context *blosc2_create_dctx(struct blosc2_dparams dparams);
+
+// Releases a context created by `blosc2_create_cctx`/`_dctx` (NULL is
+// ignored). A user tuner's `free` callback runs first when `tuner_params`
+// is set, as in the reference.
+//
+// # Safety
+// `context` must be NULL or a live context not used concurrently; it is
+// invalid after the call.
+void blosc2_free_ctx(blosc2_context *context);
+
+// Copies the compression parameters of a context into `*cparams`.
+// Returns 0, or `BLOSC2_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `ctx` must be a live context; `cparams` must point to a writable struct.
+int blosc2_ctx_get_cparams(blosc2_context *ctx, struct blosc2_cparams *cparams);
+
+// Copies the decompression parameters of a context into `*dparams`
+// (`typesize` is that of the last chunk decoded). Returns 0, or
+// `BLOSC2_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `ctx` must be a live context; `dparams` must point to a writable struct.
+int blosc2_ctx_get_dparams(blosc2_context *ctx, struct blosc2_dparams *dparams);
+
+// Registers a user codec (`compcode` 160..=255). Returns 0;
+// `BLOSC2_ERROR_CODEC_PARAM` for a lower id or an id already registered
+// under another name; `BLOSC2_ERROR_INVALID_PARAM` for NULL; registering the
+// same id and name again succeeds and changes nothing.
+//
+// # Safety
+// `codec` must be NULL or point to a `blosc2_codec` whose `compname` is a
+// NUL-terminated string; its callbacks must stay callable for the process.
+int blosc2_register_codec(struct blosc2_codec *codec);
+
+// Registers a user filter (`id` 160..=255). Returns 0;
+// `BLOSC2_ERROR_FAILURE` for a lower id or an id taken under another name;
+// `BLOSC2_ERROR_INVALID_PARAM` for NULL.
+//
+// # Safety
+// As for `blosc2_register_codec`.
+int blosc2_register_filter(struct blosc2_filter *filter);
+
+// Registers a user tuner (`id` 160..=255); see the module documentation for
+// what a tuner does here. Returns 0; `BLOSC2_ERROR_FAILURE` for an id out of
+// range or taken under another name; `BLOSC2_ERROR_INVALID_PARAM` for NULL.
+//
+// # Safety
+// `tuner` must be NULL or point to a `blosc2_tuner` whose `name` is a
+// NUL-terminated string; its callbacks must stay callable for the process.
+int blosc2_register_tuner(struct blosc2_tuner *tuner);
+
+// Byte-shuffles `blocksize` bytes of `src` into `dest` for items of
+// `typesize` bytes (trailing partial item copied). Returns `blocksize` or
+// `BLOSC2_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `src` readable and `dest` writable for `blocksize` bytes, not overlapping.
+int32_t blosc2_shuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
+
+// Inverse of `blosc2_shuffle`. Returns `blocksize` or `BLOSC2_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// As for `blosc2_shuffle`.
+int32_t blosc2_unshuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
+
+// Bit-shuffles the largest multiple of 8 items of `src` into `dest`, the
+// rest copied. Returns `blocksize` or a negative error.
+//
+// # Safety
+// As for `blosc2_shuffle`.
+int32_t blosc2_bitshuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
+
+// Inverse of `blosc2_bitshuffle`. Returns `blocksize` or a negative error.
+//
+// # Safety
+// As for `blosc2_shuffle`.
+int32_t blosc2_bitunshuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
 
 // Returns the default compression parameters (same as `BLOSC2_CPARAMS_DEFAULTS`).
 struct blosc2_cparams blosc2_get_blosc2_cparams_defaults(void);

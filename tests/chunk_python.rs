@@ -6,7 +6,7 @@
 //! Set `B2ND_PYTHON` to the interpreter; default `/tmp/venv/bin/python`.
 //! Skipped with a note when no interpreter with `blosc2` is found.
 
-use b2nd::chunk::{self, CParams, Compressor, Decompressor, DParams};
+use b2nd::chunk::{self, CParams, Compressor, DParams, Decompressor};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,8 +40,14 @@ for line in open(os.path.join(d, "spec.txt")):
 "#;
 
 fn python() -> Option<PathBuf> {
-    let p = std::env::var("B2ND_PYTHON").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("/tmp/venv/bin/python"));
-    let ok = Command::new(&p).args(["-c", "import blosc2"]).output().map(|o| o.status.success()).unwrap_or(false);
+    let p = std::env::var("B2ND_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from("/tmp/venv/bin/python"));
+    let ok = Command::new(&p)
+        .args(["-c", "import blosc2"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     ok.then_some(p)
 }
 
@@ -155,6 +161,10 @@ struct Outcome {
     identical: usize,
     identical_by_codec: [(usize, usize); 6],
     failures: Vec<String>,
+    /// Cases with a trailing partial item under DELTA/TRUNC_PREC (see above).
+    quirky: usize,
+    /// Non-identical cases not explained by a known quirk or zlib.
+    odd: Vec<String>,
 }
 
 fn run_matrix(py: &Path, cases: &[Case], tag: &str) -> Outcome {
@@ -175,7 +185,12 @@ fn run_matrix(py: &Path, cases: &[Case], tag: &str) -> Outcome {
             Ok(_) => failures.push(format!("case {i} {c:?}: we returned 0 with dst = src + 32")),
             Err(e) => failures.push(format!("case {i} {c:?}: our compress failed: {e}")),
         }
-        let join = |a: &[u8; 6]| a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+        let join = |a: &[u8; 6]| {
+            a.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
         writeln!(
             spec,
             "c{i} {} {} {} {} {} {} {} {} {} {}",
@@ -196,44 +211,101 @@ fn run_matrix(py: &Path, cases: &[Case], tag: &str) -> Outcome {
     let script = dir.join("x.py");
     std::fs::write(&script, PY_SCRIPT).unwrap();
     let out = Command::new(py).arg(&script).arg(&dir).output().unwrap();
-    assert!(out.status.success(), "python failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let mut identical = 0;
+    let mut quirky = 0;
+    let mut odd = Vec::new();
     let mut by_codec = [(0usize, 0usize); 6];
-    let mut dec = Decompressor::new(DParams { nthreads: 2, ..DParams::default() });
+    let mut dec = Decompressor::new(DParams {
+        nthreads: 2,
+        ..DParams::default()
+    });
     for (i, c) in cases.iter().enumerate() {
-        let mut src = make_data(c.data, c.size, c.typesize);
-        if c.filters.contains(&4) {
-            // Lossy: the reference's own round trip is the expected result.
-            match std::fs::read(dir.join(format!("c{i}.pydec"))) {
-                Ok(d) => src = d,
-                Err(_) => failures.push(format!("case {i} {c:?}: python could not round-trip")),
-            }
-        }
+        let src = make_data(c.data, c.size, c.typesize);
         let ours = std::fs::read(dir.join(format!("c{i}.rs"))).ok();
         let theirs = std::fs::read(dir.join(format!("c{i}.py"))).ok();
-        // python → us
-        match &theirs {
-            Some(t) => {
+        let pydec = std::fs::read(dir.join(format!("c{i}.pydec"))).ok();
+        let lossy = c.filters.contains(&4);
+        // The reference's DELTA and TRUNC_PREC leave the bytes of a trailing
+        // partial item unwritten (stale scratch), so such chunks are neither
+        // reproducible nor always lossless there; we copy those bytes through.
+        let partial_item = (c.filters.contains(&3) || lossy) && c.size % c.typesize != 0;
+        if partial_item {
+            quirky += 1;
+        }
+        // Known reference bug: after a dictionary was built but the data did
+        // not compress, the reference keeps the dictionary flag on a memcpyed
+        // chunk, which it then cannot decode itself; we clear the flag.
+        let ref_dict_bug = theirs
+            .as_ref()
+            .is_some_and(|t| t.len() > 31 && t[2] & 0x2 != 0 && t[31] & 0x1 != 0);
+        // Known reference bug: a forced blocksize that is not a multiple of the
+        // typesize is used rounded down but recorded as given, so the
+        // reference cannot decode its own (non-memcpyed) chunk; we record the
+        // size used.
+        let ref_bs_bug = c.blocksize > 0
+            && c.blocksize as usize % c.typesize != 0
+            && theirs
+                .as_ref()
+                .is_some_and(|t| t.len() > 2 && t[2] & 0x2 == 0);
+        if ref_bs_bug {
+            quirky += 1;
+        }
+        let pydec = if ref_dict_bug {
+            Some(src.clone())
+        } else {
+            pydec
+        };
+        // python → us: we must decode python's chunk exactly as python does,
+        // and to the source when the case is lossless and python's round trip is.
+        match (&theirs, &pydec) {
+            _ if ref_bs_bug => {}
+            (Some(t), Some(pd)) => {
                 let mut out = vec![0u8; src.len()];
                 match dec.decompress(t, &mut out) {
-                    Ok(n) if n == src.len() && out == src => {}
-                    Ok(n) => failures.push(format!("case {i} {c:?}: python chunk decoded to wrong bytes ({n})")),
-                    Err(e) => failures.push(format!("case {i} {c:?}: python chunk failed here: {e}")),
+                    Ok(n) if n == src.len() && out == *pd => {}
+                    Ok(n) => failures.push(format!(
+                        "case {i} {c:?}: python chunk decoded to other bytes than python's ({n})"
+                    )),
+                    Err(e) => {
+                        failures.push(format!("case {i} {c:?}: python chunk failed here: {e}"))
+                    }
+                }
+                if !lossy && !partial_item && *pd != src {
+                    failures.push(format!("case {i} {c:?}: python's own round trip is lossy"));
                 }
             }
-            None => {
-                let err = std::fs::read_to_string(dir.join(format!("c{i}.pyerr"))).unwrap_or_default();
+            _ => {
+                let err =
+                    std::fs::read_to_string(dir.join(format!("c{i}.pyerr"))).unwrap_or_default();
                 failures.push(format!("case {i} {c:?}: python could not compress: {err}"));
             }
         }
-        // us → python
-        if ours.is_some() {
+        // us → python: python must decode our chunk to what we decode it to,
+        // which is the source unless the case is lossy.
+        if let Some(o) = &ours {
+            let mut mine = vec![0u8; src.len()];
+            match dec.decompress(o, &mut mine) {
+                Ok(_) => {
+                    if !lossy && mine != src {
+                        failures.push(format!("case {i} {c:?}: our own round trip is wrong"));
+                    }
+                }
+                Err(e) => failures.push(format!("case {i} {c:?}: our own chunk failed here: {e}")),
+            }
             match std::fs::read(dir.join(format!("c{i}.rsdec"))) {
-                Ok(d) if d == src => {}
-                Ok(_) => failures.push(format!("case {i} {c:?}: python decoded our chunk to wrong bytes")),
+                Ok(d) if d == mine => {}
+                Ok(_) => failures.push(format!(
+                    "case {i} {c:?}: python decoded our chunk to other bytes"
+                )),
                 Err(_) => {
-                    let err = std::fs::read_to_string(dir.join(format!("c{i}.rsdecerr"))).unwrap_or_default();
+                    let err = std::fs::read_to_string(dir.join(format!("c{i}.rsdecerr")))
+                        .unwrap_or_default();
                     failures.push(format!("case {i} {c:?}: python rejected our chunk: {err}"));
                 }
             }
@@ -245,19 +317,26 @@ fn run_matrix(py: &Path, cases: &[Case], tag: &str) -> Outcome {
                 identical += 1;
                 slot.0 += 1;
             } else {
+                if !(partial_item || ref_dict_bug || ref_bs_bug || c.codec == 4) {
+                    odd.push(format!("case {i} {c:?}: {} vs {} bytes", o.len(), t.len()));
+                }
                 let (a, b) = (o.len() as f64, t.len() as f64);
-                // Known deviation: after a dictionary was built but the data did
-                // not compress, the reference keeps the dictionary flag on a
-                // memcpyed chunk, which it then cannot decode itself; we clear it.
-                let ref_dict_bug = t.len() > 31 && t[2] & 0x2 != 0 && t[31] & 0x1 != 0;
                 // zlib: the reference may be built with zlib-ng, whose streams
                 // (and sizes) differ from stock zlib's.
-                let zlib = c.codec == 4;
+                let zlib = c.codec == 4 || partial_item || ref_bs_bug;
                 if !zlib && !ref_dict_bug && (a - b).abs() > 0.01 * b {
-                    failures.push(format!("case {i} {c:?}: size {} vs python {}", o.len(), t.len()));
+                    failures.push(format!(
+                        "case {i} {c:?}: size {} vs python {}",
+                        o.len(),
+                        t.len()
+                    ));
                 }
                 if !ref_dict_bug && !zlib && o.len() == t.len() && o[..32] != t[..32] {
-                    failures.push(format!("case {i} {c:?}: headers differ {:02x?} vs {:02x?}", &o[..32], &t[..32]));
+                    failures.push(format!(
+                        "case {i} {c:?}: headers differ {:02x?} vs {:02x?}",
+                        &o[..32],
+                        &t[..32]
+                    ));
                 }
             }
         }
@@ -267,22 +346,48 @@ fn run_matrix(py: &Path, cases: &[Case], tag: &str) -> Outcome {
     } else {
         println!("kept {}", dir.display());
     }
-    Outcome { total: cases.len(), identical, identical_by_codec: by_codec, failures }
+    Outcome {
+        total: cases.len(),
+        identical,
+        identical_by_codec: by_codec,
+        failures,
+        quirky,
+        odd,
+    }
 }
 
 fn report(o: &Outcome, tag: &str) {
-    println!("[{tag}] byte-identical: {}/{} cases", o.identical, o.total);
+    println!(
+        "[{tag}] byte-identical: {}/{} cases ({} hitting a reference quirk, see the test source)",
+        o.identical, o.total, o.quirky
+    );
+    println!("[{tag}] {} other non-identical cases", o.odd.len());
+    for x in o.odd.iter().take(15) {
+        println!("  {x}");
+    }
     for (codec, (same, n)) in o.identical_by_codec.iter().enumerate() {
         if *n > 0 {
             println!("[{tag}]   codec {codec}: {same}/{n} identical");
         }
     }
-    let mut shown: Vec<&String> = o.failures.iter().filter(|f| !f.contains("not available yet")).collect();
-    shown.extend(o.failures.iter().filter(|f| f.contains("not available yet")));
+    let mut shown: Vec<&String> = o
+        .failures
+        .iter()
+        .filter(|f| !f.contains("not available yet"))
+        .collect();
+    shown.extend(
+        o.failures
+            .iter()
+            .filter(|f| f.contains("not available yet")),
+    );
     for f in shown.into_iter().take(40) {
         println!("FAIL {f}");
     }
-    assert!(o.failures.is_empty(), "{} failures (first ones printed above)", o.failures.len());
+    assert!(
+        o.failures.is_empty(),
+        "{} failures (first ones printed above)",
+        o.failures.len()
+    );
 }
 
 fn codecs_under_test() -> Vec<u8> {
@@ -314,7 +419,12 @@ fn python_cross_check_dicts_and_blocksizes() {
     let mut cases = Vec::new();
     for codec in [1u8, 2, 5] {
         for clevel in [1u8, 5, 9] {
-            for (data, size) in [(0usize, 400_000usize), (1, 100_000), (0, 9_000), (2, 200_000)] {
+            for (data, size) in [
+                (0usize, 400_000usize),
+                (1, 100_000),
+                (0, 9_000),
+                (2, 200_000),
+            ] {
                 for filters in [[0u8, 0, 0, 0, 0, 1], [0; 6]] {
                     cases.push(Case {
                         codec,
@@ -350,6 +460,24 @@ fn python_cross_check_dicts_and_blocksizes() {
             });
         }
     }
+    // Types wider than 255 bytes: stored as typesize 1, blocksize from the real one.
+    for typesize in [256usize, 1000, 4096] {
+        for codec in [0u8, 1, 5] {
+            cases.push(Case {
+                codec,
+                clevel: 5,
+                typesize,
+                split: 4,
+                nthreads: 1,
+                blocksize: 0,
+                use_dict: false,
+                filters: [0, 0, 0, 0, 0, 1],
+                meta: [0; 6],
+                data: 0,
+                size: 1_000_000,
+            });
+        }
+    }
     let o = run_matrix(&py, &cases, "dicts");
     report(&o, "dicts");
 }
@@ -358,7 +486,11 @@ fn python_cross_check_dicts_and_blocksizes() {
 fn sticky_blocksize_matches_reference_frame() {
     // The varchunks fixture was written by one reference context: chunk sizes
     // 1000, 500, 2000, 520, 301 got blocksizes 1000, 500, 500, 500, 301.
-    let cp = CParams { compcode: 1, typesize: 1, ..CParams::default() };
+    let cp = CParams {
+        compcode: 1,
+        typesize: 1,
+        ..CParams::default()
+    };
     let mut z = Compressor::new(cp).unwrap();
     let mut got = Vec::new();
     for n in [1000usize, 500, 2000, 520, 301] {
@@ -368,4 +500,98 @@ fn sticky_blocksize_matches_reference_frame() {
         got.push(chunk::cbuffer_sizes(&dst[..c]).unwrap().2);
     }
     assert_eq!(got, vec![1000, 500, 500, 500, 301]);
+}
+
+const PY_EXTRACT: &str = r#"
+import sys, os, blosc2
+src, out = sys.argv[1], sys.argv[2]
+for name in ["varchunks-lz4-3.0.0.b2frame", "vlblocks-lz4-fixed-3.0.0.b2frame", "vlblocks-lz4-variable-3.0.0.b2frame"]:
+    s = blosc2.schunk_from_cframe(open(os.path.join(src, name), "rb").read())
+    for i in range(s.nchunks):
+        open(os.path.join(out, "%s.%d" % (name, i)), "wb").write(s.get_chunk(i))
+"#;
+
+fn shared() -> PathBuf {
+    if let Ok(p) = std::env::var("B2ND_SHARED") {
+        return PathBuf::from(p);
+    }
+    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    if local.join("fixtures").exists() {
+        return local;
+    }
+    PathBuf::from("/work/shared")
+}
+
+/// Chunks of the reference's frame fixtures (VL blocks, variable chunk
+/// sizes): they decode to the MANIFEST digests, and compressing the decoded
+/// data again gives the very same bytes.
+#[test]
+fn frame_fixture_chunks_decode_and_recompress_identically() {
+    use sha2::{Digest, Sha256};
+    let Some(py) = python() else {
+        println!("note: python with blosc2 not found (set B2ND_PYTHON); check skipped");
+        return;
+    };
+    let fx = shared().join("fixtures");
+    let dir = std::env::temp_dir().join(format!("b2nd_chunk_frames_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("x.py");
+    std::fs::write(&script, PY_EXTRACT).unwrap();
+    let out = Command::new(&py)
+        .arg(&script)
+        .arg(fx.join("c-blosc2-compat"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let manifest = std::fs::read_to_string(fx.join("MANIFEST.tsv")).unwrap();
+    let mut checked = 0;
+    for name in [
+        "varchunks-lz4-3.0.0.b2frame",
+        "vlblocks-lz4-fixed-3.0.0.b2frame",
+        "vlblocks-lz4-variable-3.0.0.b2frame",
+    ] {
+        // One compression context per frame, as the reference super-chunk has.
+        let cp = CParams {
+            compcode: 1,
+            clevel: 9,
+            typesize: 1,
+            ..CParams::default()
+        };
+        let mut z = Compressor::new(cp).unwrap();
+        for i in 0..5 {
+            let c = std::fs::read(dir.join(format!("{name}.{i}"))).unwrap();
+            let row = manifest
+                .lines()
+                .find(|l| l.starts_with(&format!("c-blosc2-compat/{name}\tchunk {i}\t")))
+                .expect("manifest row");
+            let digest = row.split('\t').nth(4).unwrap();
+            let h = chunk::ChunkHeader::parse(&c).unwrap();
+            let mut d = Decompressor::new(DParams::default());
+            let mut plain = vec![0u8; h.nbytes()];
+            d.decompress(&c, &mut plain).unwrap();
+            let hex: String = Sha256::digest(&plain)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(hex, digest, "{name} chunk {i}");
+            let mut again = vec![0u8; plain.len() + 64];
+            let n = if h.vl_blocks() {
+                let blocks = d.decompress_vl(&c).unwrap();
+                assert_eq!(blocks.concat(), plain);
+                let refs: Vec<&[u8]> = blocks.iter().map(|b| b.as_slice()).collect();
+                z.compress_vl(&refs, &mut again).unwrap()
+            } else {
+                z.compress(&plain, &mut again).unwrap()
+            };
+            assert_eq!(&again[..n], &c[..], "{name} chunk {i} recompressed");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 15);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -46,24 +46,64 @@ fn manifest() -> BTreeMap<String, Vec<Expect>> {
 }
 
 fn hex(d: &[u8]) -> String {
-    Sha256::digest(d).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(d)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn check(name: &str, s: &mut SChunk, expects: &[Expect]) {
     assert_eq!(s.nchunks() as usize, expects.len(), "{name}");
-    assert_eq!(s.nbytes() as usize, expects.iter().map(|e| e.decoded).sum::<usize>(), "{name}");
+    assert_eq!(
+        s.nbytes() as usize,
+        expects.iter().map(|e| e.decoded).sum::<usize>(),
+        "{name}"
+    );
+    let mut all = Vec::new();
     for e in expects {
         let mut out = vec![0u8; e.decoded + 64];
-        let n = s.decompress_chunk(e.nchunk, &mut out).unwrap_or_else(|err| panic!("{name} chunk {}: {err}", e.nchunk));
+        let n = s
+            .decompress_chunk(e.nchunk, &mut out)
+            .unwrap_or_else(|err| panic!("{name} chunk {}: {err}", e.nchunk));
         assert_eq!(n, e.decoded, "{name} chunk {}", e.nchunk);
-        assert_eq!(hex(&out[..e.covered]), e.digest, "{name} chunk {}", e.nchunk);
+        assert_eq!(
+            hex(&out[..e.covered]),
+            e.digest,
+            "{name} chunk {}",
+            e.nchunk
+        );
+        all.extend_from_slice(&out[..n]);
     }
+    // A slice across every chunk border agrees with the chunk decodes.
+    let ts = s.typesize() as usize;
+    let nitems = all.len() / ts;
+    let (start, stop) = (nitems / 7, nitems - nitems / 5);
+    let mut got = vec![0u8; (stop - start) * ts];
+    s.get_slice_buffer(start as i64, stop as i64, &mut got)
+        .unwrap_or_else(|err| panic!("{name} slice: {err}"));
+    assert!(got == all[start * ts..stop * ts], "{name}: slice differs");
 }
 
 #[test]
 fn every_fixture_frame_decodes_to_its_digest() {
     let m = manifest();
-    assert!(m.len() >= 8, "expected the frame fixtures, found {}", m.len());
+    // Every frame file on disk is in the manifest (and so gets checked).
+    for dir in ["frames", "c-blosc2-compat"] {
+        for e in std::fs::read_dir(shared().join("fixtures").join(dir)).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".b2frame") {
+                assert!(
+                    m.contains_key(&format!("{dir}/{name}")),
+                    "{dir}/{name} has no MANIFEST entry"
+                );
+            }
+        }
+    }
+    assert!(
+        m.len() >= 8,
+        "expected the frame fixtures, found {}",
+        m.len()
+    );
     for (file, expects) in &m {
         let path = shared().join("fixtures").join(file);
         let mut s = SChunk::open(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -71,7 +111,11 @@ fn every_fixture_frame_decodes_to_its_digest() {
         let bytes = std::fs::read(&path).unwrap();
         let mut b = SChunk::from_buffer(&bytes, false).unwrap();
         check(file, &mut b, expects);
-        assert_eq!(b.to_buffer().unwrap(), bytes, "{file}: an untouched frame serializes to itself");
+        assert_eq!(
+            b.to_buffer().unwrap(),
+            bytes,
+            "{file}: an untouched frame serializes to itself"
+        );
         let mut c = SChunk::from_buffer(&bytes, true).unwrap();
         check(file, &mut c, expects);
     }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use b2nd::schunk::{CParams, SChunk, Storage};
+use b2nd::schunk::{CParams, SChunk, Special, Storage};
 use sha2::{Digest, Sha256};
 
 fn python() -> Option<PathBuf> {
@@ -73,10 +73,12 @@ fn data(k: u32, n: u32) -> Vec<u8> {
 /// metalayers and vlmetalayers (repr), and the digest of every chunk.
 const DESCRIBE: &str = r#"
 import sys, hashlib, blosc2
-for path in sys.argv[1:]:
-    s = blosc2.open(path)
+for arg in sys.argv[1:]:
+    path, _, offset = arg.partition("@")
+    s = blosc2.open(path, offset=int(offset or 0))
     if not isinstance(s, blosc2.SChunk):
         s = s.schunk
+    path = arg
     print(f"{path} nchunks={s.nchunks} chunksize={s.chunksize} typesize={s.typesize} nbytes={s.nbytes}")
     for k in sorted(s.meta.keys()):
         print(f"{path} meta {k}={s.meta[k]!r}")
@@ -105,24 +107,30 @@ fn expected(path: &Path, s: &mut SChunk, meta: &[&str]) -> Vec<String> {
     v
 }
 
+fn storage(path: &Path, contiguous: bool) -> Storage {
+    Storage {
+        contiguous,
+        urlpath: Some(path.to_owned()),
+        cparams: CParams {
+            typesize: 4,
+            ..CParams::default()
+        },
+        ..Storage::default()
+    }
+}
+
+/// Builds frames here (contiguous and sparse, with metadata; special-value
+/// frames; an empty frame), keeps a copy of the first two, edits them
+/// (insert, update, delete, append, metadata updates), and has python read
+/// everything in one process.
 #[test]
 fn written_here_read_there_and_modified_here() {
     let Some(py) = python() else { return };
-    let cframe = scratch("here.b2frame");
-    let sframe = scratch("here-dir.b2frame");
-    let cp = CParams {
-        typesize: 4,
-        ..CParams::default()
-    };
-    let mut all = Vec::new();
-    for (path, contiguous) in [(&cframe, true), (&sframe, false)] {
-        let mut s = SChunk::new(Storage {
-            contiguous,
-            urlpath: Some(path.clone()),
-            cparams: cp.clone(),
-            ..Storage::default()
-        })
-        .unwrap();
+    let mut want = Vec::new();
+    let mut paths = Vec::new();
+    for (name, contiguous) in [("here.b2frame", true), ("here-dir.b2frame", false)] {
+        let path = scratch(name);
+        let mut s = SChunk::new(storage(&path, contiguous)).unwrap();
         // msgpack: [1, 2, 3] and "hello"
         s.meta_add("m", &[0x93, 1, 2, 3]).unwrap();
         for k in 0..4 {
@@ -130,62 +138,15 @@ fn written_here_read_there_and_modified_here() {
         }
         s.vlmeta_add("v", &[0xa5, b'h', b'e', b'l', b'l', b'o'], None)
             .unwrap();
-        all.push((path.clone(), s));
-    }
-    let meta = ["meta m=[1, 2, 3]", "vlmeta v='hello'"];
-    let mut want = Vec::new();
-    for (p, s) in all.iter_mut() {
-        want.extend(expected(p, s, &meta));
-    }
-    // Special-value frames and an empty frame, read in the same process.
-    let zeros = scratch("zeros.b2frame");
-    let mut z = SChunk::new(Storage {
-        contiguous: true,
-        urlpath: Some(zeros.clone()),
-        cparams: cp.clone(),
-        ..Storage::default()
-    })
-    .unwrap();
-    z.fill_special(2500, b2nd::schunk::Special::Zero, 4000)
-        .unwrap();
-    let nans = scratch("nans-dir.b2frame");
-    let mut n = SChunk::new(Storage {
-        contiguous: false,
-        urlpath: Some(nans.clone()),
-        cparams: cp.clone(),
-        ..Storage::default()
-    })
-    .unwrap();
-    n.fill_special(1500, b2nd::schunk::Special::Nan, 4000)
-        .unwrap();
-    let empty = scratch("empty.b2frame");
-    let _e = SChunk::new(Storage {
-        contiguous: true,
-        urlpath: Some(empty.clone()),
-        cparams: cp.clone(),
-        ..Storage::default()
-    })
-    .unwrap();
-    let mut extra = Vec::new();
-    extra.extend(expected(&zeros, &mut z, &[]));
-    extra.extend(expected(&nans, &mut n, &[]));
-    extra.push(format!(
-        "{} nchunks=0 chunksize=-1 typesize=4 nbytes=0",
-        empty.display()
-    ));
-    let extra_args = [
-        zeros.display().to_string(),
-        nans.display().to_string(),
-        empty.display().to_string(),
-    ];
-    let extra_args: Vec<&str> = extra_args.iter().map(String::as_str).collect();
-    assert_eq!(run(&py, DESCRIBE, &extra_args), extra);
-    let args: Vec<String> = all.iter().map(|(p, _)| p.display().to_string()).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    assert_eq!(run(&py, DESCRIBE, &args), want);
+        let orig = scratch(&format!("orig-{name}"));
+        let mut o = s.copy(storage(&orig, contiguous)).unwrap();
+        want.extend(expected(
+            &orig,
+            &mut o,
+            &["meta m=[1, 2, 3]", "vlmeta v='hello'"],
+        ));
+        paths.push(orig);
 
-    // Modify here: insert, update, delete, special fill of a new chunk.
-    for (_, s) in all.iter_mut() {
         let mut tmp = SChunk::new(Storage::in_memory(CParams {
             typesize: 4,
             ..CParams::default()
@@ -199,16 +160,66 @@ fn written_here_read_there_and_modified_here() {
         s.update_chunk(3, &c51).unwrap();
         s.delete_chunk(0).unwrap();
         s.append_buffer(&vec![0u8; 4000]).unwrap();
+        s.update_chunk(0, &vec_zero_chunk()).unwrap();
         s.vlmeta_update("v", &[0xa3, b'b', b'y', b'e'], None)
             .unwrap();
         s.meta_update("m", &[0x93, 7]).unwrap();
+        want.extend(expected(
+            &path,
+            &mut s,
+            &["meta m=[7, 2, 3]", "vlmeta v='bye'"],
+        ));
+        paths.push(path);
     }
-    let meta = ["meta m=[7, 2, 3]", "vlmeta v='bye'"];
-    let mut want = Vec::new();
-    for (p, s) in all.iter_mut() {
-        want.extend(expected(p, s, &meta));
-    }
+    let zeros = scratch("zeros.b2frame");
+    let mut z = SChunk::new(storage(&zeros, true)).unwrap();
+    z.fill_special(2500, Special::Zero, 4000).unwrap();
+    want.extend(expected(&zeros, &mut z, &[]));
+    paths.push(zeros);
+    let nans = scratch("nans-dir.b2frame");
+    let mut n = SChunk::new(storage(&nans, false)).unwrap();
+    n.fill_special(1500, Special::Nan, 4000).unwrap();
+    want.extend(expected(&nans, &mut n, &[]));
+    paths.push(nans);
+    let empty = scratch("empty.b2frame");
+    SChunk::new(storage(&empty, true)).unwrap();
+    want.push(format!(
+        "{} nchunks=0 chunksize=-1 typesize=4 nbytes=0",
+        empty.display()
+    ));
+    paths.push(empty);
+
+    // A frame embedded after 777 bytes of something else, appended to here.
+    let host = scratch("host.bin");
+    std::fs::write(&host, vec![b'x'; 777]).unwrap();
+    let mut e = SChunk::new(Storage::in_memory(CParams {
+        typesize: 4,
+        ..CParams::default()
+    }))
+    .unwrap();
+    e.append_buffer(&data(70, 1000)).unwrap();
+    let off = e.append_file(&host).unwrap();
+    let mut e = SChunk::open_offset(&host, off).unwrap();
+    e.append_buffer(&data(71, 1000)).unwrap();
+    let tag = PathBuf::from(format!("{}@{off}", host.display()));
+    want.extend(expected(&tag, &mut e, &[]));
+    paths.push(tag);
+
+    let args: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     assert_eq!(run(&py, DESCRIBE, &args), want);
+}
+
+/// A 4000-byte zero chunk as the engine makes it (a special chunk).
+fn vec_zero_chunk() -> Vec<u8> {
+    let mut t = SChunk::new(Storage::in_memory(CParams {
+        typesize: 4,
+        ..CParams::default()
+    }))
+    .unwrap();
+    t.append_buffer(&vec![0u8; 4000]).unwrap();
+    let c = t.get_chunk(0).unwrap().into_owned();
+    c
 }
 
 /// Writes frames with python-blosc2 (contiguous and sparse, with meta and
@@ -239,7 +250,7 @@ for path, contiguous in ((sys.argv[1], True), (sys.argv[2], False)):
         &[cframe.to_str().unwrap(), sframe.to_str().unwrap()],
     );
     assert_eq!(lines.len(), 8);
-    for (k, path) in [cframe, sframe].iter().enumerate() {
+    for (k, path) in [&cframe, &sframe].into_iter().enumerate() {
         let mut s = SChunk::open(path).unwrap();
         assert_eq!(s.nchunks(), 4);
         assert_eq!(s.typesize(), 4);
@@ -265,4 +276,59 @@ for path, contiguous in ((sys.argv[1], True), (sys.argv[2], False)):
         s.get_slice_buffer(9999, 10001, &mut got).unwrap();
         assert_eq!(got, [0x0f, 0x27, 0, 0, 0, 0, 0, 0]);
     }
+
+    // Modify the python-written frames here; python must read the edits.
+    let cp = CParams {
+        typesize: 4,
+        ..CParams::default()
+    };
+    let mut tmp = SChunk::new(Storage::in_memory(cp)).unwrap();
+    tmp.append_buffer(&data(60, 10000)).unwrap();
+    tmp.append_buffer(&data(61, 10000)).unwrap();
+    let (c60, c61) = (
+        tmp.get_chunk(0).unwrap().into_owned(),
+        tmp.get_chunk(1).unwrap().into_owned(),
+    );
+    let mut want = Vec::new();
+    for path in [&cframe, &sframe] {
+        let mut s = SChunk::open(path).unwrap();
+        s.insert_chunk(1, &c60).unwrap();
+        s.update_chunk(0, &c61).unwrap();
+        s.delete_chunk(2).unwrap();
+        s.vlmeta_update("text", &[0xa2, b'y', b'o'], None).unwrap();
+        let meta = [
+            "meta name='abc'",
+            "meta shape=[10, 20]",
+            "vlmeta attrs={'x': 1}",
+            "vlmeta text='yo'",
+        ];
+        want.extend(expected(path, &mut s, &meta));
+    }
+    let args = [cframe.display().to_string(), sframe.display().to_string()];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(run(&py, DESCRIBE, &args), want);
+}
+
+/// A VL-block frame written here decodes in python chunk by chunk.
+#[test]
+fn vl_block_frames_read_there() {
+    let Some(py) = python() else { return };
+    let path = scratch("vlb.b2frame");
+    let mut s = SChunk::new(storage(&path, true)).unwrap();
+    let blocks: [&[u8]; 3] = [b"alpha", &[9u8; 2000], b"omega!"];
+    s.append_vlblocks(&blocks).unwrap();
+    s.append_vlblocks(&[b"x".as_slice(), b"yz".as_slice()])
+        .unwrap();
+    let script = r#"
+import sys, blosc2
+s = blosc2.open(sys.argv[1])
+for i in range(s.nchunks):
+    print(s.decompress_chunk(i).hex())
+"#;
+    let got = run(&py, script, &[path.to_str().unwrap()]);
+    let want: Vec<String> = [blocks.concat(), b"xyz".to_vec()]
+        .iter()
+        .map(|d| d.iter().map(|b| format!("{b:02x}")).collect())
+        .collect();
+    assert_eq!(got, want);
 }

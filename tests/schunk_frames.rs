@@ -561,3 +561,282 @@ fn failed_edits_leave_the_file_untouched() {
     let mut r = SChunk::open(&path).unwrap();
     assert_eq!(contents(&mut r), vec![data(0, 100)]);
 }
+
+#[test]
+fn refresh_sees_changes_made_by_another_handle() {
+    for (name, contiguous) in [("refresh.b2frame", true), ("refresh-dir.b2frame", false)] {
+        let path = scratch(name);
+        let storage = Storage {
+            contiguous,
+            urlpath: Some(path.clone()),
+            cparams: cparams(),
+            ..Storage::default()
+        };
+        let mut writer = SChunk::new(storage).unwrap();
+        writer.append_buffer(&data(0, 100)).unwrap();
+        let mut reader = SChunk::open(&path).unwrap();
+        assert_eq!(reader.nchunks(), 1);
+        writer.append_buffer(&data(1, 100)).unwrap();
+        writer.vlmeta_add("late", b"x", None).unwrap();
+        reader.refresh().unwrap();
+        assert_eq!(reader.nchunks(), 2, "{name}");
+        assert_eq!(
+            contents(&mut reader),
+            vec![data(0, 100), data(1, 100)],
+            "{name}"
+        );
+        assert_eq!(reader.vlmeta_get("late").unwrap(), b"x", "{name}");
+        if contiguous {
+            assert_eq!(
+                reader.frame_len().unwrap(),
+                std::fs::metadata(&path).unwrap().len()
+            );
+        }
+    }
+}
+
+#[test]
+fn get_items_reads_inside_one_chunk() {
+    for (name, storage) in storages("items") {
+        let mut s = SChunk::new(storage).unwrap();
+        s.append_buffer(&data(0, 5000)).unwrap();
+        s.append_buffer(&data(1, 5000)).unwrap();
+        let mut r = reopen(&mut s);
+        let mut out = vec![0u8; 40];
+        assert_eq!(r.get_items(1, 4990, 10, &mut out).unwrap(), 40, "{name}");
+        assert_eq!(out, data(1, 5000)[4990 * 4..], "{name}");
+        assert!(r.get_items(1, 4995, 10, &mut out).is_err(), "{name}");
+        assert!(r.get_items(2, 0, 1, &mut out).is_err(), "{name}");
+    }
+}
+
+#[test]
+fn appended_zero_chunks_take_no_space_in_file_frames() {
+    let path = scratch("zeros-append.b2frame");
+    let storage = Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    };
+    let mut s = SChunk::new(storage).unwrap();
+    s.append_buffer(&data(0, 10_000)).unwrap();
+    let before = std::fs::metadata(&path).unwrap().len();
+    let mut t = SChunk::new(Storage {
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    t.fill_special(10_000, Special::Zero, 40_000).unwrap();
+    let zero_chunk = t.get_chunk(0).unwrap().into_owned();
+    assert_eq!(zero_chunk.len(), 32);
+    s.append_chunk(&zero_chunk).unwrap();
+    s.append_chunk(&zero_chunk).unwrap();
+    let after = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        after < before + 64,
+        "two zero chunks grew the file from {before} to {after}"
+    );
+    assert_eq!(s.cbytes(), SChunk::open(&path).unwrap().cbytes());
+    let mut r = SChunk::open(&path).unwrap();
+    let c = contents(&mut r);
+    assert_eq!(c[1], vec![0u8; 40_000]);
+    assert_eq!(c[2], vec![0u8; 40_000]);
+}
+
+/// Random edits (including zero chunks and variable sizes) against a model,
+/// re-reading the frame from scratch after every step.
+#[test]
+fn random_edits_match_a_model() {
+    let mut zt = SChunk::new(Storage {
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    zt.fill_special(500, Special::Zero, 2000).unwrap();
+    let zero = zt.get_chunk(0).unwrap().into_owned();
+    for (name, storage) in storages("random") {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % m
+        };
+        let mut s = SChunk::new(storage).unwrap();
+        let mut model: Vec<Vec<u8>> = Vec::new();
+        for step in 0..80 {
+            let n = model.len() as u64;
+            let op = next(6);
+            let k = step as u32;
+            // Mostly full chunks of 500 items; sometimes other sizes.
+            let items = if next(8) == 0 {
+                1 + next(700) as u32
+            } else {
+                500
+            };
+            let fresh = if next(5) == 0 && items == 500 {
+                None
+            } else {
+                Some(data(k, items))
+            };
+            let chunk = match &fresh {
+                Some(d) => chunk_of(d),
+                None => zero.clone(),
+            };
+            let plain = fresh.clone().unwrap_or_else(|| vec![0u8; 2000]);
+            let res = match op {
+                0 | 1 => s.append_chunk(&chunk).map(|_| model.push(plain)),
+                2 if n > 0 => {
+                    let i = next(n + 1) as usize;
+                    s.insert_chunk(i as i64, &chunk)
+                        .map(|_| model.insert(i, plain))
+                }
+                3 if n > 0 => {
+                    let i = next(n) as usize;
+                    s.update_chunk(i as i64, &chunk).map(|_| model[i] = plain)
+                }
+                4 if n > 0 => {
+                    let i = next(n) as usize;
+                    s.delete_chunk(i as i64).map(|_| {
+                        model.remove(i);
+                    })
+                }
+                5 if n > 1 && s.chunksize() == 0 => {
+                    let order: Vec<i64> = (0..n as i64).rev().collect();
+                    s.reorder_offsets(&order).map(|_| model.reverse())
+                }
+                _ => Ok(()),
+            };
+            res.unwrap_or_else(|e| panic!("{name} step {step} op {op}: {e}"));
+            let mut r = reopen(&mut s);
+            assert_eq!(contents(&mut r), model, "{name} step {step} op {op}");
+            assert_eq!(
+                r.nbytes(),
+                model.iter().map(|c| c.len() as i64).sum::<i64>(),
+                "{name} step {step}"
+            );
+        }
+    }
+}
+
+#[test]
+fn absurd_sizes_in_a_variable_size_frame_do_not_panic() {
+    let mut s = SChunk::new(Storage {
+        contiguous: true,
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    s.append_buffer(&data(0, 100)).unwrap();
+    s.append_buffer(&data(1, 50)).unwrap();
+    s.append_buffer(&data(2, 70)).unwrap();
+    assert_eq!(s.chunksize(), 0);
+    let mut buf = s.to_buffer().unwrap();
+    buf[30..38].copy_from_slice(&(i64::MAX - 10).to_be_bytes());
+    let mut r = SChunk::from_buffer(&buf, false).unwrap();
+    assert!(r.append_buffer(&data(3, 100)).is_err());
+    let mut out = vec![0u8; 400];
+    assert_eq!(r.decompress_chunk(0, &mut out).unwrap(), 400);
+    let _ = r.get_slice_buffer(0, 10, &mut out[..40]);
+    assert!(r.get_slice_buffer(0, i64::MAX / 4, &mut out).is_err());
+}
+
+#[test]
+fn corrupt_sparse_index_and_files_do_not_panic() {
+    let dir = scratch("corrupt-dir.b2frame");
+    let storage = Storage {
+        contiguous: false,
+        urlpath: Some(dir.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    };
+    let mut s = SChunk::new(storage).unwrap();
+    s.meta_add("m", b"abc").unwrap();
+    s.append_buffer(&data(0, 40)).unwrap();
+    s.append_buffer(&data(1, 40)).unwrap();
+    let index = dir.join("chunks.b2frame");
+    let good = std::fs::read(&index).unwrap();
+    let chunk1 = std::fs::read(dir.join("00000001.chunk")).unwrap();
+    for pos in 0..good.len() {
+        let mut bad = good.clone();
+        bad[pos] ^= 0x5a;
+        std::fs::write(&index, &bad).unwrap();
+        if let Ok(mut r) = SChunk::open(&dir) {
+            let mut out = vec![0u8; 1 << 12];
+            for i in 0..r.nchunks().min(4) {
+                let _ = r.decompress_chunk(i, &mut out);
+            }
+        }
+    }
+    std::fs::write(&index, &good).unwrap();
+    for cut in [0, 10, chunk1.len() / 2, chunk1.len() - 1] {
+        std::fs::write(dir.join("00000001.chunk"), &chunk1[..cut]).unwrap();
+        let mut r = SChunk::open(&dir).unwrap();
+        let mut out = vec![0u8; 160];
+        assert!(
+            r.decompress_chunk(1, &mut out).is_err(),
+            "chunk file cut at {cut}"
+        );
+        assert_eq!(r.decompress_chunk(0, &mut out).unwrap(), 160);
+    }
+}
+
+#[test]
+fn into_buffer_matches_to_buffer() {
+    for (name, storage) in storages("into") {
+        let mut s = SChunk::new(storage).unwrap();
+        s.meta_add("m", b"1").unwrap();
+        s.append_buffer(&data(0, 300)).unwrap();
+        let copy = s.to_buffer().unwrap();
+        assert_eq!(s.into_buffer().unwrap(), copy, "{name}");
+    }
+}
+
+#[test]
+fn variable_length_blocks_and_helpers() {
+    for (name, storage) in storages("vlb") {
+        let path = storage.urlpath.clone();
+        let mut s = SChunk::new(storage).unwrap();
+        let blocks: [&[u8]; 3] = [b"first block", &[7u8; 3000], b"third"];
+        s.append_vlblocks(&blocks).unwrap();
+        s.append_vlblocks(&[b"solo".as_slice()]).unwrap();
+        assert!(s.vl_blocks(), "{name}");
+        // Regular chunks cannot join a VL-block super-chunk.
+        assert!(s.append_buffer(&data(0, 10)).is_err(), "{name}");
+        let mut r = reopen(&mut s);
+        assert!(r.vl_blocks(), "{name}");
+        for (i, b) in blocks.iter().enumerate() {
+            assert_eq!(r.get_vlblock(0, i).unwrap(), *b, "{name}");
+        }
+        assert_eq!(r.get_vlblock(1, 0).unwrap(), b"solo", "{name}");
+        assert!(r.get_vlblock(1, 1).is_err(), "{name}");
+        match name {
+            "chunks" => assert!(s.frame_offsets().is_none()),
+            _ => assert_eq!(r.frame_offsets().unwrap().len(), 2, "{name}"),
+        }
+        if let Some(p) = path {
+            SChunk::remove_urlpath(&p).unwrap();
+            assert!(!p.exists(), "{name}");
+            SChunk::remove_urlpath(&p).unwrap();
+        }
+    }
+}
+
+#[test]
+fn copy_onto_itself_is_refused() {
+    let path = scratch("self.b2frame");
+    let storage = Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    };
+    let mut s = SChunk::new(storage.clone()).unwrap();
+    s.append_buffer(&data(0, 100)).unwrap();
+    assert_eq!(s.copy(storage).unwrap_err().code(), -23);
+    assert_eq!(
+        contents(&mut SChunk::open(&path).unwrap()),
+        vec![data(0, 100)]
+    );
+}

@@ -15,7 +15,14 @@ fn is_hcr(compcode: u8) -> bool {
 
 /// Whether blocks of `blocksize` bytes are stored as `typesize` streams.
 /// `filters` is the pipeline; only the presence of byte-shuffle matters.
-pub fn split_block(splitmode: i32, compcode: u8, clevel: u8, filters: &[u8; 6], typesize: i32, blocksize: i32) -> bool {
+pub fn split_block(
+    splitmode: i32,
+    compcode: u8,
+    clevel: u8,
+    filters: &[u8; 6],
+    typesize: i32,
+    blocksize: i32,
+) -> bool {
     match splitmode {
         Fmt::ALWAYS_SPLIT => return true,
         Fmt::NEVER_SPLIT => return false,
@@ -105,13 +112,22 @@ mod tests {
     #[test]
     fn reference_values() {
         // lz4, clevel 5, shuffle, typesize 4, 4 MB: split → 64K*4.
-        assert_eq!(compute_blocksize(5, 4, 4_000_000, 0, Codec::LZ4, 4, &SHUF), 256 * 1024);
+        assert_eq!(
+            compute_blocksize(5, 4, 4_000_000, 0, Codec::LZ4, 4, &SHUF),
+            256 * 1024
+        );
         // zstd clevel 9 without shuffle: 32K*2*8*2 = 1 MB.
-        assert_eq!(compute_blocksize(9, 4, 4_000_000, 0, Codec::ZSTD, 4, &NONE), 1024 * 1024);
+        assert_eq!(
+            compute_blocksize(9, 4, 4_000_000, 0, Codec::ZSTD, 4, &NONE),
+            1024 * 1024
+        );
         // small buffers are one block.
         assert_eq!(compute_blocksize(5, 4, 1000, 0, Codec::LZ4, 4, &SHUF), 1000);
         assert_eq!(compute_blocksize(5, 8, 3, 0, Codec::LZ4, 4, &SHUF), 1);
         // a forced blocksize is rounded to the typesize.
-        assert_eq!(compute_blocksize(5, 3, 3000, 1000, Codec::LZ4, 4, &SHUF), 999);
+        assert_eq!(
+            compute_blocksize(5, 3, 3000, 1000, Codec::LZ4, 4, &SHUF),
+            999
+        );
     }
 }

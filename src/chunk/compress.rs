@@ -10,9 +10,11 @@ use super::header::HeaderOut;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, EncDict, EncodeParams};
-use super::{CParams, Fmt, PrefilterArgs, Special};
+use super::{Bytes, CParams, Fmt, PrefilterArgs, Special};
 use crate::codecs::registry::{self, CallInfo};
 use crate::codecs::{zstd, Codec};
+use std::cell::RefCell;
+use std::sync::Arc;
 
 /// Scratch owned by one worker.
 #[derive(Default)]
@@ -22,20 +24,34 @@ pub(crate) struct EncWorker {
     b: Vec<u8>,
 }
 
+thread_local! {
+    /// Scratch of the encoder running on this thread (pool workers keep theirs).
+    static ENC: RefCell<EncWorker> = RefCell::new(EncWorker::default());
+}
+
+/// Runs `f` with this thread's encoder scratch (a fresh one when it is already
+/// in use, e.g. by a user callback that compresses re-entrantly).
+fn with_worker<T>(f: impl FnOnce(&mut EncWorker) -> T) -> T {
+    ENC.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut w) => f(&mut w),
+        Err(_) => f(&mut EncWorker::default()),
+    })
+}
+
 /// A reusable compression context.
 ///
 /// Like the reference context, it remembers the block size chosen for the
 /// first chunk and uses it as the forced block size of later chunks (this is
-/// what makes the chunks of a super-chunk share one block size).
+/// what makes the chunks of a super-chunk share one block size). Scratch
+/// buffers live with the threads (the caller's and the pool's).
 pub struct Compressor {
     cparams: CParams,
     sticky_blocksize: i32,
-    workers: Vec<EncWorker>,
 }
 
 /// Everything a block encoder needs, shared by all workers.
 struct BlockPlan<'a> {
-    cp: &'a CParams,
+    cp: CParams,
     typesize: usize,
     blocksize: usize,
     nblocks: usize,
@@ -44,20 +60,41 @@ struct BlockPlan<'a> {
     vl: bool,
     /// Training pass: blocks are stored filtered but uncompressed, back to back.
     training: bool,
-    dict: Option<&'a EncDict>,
+    dict: Option<Arc<EncDict>>,
     /// The (prefiltered) source of a regular chunk.
-    src: &'a [u8],
+    src: Bytes<'a>,
     /// The sources of a VL-block chunk.
-    vl_srcs: &'a [&'a [u8]],
+    vl_srcs: Vec<Bytes<'a>>,
 }
 
 impl BlockPlan<'_> {
+    /// A copy that owns (shares) its inputs, for the worker pool.
+    fn to_static(&self) -> BlockPlan<'static> {
+        BlockPlan {
+            cp: self.cp.clone(),
+            typesize: self.typesize,
+            blocksize: self.blocksize,
+            nblocks: self.nblocks,
+            leftover: self.leftover,
+            dont_split: self.dont_split,
+            vl: self.vl,
+            training: self.training,
+            dict: self.dict.clone(),
+            src: self.src.to_shared(),
+            vl_srcs: self.vl_srcs.iter().map(Bytes::to_shared).collect(),
+        }
+    }
+
     fn block_src(&self, j: usize) -> (&[u8], usize) {
         if self.vl {
-            return (self.vl_srcs[j], 0);
+            return (&self.vl_srcs[j], 0);
         }
         let start = j * self.blocksize;
-        let len = if j + 1 == self.nblocks && self.leftover > 0 { self.leftover } else { self.blocksize };
+        let len = if j + 1 == self.nblocks && self.leftover > 0 {
+            self.leftover
+        } else {
+            self.blocksize
+        };
         (&self.src[start..start + len], start)
     }
 
@@ -74,7 +111,7 @@ impl BlockPlan<'_> {
             compcode_meta: self.cp.compcode_meta,
             nthreads: self.cp.nthreads,
             blocksize: self.blocksize as i32,
-            chunk: self.src,
+            chunk: &self.src,
         };
         let filtered: &[u8] = if pipeline::any_forward(&self.cp.filters) {
             let ctx = BlockCtx {
@@ -85,7 +122,11 @@ impl BlockPlan<'_> {
                 version: Fmt::VERSION_STABLE,
                 info,
             };
-            let dref = if self.vl { bsrc } else { &self.src[..self.blocksize.min(self.src.len())] };
+            let dref = if self.vl {
+                bsrc
+            } else {
+                &self.src[..self.blocksize.min(self.src.len())]
+            };
             let EncWorker { a, b, .. } = w;
             match pipeline::forward(&ctx, bsrc, dref, a, b)? {
                 None => bsrc,
@@ -96,7 +137,11 @@ impl BlockPlan<'_> {
             bsrc
         };
         let leftover_block = !self.vl && j + 1 == self.nblocks && self.leftover > 0;
-        let mut nstreams = if !self.dont_split && !leftover_block && !self.training { self.typesize } else { 1 };
+        let mut nstreams = if !self.dont_split && !leftover_block && !self.training {
+            self.typesize
+        } else {
+            1
+        };
         if bsize < nstreams {
             // A block narrower than the type cannot be split (the reference
             // would write an undecodable chunk here).
@@ -124,7 +169,13 @@ impl BlockPlan<'_> {
             }
             let at = out.len();
             out.resize(at + 4 + neblock, 0);
-            let n = stream::encode(&mut w.codec, &params, s, &mut out[at + 4..], self.dict)?;
+            let n = stream::encode(
+                &mut w.codec,
+                &params,
+                s,
+                &mut out[at + 4..],
+                self.dict.as_deref(),
+            )?;
             let n = if n == 0 || n >= neblock {
                 out[at + 4..at + 4 + neblock].copy_from_slice(s);
                 neblock
@@ -163,11 +214,18 @@ impl Compressor {
             crate::bail!(InvalidParam, "instrumented codecs are not supported");
         }
         if cparams.tuner_id != 0 {
-            crate::bail!(InvalidParam, "tuner {} is not available (only stune, 0)", cparams.tuner_id);
+            crate::bail!(
+                InvalidParam,
+                "tuner {} is not available (only stune, 0)",
+                cparams.tuner_id
+            );
         }
         pipeline::check_filters(&cparams.filters)?;
         let sticky_blocksize = cparams.blocksize;
-        Ok(Compressor { cparams, sticky_blocksize, workers: Vec::new() })
+        Ok(Compressor {
+            cparams,
+            sticky_blocksize,
+        })
     }
 
     pub fn cparams(&self) -> &CParams {
@@ -183,7 +241,10 @@ impl Compressor {
         let c = self.cparams.compcode;
         if !Codec::is_available(c) {
             if (Codec::GLOBAL_START..registry::USER_START).contains(&c) {
-                crate::bail!(CodecSupport, "codec {c} is a reference plugin, not supported here");
+                crate::bail!(
+                    CodecSupport,
+                    "codec {c} is a reference plugin, not supported here"
+                );
             }
             crate::bail!(CodecSupport, "codec {c} is not available");
         }
@@ -218,9 +279,15 @@ impl Compressor {
 
     /// Runs the prefilter over every block, giving the bytes to compress.
     fn prefiltered(&self, src: &[u8], blocksize: usize) -> crate::Result<Option<Vec<u8>>> {
-        let Some(pre) = &self.cparams.prefilter else { return Ok(None) };
+        let Some(pre) = &self.cparams.prefilter else {
+            return Ok(None);
+        };
         let mut out = vec![0u8; src.len()];
-        for (nblock, (i, o)) in src.chunks(blocksize.max(1)).zip(out.chunks_mut(blocksize.max(1))).enumerate() {
+        for (nblock, (i, o)) in src
+            .chunks(blocksize.max(1))
+            .zip(out.chunks_mut(blocksize.max(1)))
+            .enumerate()
+        {
             let mut args = PrefilterArgs {
                 input: i,
                 output: o,
@@ -239,10 +306,18 @@ impl Compressor {
     /// `dst` is too small (`dst.len() >= src.len() + 32` always suffices).
     pub fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
         if src.len() > Fmt::MAX_BUFFERSIZE {
-            crate::bail!(MaxBufsizeExceeded, "input of {} bytes over the maximum", src.len());
+            crate::bail!(
+                MaxBufsizeExceeded,
+                "input of {} bytes over the maximum",
+                src.len()
+            );
         }
         if dst.len() < Fmt::MAX_OVERHEAD {
-            crate::bail!(MaxBufsizeExceeded, "output buffer must hold at least {} bytes", Fmt::MAX_OVERHEAD);
+            crate::bail!(
+                MaxBufsizeExceeded,
+                "output buffer must hold at least {} bytes",
+                Fmt::MAX_OVERHEAD
+            );
         }
         self.check_codec()?;
         let cp = self.cparams.clone();
@@ -262,7 +337,11 @@ impl Compressor {
         if nbytes > 0 && header_bs as usize > nbytes {
             header_bs = nbytes as i32;
         }
-        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE { 1 } else { cp.typesize as usize };
+        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE {
+            1
+        } else {
+            cp.typesize as usize
+        };
         let blocksize = blocksize.max(1) as usize;
         let nblocks = nbytes.div_ceil(blocksize);
         let leftover = nbytes % blocksize;
@@ -280,14 +359,20 @@ impl Compressor {
             if cp.filters.contains(&Fmt::DELTA) {
                 hdr.flags |= Fmt::DODELTA;
             }
-            let dont_split =
-                !split_block(cp.splitmode, cp.compcode, cp.clevel, &cp.filters, typesize as i32, blocksize as i32);
+            let dont_split = !split_block(
+                cp.splitmode,
+                cp.compcode,
+                cp.clevel,
+                &cp.filters,
+                typesize as i32,
+                blocksize as i32,
+            );
             if dont_split {
                 hdr.flags |= Fmt::DONT_SPLIT;
             }
             hdr.flags |= Codec::format_of(cp.compcode) << 5;
             let mut plan = BlockPlan {
-                cp: &cp,
+                cp: cp.clone(),
                 typesize,
                 blocksize,
                 nblocks,
@@ -296,12 +381,17 @@ impl Compressor {
                 vl: false,
                 training: false,
                 dict: None,
-                src: data,
-                vl_srcs: &[],
+                src: Bytes::Borrowed(data),
+                vl_srcs: Vec::new(),
             };
-            let dict = if use_dict { self.build_dict(&mut plan, nbytes)? } else { None };
-            plan.dict = dict.as_ref().map(|(d, _)| d);
-            let raw_dict = dict.as_ref().map(|(_, raw)| raw.as_slice());
+            let dict = if use_dict {
+                self.build_dict(&mut plan, nbytes)?
+            } else {
+                None
+            };
+            let raw_dict = dict.as_ref().map(|(_, raw)| raw.clone());
+            plan.dict = dict.map(|(d, _)| Arc::new(d));
+            let raw_dict = raw_dict.as_deref();
             if raw_dict.is_some() {
                 hdr.blosc2_flags |= Fmt::USEDICT;
             }
@@ -315,14 +405,21 @@ impl Compressor {
                 } else {
                     nblocks * typesize
                 };
-                let cbytes = if raw_dict.is_none() && n == Fmt::EXT_HEADER + 4 * nblocks + 4 * nstreams {
-                    // Every stream is a run of zeros: the chunk becomes special.
-                    hdr.blosc2_flags |= Special::ZERO_CODE << 4;
-                    Fmt::EXT_HEADER
-                } else {
-                    n
-                };
+                let cbytes =
+                    if raw_dict.is_none() && n == Fmt::EXT_HEADER + 4 * nblocks + 4 * nstreams {
+                        // Every stream is a run of zeros: the chunk becomes special.
+                        hdr.blosc2_flags |= Special::ZERO_CODE << 4;
+                        Fmt::EXT_HEADER
+                    } else {
+                        n
+                    };
                 hdr.cbytes = cbytes as i32;
+                // The reference records a forced blocksize as given even when it
+                // used it rounded down to the typesize, which makes such chunks
+                // undecodable; record the size actually used instead.
+                if !(nbytes > 0 && blocksize >= nbytes) {
+                    hdr.blocksize = blocksize as i32;
+                }
                 dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
                 return Ok(cbytes);
             }
@@ -342,23 +439,39 @@ impl Compressor {
     /// Trains the dictionary as the reference does: a pass storing the
     /// filtered blocks back to back, samples cut from its start, then raw
     /// bytes (LZ4) or `ZDICT_trainFromBuffer` (Zstd). `None`: no useful dict.
-    fn build_dict(&mut self, plan: &mut BlockPlan<'_>, nbytes: usize) -> crate::Result<Option<(EncDict, Vec<u8>)>> {
+    fn build_dict(
+        &mut self,
+        plan: &mut BlockPlan<'_>,
+        nbytes: usize,
+    ) -> crate::Result<Option<(EncDict, Vec<u8>)>> {
         let dict_maxsize = Fmt::MAX_DICTSIZE.min(nbytes / 20);
-        let mut nsamples = if plan.dont_split { plan.nblocks } else { plan.nblocks * plan.typesize };
-        if nsamples < 8 {
+        let mut nsamples = if plan.dont_split {
+            plan.nblocks
+        } else {
+            plan.nblocks * plan.typesize
+        };
+        if nsamples < 8 && !plan.vl {
             nsamples = 8;
         }
-        let sample_size = nbytes / nsamples / 16;
-        if dict_maxsize < Fmt::MIN_USEFUL_DICT || sample_size == 0 {
+        // VL-block chunks sample whole blocks and need at least 8 of them.
+        let sample_size = nbytes / nsamples.max(1) / 16;
+        if dict_maxsize < Fmt::MIN_USEFUL_DICT || sample_size == 0 || (plan.vl && plan.nblocks < 8)
+        {
             return Ok(None);
         }
         plan.training = true;
         let blocks = self.encode_blocks(plan);
         plan.training = false;
-        let samples: Vec<u8> = blocks?.concat();
+        let blocks = blocks?;
+        let samples: Vec<u8> = blocks.concat();
         let compcode = plan.cp.compcode;
         if compcode == Codec::LZ4 || compcode == Codec::LZ4HC {
-            let size = (nsamples * sample_size).min(dict_maxsize).min(samples.len());
+            let wanted = if plan.vl {
+                samples.len()
+            } else {
+                nsamples * sample_size
+            };
+            let size = wanted.min(dict_maxsize).min(samples.len());
             let mut raw = samples[..size].to_vec();
             // The reference writes the dictionary size into its output buffer
             // (right after the bstarts) before copying the samples from the
@@ -372,10 +485,15 @@ impl Compressor {
             }
             return Ok(Some((EncDict::Lz4(raw.clone()), raw)));
         }
-        let sizes = vec![sample_size; nsamples];
+        let sizes: Vec<usize> = if plan.vl {
+            blocks.iter().map(Vec::len).collect()
+        } else {
+            vec![sample_size; nsamples]
+        };
         match zstd::train_dict(&samples, &sizes, dict_maxsize) {
             Some(raw) if !raw.is_empty() => {
-                let cdict = zstd::CDict::new(&raw, 1).ok_or_else(|| crate::err!(CodecDict, "zstd dictionary"))?;
+                let cdict = zstd::CDict::new(&raw, 1)
+                    .ok_or_else(|| crate::err!(CodecDict, "zstd dictionary"))?;
                 Ok(Some((EncDict::Zstd(cdict), raw)))
             }
             _ => Ok(None),
@@ -385,11 +503,26 @@ impl Compressor {
     /// Encodes every block, in parallel when asked to; results in block order.
     fn encode_blocks(&mut self, plan: &BlockPlan<'_>) -> crate::Result<Vec<Vec<u8>>> {
         let nthreads = (self.cparams.nthreads.max(1) as usize).min(plan.nblocks.max(1));
-        if self.workers.len() < nthreads {
-            self.workers.resize_with(nthreads, EncWorker::default);
+        if nthreads <= 1 {
+            return with_worker(|w| {
+                (0..plan.nblocks)
+                    .map(|j| {
+                        let mut out = Vec::new();
+                        plan.encode(w, j, &mut out).map(|_| out)
+                    })
+                    .collect()
+            });
         }
-        let workers = &mut self.workers[..nthreads];
-        pool::run_blocks(plan.nblocks, workers, |w, j, out| plan.encode(w, j, out))
+        let shared = Arc::new(plan.to_static());
+        let f = Arc::new(move |j: usize| {
+            with_worker(|w| {
+                let mut out = Vec::new();
+                shared.encode(w, j, &mut out).map(|_| out)
+            })
+        });
+        pool::run_indexed(plan.nblocks, nthreads, f)
+            .into_iter()
+            .collect()
     }
 
     /// Compresses several buffers into one VL-block chunk (one block each).
@@ -405,17 +538,31 @@ impl Compressor {
             }
             total += s.len();
             if total > Fmt::MAX_BUFFERSIZE {
-                crate::bail!(MaxBufsizeExceeded, "VL blocks add up to more than the maximum");
+                crate::bail!(
+                    MaxBufsizeExceeded,
+                    "VL blocks add up to more than the maximum"
+                );
             }
             max_block = max_block.max(s.len());
         }
         if dst.len() < Fmt::MAX_OVERHEAD {
-            crate::bail!(MaxBufsizeExceeded, "output buffer must hold at least {} bytes", Fmt::MAX_OVERHEAD);
+            crate::bail!(
+                MaxBufsizeExceeded,
+                "output buffer must hold at least {} bytes",
+                Fmt::MAX_OVERHEAD
+            );
         }
         self.check_codec()?;
         let cp = self.cparams.clone();
-        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE { 1 } else { cp.typesize as usize };
+        let typesize = if cp.typesize as usize > Fmt::MAX_TYPESIZE {
+            1
+        } else {
+            cp.typesize as usize
+        };
         let nblocks = srcs.len();
+        // As in the reference, the context keeps the largest block as its
+        // block size for later chunks.
+        self.sticky_blocksize = max_block as i32;
         let mut hdr = self.header(total, nblocks as i32, typesize);
         hdr.version = Fmt::VERSION_VL_BLOCKS;
         hdr.blosc2_flags2 = Fmt::VL_BLOCKS;
@@ -427,7 +574,7 @@ impl Compressor {
         }
         hdr.flags |= Fmt::DONT_SPLIT | (Codec::format_of(cp.compcode) << 5);
         let plan = BlockPlan {
-            cp: &cp,
+            cp: cp.clone(),
             typesize,
             blocksize: max_block,
             nblocks,
@@ -436,11 +583,22 @@ impl Compressor {
             vl: true,
             training: false,
             dict: None,
-            src: &[],
-            vl_srcs: srcs,
+            src: Bytes::Borrowed(&[]),
+            vl_srcs: srcs.iter().map(|s| Bytes::Borrowed(s)).collect(),
         };
+        let mut plan = plan;
+        let dict = if cp.use_dict && cp.clevel > 0 {
+            self.build_dict(&mut plan, total)?
+        } else {
+            None
+        };
+        let raw_dict = dict.as_ref().map(|(_, raw)| raw.clone());
+        plan.dict = dict.map(|(d, _)| Arc::new(d));
+        if raw_dict.is_some() {
+            hdr.blosc2_flags |= Fmt::USEDICT;
+        }
         let blocks = self.encode_blocks(&plan)?;
-        let n = layout(dst, &mut hdr, &blocks, None);
+        let n = layout(dst, &mut hdr, &blocks, raw_dict.as_deref());
         if n == 0 {
             return Ok(0);
         }

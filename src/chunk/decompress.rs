@@ -10,12 +10,14 @@
 //! (the reference gets this wrong).
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::sync::Arc;
 
 use super::header::ChunkHeader;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, DecDict};
-use super::{DParams, Fmt, PostfilterArgs, Special};
+use super::{Bytes, DParams, Fmt, PostfilterArgs, Special};
 use crate::codecs::registry::CallInfo;
 use crate::codecs::{zstd, Codec};
 
@@ -28,7 +30,12 @@ use crate::codecs::{zstd, Codec};
 /// compressed size when the lazy trailer records it. `nblock == usize::MAX`
 /// asks for the dictionary section (`int32 size` followed by the bytes).
 pub trait BlockSource {
-    fn block(&mut self, nblock: usize, offset: u32, len_hint: Option<usize>) -> crate::Result<Cow<'_, [u8]>>;
+    fn block(
+        &mut self,
+        nblock: usize,
+        offset: u32,
+        len_hint: Option<usize>,
+    ) -> crate::Result<Cow<'_, [u8]>>;
 }
 
 /// Scratch owned by one worker.
@@ -43,10 +50,42 @@ struct DecWorker {
 pub struct Decompressor {
     dparams: DParams,
     maskout: Option<Vec<bool>>,
-    workers: Vec<DecWorker>,
+}
+
+thread_local! {
+    /// Scratch of the decoder running on this thread (pool workers keep theirs).
+    static DEC: RefCell<DecWorker> = RefCell::new(DecWorker::default());
+}
+
+/// Runs `f` with this thread's decoder scratch (a fresh one when it is
+/// already in use, e.g. by a postfilter that decompresses re-entrantly).
+fn with_worker<T>(f: impl FnOnce(&mut DecWorker) -> T) -> T {
+    DEC.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut w) => f(&mut w),
+        Err(_) => f(&mut DecWorker::default()),
+    })
+}
+
+/// Fetched block bytes of a lazy chunk, by block index.
+type Fetched = Arc<Vec<Option<Vec<u8>>>>;
+
+/// The stream bytes of block `j`: from the chunk, or from the fetched blocks.
+fn bytes_of<'b>(
+    p: &'b Prepared<'_>,
+    fetched: Option<&'b Fetched>,
+    j: usize,
+) -> crate::Result<&'b [u8]> {
+    match fetched {
+        None => p.block_bytes(j),
+        Some(f) => match f.get(j) {
+            Some(Some(b)) => Ok(&b[..]),
+            _ => crate::bail!(ReadBuffer, "block {j} was not fetched"),
+        },
+    }
 }
 
 /// Sizes of the blocks of a VL-block chunk.
+#[derive(Clone)]
 struct VlLayout {
     nbytes: Vec<usize>,
     offsets: Vec<usize>,
@@ -57,7 +96,7 @@ struct VlLayout {
 struct Prepared<'a> {
     h: ChunkHeader,
     /// The chunk (non-lazy: exactly `cbytes` bytes).
-    src: &'a [u8],
+    src: Bytes<'a>,
     hlen: usize,
     memcpyed: bool,
     special: u8,
@@ -65,7 +104,7 @@ struct Prepared<'a> {
     nblocks: usize,
     leftover: usize,
     bstarts_end: usize,
-    dict: Option<DecDict>,
+    dict: Option<Arc<DecDict>>,
     vl: Option<VlLayout>,
     has_delta: bool,
 }
@@ -79,7 +118,9 @@ fn rd_i32(b: &[u8], at: usize) -> crate::Result<i32> {
 
 fn make_dict(compformat: u8, raw: &[u8]) -> crate::Result<DecDict> {
     if compformat == Codec::FORMAT_ZSTD {
-        zstd::DDict::new(raw).map(DecDict::Zstd).ok_or_else(|| crate::err!(CodecDict, "bad zstd dictionary"))
+        zstd::DDict::new(raw)
+            .map(DecDict::Zstd)
+            .ok_or_else(|| crate::err!(CodecDict, "bad zstd dictionary"))
     } else {
         Ok(DecDict::Lz4(raw.to_vec()))
     }
@@ -101,18 +142,25 @@ fn read_dict(compformat: u8, b: &[u8]) -> crate::Result<(DecDict, usize)> {
 impl<'a> Prepared<'a> {
     /// Validates `chunk` as the reference's `initialize_context_decompression`
     /// does (for lazy chunks, only the header and bstarts must be present).
-    fn new(chunk: &'a [u8], lazy_ok: bool) -> crate::Result<Self> {
+    /// `lazy_view`: `chunk` holds only the header and bstarts (and maybe the
+    /// lazy trailer), whatever the lazy flag says; block bytes come from elsewhere.
+    fn new(chunk: &'a [u8], lazy_view: bool) -> crate::Result<Self> {
         let h = ChunkHeader::parse_unchecked_len(chunk)?;
-        let lazy = h.is_lazy();
-        if lazy && !lazy_ok {
+        if h.is_lazy() && !lazy_view {
             crate::bail!(InvalidParam, "lazy chunk: use decompress_with_source");
         }
+        let lazy = lazy_view;
         let src = if lazy {
             chunk
         } else {
             match chunk.get(..h.cbytes()) {
                 Some(s) => s,
-                None => crate::bail!(InvalidHeader, "cbytes {} past the {} bytes given", h.cbytes, chunk.len()),
+                None => crate::bail!(
+                    InvalidHeader,
+                    "cbytes {} past the {} bytes given",
+                    h.cbytes,
+                    chunk.len()
+                ),
             }
         };
         let special = h.special_code();
@@ -122,7 +170,12 @@ impl<'a> Prepared<'a> {
         let hlen = h.header_len();
         let memcpyed = h.is_memcpyed();
         if memcpyed && special == 0 && h.cbytes() != h.nbytes() + hlen {
-            crate::bail!(Data, "memcpyed chunk with cbytes {} != nbytes {} + header", h.cbytes, h.nbytes);
+            crate::bail!(
+                Data,
+                "memcpyed chunk with cbytes {} != nbytes {} + header",
+                h.cbytes,
+                h.nbytes
+            );
         }
         let vl = h.vl_blocks();
         let nblocks = h.nblocks();
@@ -130,7 +183,7 @@ impl<'a> Prepared<'a> {
         let leftover = h.leftover();
         let has_delta = h.filters.contains(&Fmt::DELTA);
         let mut p = Prepared {
-            src,
+            src: Bytes::Borrowed(src),
             hlen,
             memcpyed,
             special,
@@ -161,22 +214,46 @@ impl<'a> Prepared<'a> {
         }
         if p.h.uses_dict() && !lazy && special == 0 && !memcpyed {
             let (d, _) = read_dict(p.h.compformat(), &src[p.bstarts_end..])?;
-            p.dict = Some(d);
+            p.dict = Some(Arc::new(d));
         }
         if vl && !lazy {
             p.vl = Some(p.vl_layout()?);
-            p.blocksize = p.vl.as_ref().map_or(0, |v| v.nbytes.iter().copied().max().unwrap_or(0));
+            p.blocksize =
+                p.vl.as_ref()
+                    .map_or(0, |v| v.nbytes.iter().copied().max().unwrap_or(0));
         }
         Ok(p)
     }
 
+    /// A copy that owns (shares) the chunk bytes, for the worker pool.
+    fn to_static(&self) -> Prepared<'static> {
+        Prepared {
+            h: self.h.clone(),
+            src: self.src.to_shared(),
+            hlen: self.hlen,
+            memcpyed: self.memcpyed,
+            special: self.special,
+            blocksize: self.blocksize,
+            nblocks: self.nblocks,
+            leftover: self.leftover,
+            bstarts_end: self.bstarts_end,
+            dict: self.dict.clone(),
+            vl: self.vl.clone(),
+            has_delta: self.has_delta,
+        }
+    }
+
     fn bstart(&self, j: usize) -> crate::Result<i32> {
-        rd_i32(self.src, self.hlen + 4 * j)
+        rd_i32(&self.src, self.hlen + 4 * j)
     }
 
     fn vl_layout(&self) -> crate::Result<VlLayout> {
         let n = self.nblocks;
-        let (mut nbytes, mut offsets, mut cbytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut nbytes, mut offsets, mut cbytes) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
         let mut total = 0usize;
         let mut prev = 0i32;
         let cb = self.h.cbytes;
@@ -191,7 +268,7 @@ impl<'a> Prepared<'a> {
             {
                 crate::bail!(InvalidHeader, "invalid VL-block offsets");
             }
-            let nb = rd_i32(self.src, bstart as usize)?;
+            let nb = rd_i32(&self.src, bstart as usize)?;
             if nb <= 0 {
                 crate::bail!(InvalidHeader, "invalid VL-block size {nb}");
             }
@@ -207,7 +284,11 @@ impl<'a> Prepared<'a> {
         if total != self.h.nbytes() {
             crate::bail!(InvalidHeader, "VL-block sizes do not add up to nbytes");
         }
-        Ok(VlLayout { nbytes, offsets, cbytes })
+        Ok(VlLayout {
+            nbytes,
+            offsets,
+            cbytes,
+        })
     }
 
     /// (offset in the decoded chunk, size) of block `j`.
@@ -216,7 +297,11 @@ impl<'a> Prepared<'a> {
             return (vl.offsets[j], vl.nbytes[j]);
         }
         let off = j * self.blocksize;
-        let size = if j + 1 == self.nblocks && self.leftover > 0 { self.leftover } else { self.blocksize };
+        let size = if j + 1 == self.nblocks && self.leftover > 0 {
+            self.leftover
+        } else {
+            self.blocksize
+        };
         (off, size)
     }
 
@@ -225,7 +310,7 @@ impl<'a> Prepared<'a> {
     }
 
     /// The stream bytes of block `j` within a non-lazy chunk.
-    fn block_bytes(&self, j: usize) -> crate::Result<&'a [u8]> {
+    fn block_bytes(&self, j: usize) -> crate::Result<&[u8]> {
         if self.special != 0 {
             return Ok(&[]);
         }
@@ -274,7 +359,9 @@ impl<'a> Prepared<'a> {
                     Special::UNINIT_CODE => {}
                     Special::NAN_CODE => fill_nans(self.h.typesize(), dst)?,
                     Special::VALUE_CODE => {
-                        let value = &self.src[self.hlen..self.h.cbytes()];
+                        let Some(value) = self.src.get(self.hlen..self.h.cbytes()) else {
+                            crate::bail!(ReadBuffer, "repeated value past the chunk");
+                        };
                         if dst.len() % value.len() != 0 {
                             crate::bail!(Data, "block not a multiple of the repeated value");
                         }
@@ -310,7 +397,11 @@ impl<'a> Prepared<'a> {
         let filtered = pipeline::any_backward(&self.h.filters) && !self.h.is_instrumented();
         let typesize = self.h.typesize();
         let vl = self.vl.is_some();
-        let mut nstreams = if vl || self.h.dont_split() || self.is_leftover(j) { 1 } else { typesize };
+        let mut nstreams = if vl || self.h.dont_split() || self.is_leftover(j) {
+            1
+        } else {
+            typesize
+        };
         if bsize < nstreams {
             nstreams = 1;
         }
@@ -325,7 +416,7 @@ impl<'a> Prepared<'a> {
             compcode_meta: self.h.compcode_meta,
             nthreads: dp.nthreads,
             blocksize: self.blocksize as i32,
-            chunk: self.src,
+            chunk: &self.src,
         };
         let use_tmp = filtered || postfilter.is_some();
         let mut work = std::mem::take(&mut w.a);
@@ -348,7 +439,16 @@ impl<'a> Prepared<'a> {
                         dst.copy_from_slice(s);
                     } else {
                         let cf = self.h.compformat();
-                        stream::decode(&mut w.codec, cf, self.h.compcode(), self.h.compcode_meta, s, dst, self.dict.as_ref(), &info)?;
+                        stream::decode(
+                            &mut w.codec,
+                            cf,
+                            self.h.compcode(),
+                            self.h.compcode_meta,
+                            s,
+                            dst,
+                            self.dict.as_deref(),
+                            &info,
+                        )?;
                     }
                     pos = bytes.len();
                     continue;
@@ -361,7 +461,10 @@ impl<'a> Prepared<'a> {
                     };
                     pos += 1;
                     if token & 1 == 0 || csize < -255 {
-                        crate::bail!(RunLength, "invalid run in block {j} (csize {csize}, token {token})");
+                        crate::bail!(
+                            RunLength,
+                            "invalid run in block {j} (csize {csize}, token {token})"
+                        );
                     }
                     dst.fill((-csize) as u8);
                 } else {
@@ -374,7 +477,16 @@ impl<'a> Prepared<'a> {
                         dst.copy_from_slice(s);
                     } else {
                         let cf = self.h.compformat();
-                        stream::decode(&mut w.codec, cf, self.h.compcode(), self.h.compcode_meta, s, dst, self.dict.as_ref(), &info)?;
+                        stream::decode(
+                            &mut w.codec,
+                            cf,
+                            self.h.compcode(),
+                            self.h.compcode_meta,
+                            s,
+                            dst,
+                            self.dict.as_deref(),
+                            &info,
+                        )?;
                     }
                 }
             }
@@ -424,7 +536,15 @@ fn run_postfilter(
     tid: usize,
     typesize: usize,
 ) -> crate::Result<()> {
-    let mut args = PostfilterArgs { input, output, offset, nblock, nchunk: dp.nchunk, tid, typesize };
+    let mut args = PostfilterArgs {
+        input,
+        output,
+        offset,
+        nblock,
+        nchunk: dp.nchunk,
+        tid,
+        typesize,
+    };
     pf(&mut args).map_err(|e| crate::err!(Postfilter, "postfilter failed: {e}"))
 }
 
@@ -452,7 +572,10 @@ fn fill_nans(typesize: usize, dst: &mut [u8]) -> crate::Result<()> {
 
 impl Decompressor {
     pub fn new(dparams: DParams) -> Self {
-        Decompressor { dparams, maskout: None, workers: Vec::new() }
+        Decompressor {
+            dparams,
+            maskout: None,
+        }
     }
 
     pub fn dparams(&self) -> &DParams {
@@ -467,59 +590,65 @@ impl Decompressor {
         Ok(())
     }
 
-    fn workers(&mut self, nblocks: usize) -> &mut [DecWorker] {
-        let n = (self.dparams.nthreads.max(1) as usize).min(nblocks.max(1));
-        if self.workers.len() < n {
-            self.workers.resize_with(n, DecWorker::default);
-        }
-        &mut self.workers[..n]
-    }
-
     /// Decodes a whole chunk into `dst`; returns its uncompressed size.
     pub fn decompress(&mut self, chunk: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
         let mask = self.maskout.take();
         let p = Prepared::new(chunk, false)?;
         if p.h.nbytes() > dst.len() {
-            crate::bail!(WriteBuffer, "chunk holds {} bytes, destination has {}", p.h.nbytes, dst.len());
+            crate::bail!(
+                WriteBuffer,
+                "chunk holds {} bytes, destination has {}",
+                p.h.nbytes,
+                dst.len()
+            );
         }
         if let Some(m) = &mask {
             if m.len() != p.nblocks {
-                crate::bail!(Data, "mask has {} entries, chunk has {} blocks", m.len(), p.nblocks);
+                crate::bail!(
+                    Data,
+                    "mask has {} entries, chunk has {} blocks",
+                    m.len(),
+                    p.nblocks
+                );
             }
         }
-        let p = &p;
-        self.decode_into(p, &mut dst[..p.h.nbytes()], mask.as_deref(), &|_p, j| p.block_bytes(j).map(Cow::Borrowed))?;
+        self.decode_into(&p, &mut dst[..p.h.nbytes()], mask.as_deref(), None)?;
         Ok(p.h.nbytes())
     }
 
     /// Decodes all blocks not masked out into `dst` (exactly nbytes long).
-    fn decode_into<'s>(
+    fn decode_into(
         &mut self,
         p: &Prepared<'_>,
         dst: &mut [u8],
         mask: Option<&[bool]>,
-        fetch: &(dyn Fn(&Prepared<'_>, usize) -> crate::Result<Cow<'s, [u8]>> + Sync),
+        fetched: Option<Fetched>,
     ) -> crate::Result<()> {
         let dp = self.dparams.clone();
         let skip = |j: usize| mask.is_some_and(|m| m[j]);
-        let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && p.vl.is_none() && p.nblocks > 1;
-        let workers = self.workers(p.nblocks);
+        let needs_ref =
+            p.has_delta && !p.memcpyed && p.special == 0 && p.vl.is_none() && p.nblocks > 1;
         // Block 0 first when DELTA needs it as reference.
         let mut scratch0: Vec<u8> = Vec::new();
         let mut first = 0usize;
         if needs_ref {
             let (_, s0) = p.block_span(0);
-            let bytes = fetch(p, 0)?;
-            if skip(0) {
+            let bytes = bytes_of(p, fetched.as_ref(), 0)?;
+            let out = if skip(0) {
                 scratch0.resize(s0, 0);
-                p.decode_block(&mut workers[0], &dp, 0, &bytes, &mut scratch0, None, 0)?;
+                &mut scratch0[..]
             } else {
-                p.decode_block(&mut workers[0], &dp, 0, &bytes, &mut dst[..s0], None, 0)?;
-            }
+                &mut dst[..s0]
+            };
+            with_worker(|w| p.decode_block(w, &dp, 0, bytes, out, None, 0))?;
             first = 1;
         }
         let (head, rest) = dst.split_at_mut(if needs_ref { p.block_span(0).1 } else { 0 });
-        let dref: Option<&[u8]> = if needs_ref { Some(if skip(0) { &scratch0 } else { head }) } else { None };
+        let dref: Option<&[u8]> = if needs_ref {
+            Some(if skip(0) { &scratch0 } else { head })
+        } else {
+            None
+        };
         // Cut the rest of dst into per-block pieces.
         let mut items: Vec<(usize, &mut [u8])> = Vec::with_capacity(p.nblocks);
         let mut remaining = rest;
@@ -531,15 +660,59 @@ impl Decompressor {
                 items.push((j, piece));
             }
         }
-        pool::for_each(&mut items, workers, |w, (j, out)| {
-            let bytes = fetch(p, *j)?;
-            p.decode_block(w, &dp, *j, &bytes, out, dref, 0)
-        })
+        let nthreads = (dp.nthreads.max(1) as usize).min(items.len());
+        if nthreads <= 1 {
+            return with_worker(|w| {
+                for (j, out) in items.iter_mut() {
+                    let bytes = bytes_of(p, fetched.as_ref(), *j)?;
+                    p.decode_block(w, &dp, *j, bytes, out, dref, 0)?;
+                }
+                Ok(())
+            });
+        }
+        // Pool workers get shared copies of the inputs and send blocks back.
+        let shared = Arc::new(p.to_static());
+        let dref_owned: Option<Arc<Vec<u8>>> = dref.map(|r| Arc::new(r.to_vec()));
+        let jobs: Arc<Vec<(usize, usize)>> =
+            Arc::new(items.iter().map(|(j, o)| (*j, o.len())).collect());
+        let f = {
+            let jobs = Arc::clone(&jobs);
+            Arc::new(move |k: usize| -> crate::Result<Vec<u8>> {
+                let (j, size) = jobs[k];
+                let mut out = vec![0u8; size];
+                let bytes = bytes_of(&shared, fetched.as_ref(), j)?;
+                with_worker(|w| {
+                    shared.decode_block(
+                        w,
+                        &dp,
+                        j,
+                        bytes,
+                        &mut out,
+                        dref_owned.as_deref().map(|v| &v[..]),
+                        k,
+                    )
+                })?;
+                Ok(out)
+            })
+        };
+        for ((_, out), r) in items
+            .iter_mut()
+            .zip(pool::run_indexed(jobs.len(), nthreads, f))
+        {
+            out.copy_from_slice(&r?);
+        }
+        Ok(())
     }
 
     /// Decodes `nitems` items starting at item `start` (items of the chunk's
     /// typesize) into `dst`, decoding only the blocks that hold them.
-    pub fn getitem(&mut self, chunk: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> crate::Result<usize> {
+    pub fn getitem(
+        &mut self,
+        chunk: &[u8],
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> crate::Result<usize> {
         let p = Prepared::new(chunk, false)?;
         if p.vl.is_some() {
             crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
@@ -566,27 +739,32 @@ impl Decompressor {
         let first = start_b / bs;
         let last = (stop_b - 1) / bs;
         let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && last > 0;
-        let w = &mut self.workers(1)[0];
-        let mut block0 = Vec::new();
-        if needs_ref {
-            let (_, s0) = p.block_span(0);
-            block0.resize(s0, 0);
-            p.decode_block(w, &dp, 0, p.block_bytes(0)?, &mut block0, None, 0)?;
-        }
-        let mut tmp = Vec::new();
-        let mut written = 0;
-        for j in first..=last {
-            let (off, size) = p.block_span(j);
-            tmp.clear();
-            tmp.resize(size, 0);
-            let dref = if needs_ref && j > 0 { Some(&block0[..]) } else { None };
-            p.decode_block(w, &dp, j, p.block_bytes(j)?, &mut tmp, dref, 0)?;
-            let from = start_b.max(off) - off;
-            let to = stop_b.min(off + size) - off;
-            dst[written..written + (to - from)].copy_from_slice(&tmp[from..to]);
-            written += to - from;
-        }
-        Ok(written)
+        with_worker(|w| {
+            let mut block0 = Vec::new();
+            if needs_ref {
+                let (_, s0) = p.block_span(0);
+                block0.resize(s0, 0);
+                p.decode_block(w, &dp, 0, p.block_bytes(0)?, &mut block0, None, 0)?;
+            }
+            let mut tmp = Vec::new();
+            let mut written = 0;
+            for j in first..=last {
+                let (off, size) = p.block_span(j);
+                tmp.clear();
+                tmp.resize(size, 0);
+                let dref = if needs_ref && j > 0 {
+                    Some(&block0[..])
+                } else {
+                    None
+                };
+                p.decode_block(w, &dp, j, p.block_bytes(j)?, &mut tmp, dref, 0)?;
+                let from = start_b.max(off) - off;
+                let to = stop_b.min(off + size) - off;
+                dst[written..written + (to - from)].copy_from_slice(&tmp[from..to]);
+                written += to - from;
+            }
+            Ok(written)
+        })
     }
 
     /// Decodes block `nblock` of a VL-block chunk.
@@ -600,8 +778,7 @@ impl Decompressor {
         }
         let mut out = vec![0u8; vl.nbytes[nblock]];
         let dp = self.dparams.clone();
-        let w = &mut self.workers(1)[0];
-        p.decode_block(w, &dp, nblock, p.block_bytes(nblock)?, &mut out, None, 0)?;
+        with_worker(|w| p.decode_block(w, &dp, nblock, p.block_bytes(nblock)?, &mut out, None, 0))?;
         Ok(out)
     }
 
@@ -611,7 +788,9 @@ impl Decompressor {
         if p.vl.is_none() {
             crate::bail!(InvalidParam, "not a VL-block chunk");
         }
-        (0..p.nblocks).map(|j| self.decompress_vl_block(chunk, j)).collect()
+        (0..p.nblocks)
+            .map(|j| self.decompress_vl_block(chunk, j))
+            .collect()
     }
 
     /// Decodes a lazy chunk: `header_and_bstarts` holds the header, the block
@@ -631,27 +810,39 @@ impl Decompressor {
                 crate::bail!(WriteBuffer, "destination too small");
             }
             let nb = p.h.nbytes();
-            let fetch = |_p: &Prepared<'_>, _j: usize| -> crate::Result<Cow<'_, [u8]>> { Ok(Cow::Borrowed(&[][..])) };
-            self.decode_into(&p, &mut dst[..nb], mask, &fetch)?;
+            self.decode_into(&p, &mut dst[..nb], mask, None)?;
             return Ok(nb);
         }
         if p.h.nbytes() > dst.len() {
-            crate::bail!(WriteBuffer, "chunk holds {} bytes, destination has {}", p.h.nbytes, dst.len());
+            crate::bail!(
+                WriteBuffer,
+                "chunk holds {} bytes, destination has {}",
+                p.h.nbytes,
+                dst.len()
+            );
         }
         if let Some(m) = mask {
             if m.len() != p.nblocks {
-                crate::bail!(Data, "mask has {} entries, chunk has {} blocks", m.len(), p.nblocks);
+                crate::bail!(
+                    Data,
+                    "mask has {} entries, chunk has {} blocks",
+                    m.len(),
+                    p.nblocks
+                );
             }
         }
         // Lazy trailer: nchunk (i32), offset (i64), then one csize per block.
         let trailer = p.bstarts_end + 12;
         let hint = |j: usize| -> Option<usize> {
-            rd_i32(header_and_bstarts, trailer + 4 * j).ok().filter(|&c| c > 0).map(|c| c as usize)
+            rd_i32(header_and_bstarts, trailer + 4 * j)
+                .ok()
+                .filter(|&c| c > 0)
+                .map(|c| c as usize)
         };
         if p.h.uses_dict() && !p.memcpyed {
             let bytes = source.block(usize::MAX, p.bstarts_end as u32, None)?;
             let (d, _) = read_dict(p.h.compformat(), &bytes)?;
-            p.dict = Some(d);
+            p.dict = Some(Arc::new(d));
         }
         // Fetch every needed block first (the source is not shareable across threads).
         let nblocks = p.nblocks;
@@ -663,22 +854,20 @@ impl Decompressor {
                 fetched.push(None);
                 continue;
             }
-            let offset = if p.memcpyed { p.hlen + j * p.blocksize } else { p.bstart(j)? as usize };
-            let offset = u32::try_from(offset).map_err(|_| crate::err!(InvalidHeader, "block offset overflows"))?;
+            let offset = if p.memcpyed {
+                p.hlen + j * p.blocksize
+            } else {
+                p.bstart(j)? as usize
+            };
+            let offset = u32::try_from(offset)
+                .map_err(|_| crate::err!(InvalidHeader, "block offset overflows"))?;
             fetched.push(Some(source.block(j, offset, hint(j))?.into_owned()));
         }
         if p.h.vl_blocks() {
             p.vl = Some(lazy_vl_layout(&p, &fetched)?);
         }
         let nb = p.h.nbytes();
-        let fetched = &fetched;
-        let fetch = move |_p: &Prepared<'_>, j: usize| -> crate::Result<Cow<'_, [u8]>> {
-            match fetched.get(j) {
-                Some(Some(b)) => Ok(Cow::Borrowed(&b[..])),
-                _ => crate::bail!(ReadBuffer, "block {j} was not fetched"),
-            }
-        };
-        self.decode_into(&p, &mut dst[..nb], mask, &fetch)?;
+        self.decode_into(&p, &mut dst[..nb], mask, Some(Arc::new(fetched)))?;
         Ok(nb)
     }
 }
@@ -690,14 +879,21 @@ fn lazy_vl_layout(p: &Prepared<'_>, fetched: &[Option<Vec<u8>>]) -> crate::Resul
     let mut total = 0usize;
     for j in 0..n {
         let bstart = p.bstart(j)?;
-        let next = if j + 1 < n { p.bstart(j + 1)? } else { p.h.cbytes };
+        let next = if j + 1 < n {
+            p.bstart(j + 1)?
+        } else {
+            p.h.cbytes
+        };
         if bstart < p.bstarts_end as i32 || next <= bstart || next > p.h.cbytes {
             crate::bail!(InvalidHeader, "invalid VL-block offsets in lazy chunk");
         }
         let csize = (next - bstart) as usize;
         let nb = match &fetched[j] {
             Some(b) => rd_i32(b, 0)?,
-            None => crate::bail!(InvalidParam, "masks are not supported for lazy VL-block chunks"),
+            None => crate::bail!(
+                InvalidParam,
+                "masks are not supported for lazy VL-block chunks"
+            ),
         };
         if nb <= 0 {
             crate::bail!(InvalidHeader, "invalid VL-block size");
@@ -710,5 +906,9 @@ fn lazy_vl_layout(p: &Prepared<'_>, fetched: &[Option<Vec<u8>>]) -> crate::Resul
     if total != p.h.nbytes() {
         crate::bail!(InvalidHeader, "VL-block sizes do not add up to nbytes");
     }
-    Ok(VlLayout { nbytes, offsets, cbytes })
+    Ok(VlLayout {
+        nbytes,
+        offsets,
+        cbytes,
+    })
 }

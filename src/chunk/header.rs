@@ -50,7 +50,11 @@ impl ChunkHeader {
     /// check that `cbytes` bytes are present.
     pub(crate) fn parse_unchecked_len(chunk: &[u8]) -> crate::Result<Self> {
         if chunk.len() < Fmt::MIN_HEADER {
-            crate::bail!(ReadBuffer, "{} bytes cannot hold a chunk header", chunk.len());
+            crate::bail!(
+                ReadBuffer,
+                "{} bytes cannot hold a chunk header",
+                chunk.len()
+            );
         }
         let mut h = ChunkHeader {
             version: chunk[0],
@@ -86,10 +90,18 @@ impl ChunkHeader {
         h.extended = h.flags & Fmt::DOSHUFFLE != 0 && h.flags & Fmt::DOBITSHUFFLE != 0;
         if h.extended {
             if h.cbytes < Fmt::EXT_HEADER as i32 {
-                crate::bail!(InvalidHeader, "cbytes {} too small for an extended header", h.cbytes);
+                crate::bail!(
+                    InvalidHeader,
+                    "cbytes {} too small for an extended header",
+                    h.cbytes
+                );
             }
             if chunk.len() < Fmt::EXT_HEADER {
-                crate::bail!(ReadBuffer, "{} bytes cannot hold an extended header", chunk.len());
+                crate::bail!(
+                    ReadBuffer,
+                    "{} bytes cannot hold an extended header",
+                    chunk.len()
+                );
             }
             h.filters.copy_from_slice(&chunk[16..22]);
             h.udcompcode = chunk[22];
@@ -105,13 +117,22 @@ impl ChunkHeader {
                 // The value's width is what follows the header.
                 let width = h.cbytes - Fmt::EXT_HEADER as i32;
                 if width <= 0 || width > h.nbytes || h.nbytes % width != 0 {
-                    crate::bail!(InvalidHeader, "repeated-value width {width} does not fit nbytes {}", h.nbytes);
+                    crate::bail!(
+                        InvalidHeader,
+                        "repeated-value width {width} does not fit nbytes {}",
+                        h.nbytes
+                    );
                 }
             } else if special != 0
                 && special != Special::ZERO_CODE
                 && h.nbytes % i32::from(h.typesize) != 0
             {
-                crate::bail!(InvalidHeader, "nbytes {} not a multiple of typesize {}", h.nbytes, h.typesize);
+                crate::bail!(
+                    InvalidHeader,
+                    "nbytes {} not a multiple of typesize {}",
+                    h.nbytes,
+                    h.typesize
+                );
             }
             if h.version == Fmt::VERSION_ALPHA {
                 // The alpha format left the sixth slot uninitialised.
@@ -122,7 +143,11 @@ impl ChunkHeader {
             h.filters = filters_from_flags(h.flags);
         }
         if h.version > Fmt::VERSION_CURRENT && h.blosc2_flags2 & !Fmt::VL_BLOCKS != 0 {
-            crate::bail!(VersionSupport, "chunk format version {} with unknown features", h.version);
+            crate::bail!(
+                VersionSupport,
+                "chunk format version {} with unknown features",
+                h.version
+            );
         }
         if h.vl_blocks() && h.is_memcpyed() {
             crate::bail!(InvalidHeader, "VL-block chunks cannot be memcpyed");
@@ -325,10 +350,30 @@ mod tests {
     #[test]
     fn rejects_bad_fields() {
         assert_eq!(ChunkHeader::parse(&[0u8; 10]).unwrap_err().code(), -5);
-        assert_eq!(ChunkHeader::parse(&hdr(100, 0, 116, 0, 4)).unwrap_err().code(), -11);
-        assert_eq!(ChunkHeader::parse(&hdr(100, 10, 116, 0, 0)).unwrap_err().code(), -11);
-        assert_eq!(ChunkHeader::parse(&hdr(100, 10, 8, 0, 1)).unwrap_err().code(), -11);
-        assert_eq!(ChunkHeader::parse(&hdr(-5, 10, 16, 0, 1)).unwrap_err().code(), -11);
+        assert_eq!(
+            ChunkHeader::parse(&hdr(100, 0, 116, 0, 4))
+                .unwrap_err()
+                .code(),
+            -11
+        );
+        assert_eq!(
+            ChunkHeader::parse(&hdr(100, 10, 116, 0, 0))
+                .unwrap_err()
+                .code(),
+            -11
+        );
+        assert_eq!(
+            ChunkHeader::parse(&hdr(100, 10, 8, 0, 1))
+                .unwrap_err()
+                .code(),
+            -11
+        );
+        assert_eq!(
+            ChunkHeader::parse(&hdr(-5, 10, 16, 0, 1))
+                .unwrap_err()
+                .code(),
+            -11
+        );
         let mut short = hdr(100, 10, 116, 0, 1);
         short.truncate(50);
         assert_eq!(ChunkHeader::parse(&short).unwrap_err().code(), -11);

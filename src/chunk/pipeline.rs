@@ -174,9 +174,15 @@ pub(crate) fn backward(
                     .backward(data, tmp, meta, &ctx.info)
                     .map_err(|e| crate::err!(FilterPipeline, "user filter {f}: {e}"))?,
                 None if (Fmt::FILTERS_GLOBAL_START..=Fmt::FILTERS_GLOBAL_STOP).contains(&f) => {
-                    crate::bail!(CodecSupport, "filter {f} is a reference plugin, not supported here")
+                    crate::bail!(
+                        CodecSupport,
+                        "filter {f} is a reference plugin, not supported here"
+                    )
                 }
-                None => crate::bail!(FilterPipeline, "filter {f} not available when decompressing"),
+                None => crate::bail!(
+                    FilterPipeline,
+                    "filter {f} not available when decompressing"
+                ),
             },
         }
         std::mem::swap(data, tmp);
@@ -199,18 +205,34 @@ mod glue {
     pub(super) fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
         bitshuffle::bitshuffle(ts, src, dst)
     }
-    pub(super) fn bitunshuffle(ts: usize, src: &[u8], dst: &mut [u8], version: u8) -> crate::Result<()> {
+    pub(super) fn bitunshuffle(
+        ts: usize,
+        src: &[u8],
+        dst: &mut [u8],
+        version: u8,
+    ) -> crate::Result<()> {
         if version == 2 {
             bitshuffle::bitunshuffle_format2(ts, src, dst)
         } else {
             bitshuffle::bitunshuffle(ts, src, dst)
         }
     }
-    pub(super) fn delta_encode(dref: &[u8], offset: usize, ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+    pub(super) fn delta_encode(
+        dref: &[u8],
+        offset: usize,
+        ts: usize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> crate::Result<()> {
         delta::encode(dref, offset, ts, src, dst);
         Ok(())
     }
-    pub(super) fn delta_decode(dref: Option<&[u8]>, offset: usize, ts: usize, buf: &mut [u8]) -> crate::Result<()> {
+    pub(super) fn delta_decode(
+        dref: Option<&[u8]>,
+        offset: usize,
+        ts: usize,
+        buf: &mut [u8],
+    ) -> crate::Result<()> {
         delta::decode(dref.unwrap_or(&[]), offset, ts, buf);
         Ok(())
     }

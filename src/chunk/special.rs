@@ -8,14 +8,27 @@ use super::{CParams, Fmt, Special};
 /// Builds a special chunk with the reference's default parameters (except
 /// `typesize`). `value` is required for [`Special::Value`] and must be
 /// `typesize` bytes long.
-pub fn make_special(kind: Special, nbytes: usize, typesize: usize, value: Option<&[u8]>) -> crate::Result<Vec<u8>> {
-    let cp = CParams { typesize: i32::try_from(typesize).unwrap_or(i32::MAX), ..CParams::default() };
+pub fn make_special(
+    kind: Special,
+    nbytes: usize,
+    typesize: usize,
+    value: Option<&[u8]>,
+) -> crate::Result<Vec<u8>> {
+    let cp = CParams {
+        typesize: i32::try_from(typesize).unwrap_or(i32::MAX),
+        ..CParams::default()
+    };
     make_special_with(&cp, kind, nbytes, value)
 }
 
 /// Builds a special chunk as `blosc2_chunk_zeros/nans/uninit/repeatval` do for
 /// `cparams` (the blocksize field is the one `cparams` would give).
-pub fn make_special_with(cp: &CParams, kind: Special, nbytes: usize, value: Option<&[u8]>) -> crate::Result<Vec<u8>> {
+pub fn make_special_with(
+    cp: &CParams,
+    kind: Special,
+    nbytes: usize,
+    value: Option<&[u8]>,
+) -> crate::Result<Vec<u8>> {
     if cp.typesize <= 0 {
         crate::bail!(InvalidParam, "typesize {} must be positive", cp.typesize);
     }
@@ -33,8 +46,15 @@ pub fn make_special_with(cp: &CParams, kind: Special, nbytes: usize, value: Opti
     if cp.clevel > 9 {
         crate::bail!(CodecParam, "clevel {} not in 0..=9", cp.clevel);
     }
-    let blocksize =
-        compute_blocksize(cp.clevel, cp.typesize, nbytes as i32, cp.blocksize, cp.compcode, cp.splitmode, &cp.filters);
+    let blocksize = compute_blocksize(
+        cp.clevel,
+        cp.typesize,
+        nbytes as i32,
+        cp.blocksize,
+        cp.compcode,
+        cp.splitmode,
+        &cp.filters,
+    );
     let stored_ts = if ts > Fmt::MAX_TYPESIZE { 1 } else { ts };
     let extra = if kind == Special::Value { ts } else { 0 };
     let hdr = HeaderOut {
@@ -56,7 +76,10 @@ pub fn make_special_with(cp: &CParams, kind: Special, nbytes: usize, value: Opti
     if kind == Special::Value {
         match value {
             Some(v) if v.len() == ts => out.extend_from_slice(v),
-            _ => crate::bail!(InvalidParam, "a repeated-value chunk needs a value of {ts} bytes"),
+            _ => crate::bail!(
+                InvalidParam,
+                "a repeated-value chunk needs a value of {ts} bytes"
+            ),
         }
     }
     Ok(out)

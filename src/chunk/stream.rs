@@ -16,13 +16,17 @@ impl CodecState {
         if self.zc.is_none() {
             self.zc = zstd::CCtx::new();
         }
-        self.zc.as_mut().ok_or_else(|| crate::err!(MemoryAlloc, "zstd compression context"))
+        self.zc
+            .as_mut()
+            .ok_or_else(|| crate::err!(MemoryAlloc, "zstd compression context"))
     }
     fn zd(&mut self) -> crate::Result<&mut zstd::DCtx> {
         if self.zd.is_none() {
             self.zd = zstd::DCtx::new();
         }
-        self.zd.as_mut().ok_or_else(|| crate::err!(MemoryAlloc, "zstd decompression context"))
+        self.zd
+            .as_mut()
+            .ok_or_else(|| crate::err!(MemoryAlloc, "zstd decompression context"))
     }
 }
 
@@ -43,7 +47,11 @@ pub(crate) enum DecDict {
 /// The Zstd level the reference uses for a Blosc clevel.
 pub(crate) fn zstd_level(clevel: u8) -> i32 {
     let clevel = i32::from(clevel);
-    let mut level = if clevel < 9 { clevel * 2 - 1 } else { zstd::max_clevel() };
+    let mut level = if clevel < 9 {
+        clevel * 2 - 1
+    } else {
+        zstd::max_clevel()
+    };
     if level == 8 {
         level = zstd::max_clevel() - 2;
     }
@@ -143,7 +151,10 @@ pub(crate) fn decode(
         }
         Codec::FORMAT_UDCODEC => {
             if compcode < registry::USER_START {
-                crate::bail!(CodecSupport, "codec {compcode} is a reference plugin, not supported here");
+                crate::bail!(
+                    CodecSupport,
+                    "codec {compcode} is a reference plugin, not supported here"
+                );
             }
             match registry::codec(compcode) {
                 Some(entry) => Some(entry.codec.decode(src, dst, compcode_meta, info)?),
@@ -155,5 +166,76 @@ pub(crate) fn decode(
     match got {
         Some(n) if n == want => Ok(()),
         _ => crate::bail!(Data, "stream did not decode to {want} bytes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zstd_levels_follow_the_reference() {
+        let max = zstd::max_clevel();
+        let got: Vec<i32> = (1..=9).map(zstd_level).collect();
+        assert_eq!(got, vec![1, 3, 5, 7, 9, 11, 13, 15, max]);
+    }
+
+    #[test]
+    fn every_builtin_codec_round_trips_a_stream() {
+        let src: Vec<u8> = (0..10_000u32).map(|i| (i / 10) as u8).collect();
+        let info = CallInfo {
+            typesize: 1,
+            clevel: 5,
+            compcode: 0,
+            compcode_meta: 0,
+            nthreads: 1,
+            blocksize: 0,
+            chunk: &[],
+        };
+        let mut st = CodecState::default();
+        for compcode in [
+            Codec::BLOSCLZ,
+            Codec::LZ4,
+            Codec::LZ4HC,
+            Codec::ZLIB,
+            Codec::ZSTD,
+        ] {
+            let p = EncodeParams {
+                compcode,
+                clevel: 5,
+                compcode_meta: 0,
+                info,
+            };
+            let mut dst = vec![0u8; src.len()];
+            let n = encode(&mut st, &p, &src, &mut dst, None).unwrap();
+            assert!(n > 0 && n < src.len() / 4, "codec {compcode}: {n}");
+            let mut back = vec![0u8; src.len()];
+            decode(
+                &mut st,
+                Codec::format_of(compcode),
+                compcode,
+                0,
+                &dst[..n],
+                &mut back,
+                None,
+                &info,
+            )
+            .unwrap();
+            assert_eq!(back, src);
+            // A corrupted stream is an error, not a panic.
+            let mut bad = dst[..n].to_vec();
+            bad.truncate(n / 2);
+            assert!(decode(
+                &mut st,
+                Codec::format_of(compcode),
+                compcode,
+                0,
+                &bad,
+                &mut back,
+                None,
+                &info
+            )
+            .is_err());
+        }
     }
 }

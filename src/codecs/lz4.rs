@@ -17,7 +17,11 @@ mod sys {
     extern "C" {
         pub(super) fn LZ4_createStream() -> *mut c_void;
         pub(super) fn LZ4_freeStream(stream: *mut c_void) -> c_int;
-        pub(super) fn LZ4_loadDict(stream: *mut c_void, dict: *const c_char, dict_size: c_int) -> c_int;
+        pub(super) fn LZ4_loadDict(
+            stream: *mut c_void,
+            dict: *const c_char,
+            dict_size: c_int,
+        ) -> c_int;
         pub(super) fn LZ4_compress_fast_continue(
             stream: *mut c_void,
             src: *const c_char,
@@ -29,7 +33,11 @@ mod sys {
         pub(super) fn LZ4_createStreamHC() -> *mut c_void;
         pub(super) fn LZ4_freeStreamHC(stream: *mut c_void) -> c_int;
         pub(super) fn LZ4_resetStreamHC_fast(stream: *mut c_void, level: c_int);
-        pub(super) fn LZ4_loadDictHC(stream: *mut c_void, dict: *const c_char, dict_size: c_int) -> c_int;
+        pub(super) fn LZ4_loadDictHC(
+            stream: *mut c_void,
+            dict: *const c_char,
+            dict_size: c_int,
+        ) -> c_int;
         pub(super) fn LZ4_compress_HC_continue(
             stream: *mut c_void,
             src: *const c_char,
@@ -56,7 +64,9 @@ fn len_i32(n: usize) -> Option<c_int> {
 
 /// LZ4 fast mode; returns the compressed size, 0 when it does not fit in `dst`.
 pub(crate) fn compress_fast(src: &[u8], dst: &mut [u8], accel: i32) -> usize {
-    let (Some(sl), Some(dl)) = (len_i32(src.len()), len_i32(dst.len())) else { return 0 };
+    let (Some(sl), Some(dl)) = (len_i32(src.len()), len_i32(dst.len())) else {
+        return 0;
+    };
     // SAFETY: both pointers come from live slices and the lengths passed are
     // exactly those slices' lengths; LZ4 never writes past `dl` bytes.
     let n = unsafe {
@@ -67,7 +77,9 @@ pub(crate) fn compress_fast(src: &[u8], dst: &mut [u8], accel: i32) -> usize {
 
 /// LZ4HC at `level`; returns the compressed size, 0 when it does not fit.
 pub(crate) fn compress_hc(src: &[u8], dst: &mut [u8], level: i32) -> usize {
-    let (Some(sl), Some(dl)) = (len_i32(src.len()), len_i32(dst.len())) else { return 0 };
+    let (Some(sl), Some(dl)) = (len_i32(src.len()), len_i32(dst.len())) else {
+        return 0;
+    };
     // SAFETY: pointers and lengths describe live slices; output is bounded by `dl`.
     let n = unsafe {
         lz4_sys::LZ4_compress_HC(src.as_ptr().cast(), dst.as_mut_ptr().cast(), sl, dl, level)
@@ -88,7 +100,11 @@ pub(crate) fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
 
 /// Decodes a raw LZ4 block that was compressed against `dict`.
 pub(crate) fn decompress_dict(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Option<usize> {
-    let (sl, dl, kl) = (len_i32(src.len())?, len_i32(dst.len())?, len_i32(dict.len())?);
+    let (sl, dl, kl) = (
+        len_i32(src.len())?,
+        len_i32(dst.len())?,
+        len_i32(dict.len())?,
+    );
     // SAFETY: all three pointers/lengths describe live slices; the decoder is
     // bounds-checked against them.
     let n = unsafe {
@@ -170,7 +186,13 @@ pub(crate) fn compress_hc_dict(src: &[u8], dst: &mut [u8], level: i32, dict: &[u
     let n = unsafe {
         LZ4_resetStreamHC_fast(stream.0, level);
         LZ4_loadDictHC(stream.0, dict.as_ptr().cast(), kl);
-        LZ4_compress_HC_continue(stream.0, src.as_ptr().cast(), dst.as_mut_ptr().cast(), sl, dl)
+        LZ4_compress_HC_continue(
+            stream.0,
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            sl,
+            dl,
+        )
     };
     n.max(0) as usize
 }

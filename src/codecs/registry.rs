@@ -42,16 +42,40 @@ pub struct CallInfo<'a> {
 /// A user codec.
 pub trait UserCodec: Send + Sync {
     /// Compresses `src` into `dst`; `Ok(0)` means "does not fit / not compressible".
-    fn encode(&self, src: &[u8], dst: &mut [u8], meta: u8, info: &CallInfo<'_>) -> crate::Result<usize>;
+    fn encode(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        meta: u8,
+        info: &CallInfo<'_>,
+    ) -> crate::Result<usize>;
     /// Decompresses `src` into `dst`, returning the bytes written (must equal `dst.len()`).
-    fn decode(&self, src: &[u8], dst: &mut [u8], meta: u8, info: &CallInfo<'_>) -> crate::Result<usize>;
+    fn decode(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        meta: u8,
+        info: &CallInfo<'_>,
+    ) -> crate::Result<usize>;
 }
 
 /// A user filter: `forward` on compression, `backward` on decompression.
 /// `src` and `dst` always have the same length (one block).
 pub trait UserFilter: Send + Sync {
-    fn forward(&self, src: &[u8], dst: &mut [u8], meta: u8, info: &CallInfo<'_>) -> crate::Result<()>;
-    fn backward(&self, src: &[u8], dst: &mut [u8], meta: u8, info: &CallInfo<'_>) -> crate::Result<()>;
+    fn forward(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        meta: u8,
+        info: &CallInfo<'_>,
+    ) -> crate::Result<()>;
+    fn backward(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        meta: u8,
+        info: &CallInfo<'_>,
+    ) -> crate::Result<()>;
 }
 
 /// A registered codec.
@@ -80,12 +104,22 @@ static FILTERS: RwLock<Vec<FilterEntry>> = RwLock::new(Vec::new());
 /// Registers a user codec (id 160..=255).
 pub fn register_codec(entry: CodecEntry) -> crate::Result<()> {
     if entry.id < USER_START {
-        crate::bail!(CodecParam, "user codec id {} must be >= {}", entry.id, USER_START);
+        crate::bail!(
+            CodecParam,
+            "user codec id {} must be >= {}",
+            entry.id,
+            USER_START
+        );
     }
     let mut codecs = CODECS.write().unwrap_or_else(|p| p.into_inner());
     if let Some(old) = codecs.iter().find(|c| c.id == entry.id) {
         if old.name != entry.name {
-            crate::bail!(CodecParam, "codec id {} already registered as {}", entry.id, old.name);
+            crate::bail!(
+                CodecParam,
+                "codec id {} already registered as {}",
+                entry.id,
+                old.name
+            );
         }
         return Ok(());
     }
@@ -99,12 +133,22 @@ pub fn register_codec(entry: CodecEntry) -> crate::Result<()> {
 /// Registers a user filter (id 160..=255).
 pub fn register_filter(entry: FilterEntry) -> crate::Result<()> {
     if entry.id < USER_START {
-        crate::bail!(Failure, "user filter id {} must be >= {}", entry.id, USER_START);
+        crate::bail!(
+            Failure,
+            "user filter id {} must be >= {}",
+            entry.id,
+            USER_START
+        );
     }
     let mut filters = FILTERS.write().unwrap_or_else(|p| p.into_inner());
     if let Some(old) = filters.iter().find(|f| f.id == entry.id) {
         if old.name != entry.name {
-            crate::bail!(Failure, "filter id {} already registered as {}", entry.id, old.name);
+            crate::bail!(
+                Failure,
+                "filter id {} already registered as {}",
+                entry.id,
+                old.name
+            );
         }
         return Ok(());
     }
@@ -117,12 +161,22 @@ pub fn register_filter(entry: FilterEntry) -> crate::Result<()> {
 
 /// The registered codec with this id, if any.
 pub fn codec(id: u8) -> Option<CodecEntry> {
-    CODECS.read().unwrap_or_else(|p| p.into_inner()).iter().find(|c| c.id == id).cloned()
+    CODECS
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|c| c.id == id)
+        .cloned()
 }
 
 /// The registered filter with this id, if any.
 pub fn filter(id: u8) -> Option<FilterEntry> {
-    FILTERS.read().unwrap_or_else(|p| p.into_inner()).iter().find(|f| f.id == id).cloned()
+    FILTERS
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|f| f.id == id)
+        .cloned()
 }
 
 /// All registered codecs (for `blosc2_list_compressors`-style listings).
@@ -132,7 +186,12 @@ pub fn codecs() -> Vec<CodecEntry> {
 
 /// The registered codec with this name, if any.
 pub fn codec_by_name(name: &str) -> Option<CodecEntry> {
-    CODECS.read().unwrap_or_else(|p| p.into_inner()).iter().find(|c| c.name == name).cloned()
+    CODECS
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|c| c.name == name)
+        .cloned()
 }
 
 #[cfg(test)]
@@ -157,7 +216,12 @@ mod tests {
 
     #[test]
     fn registration_rules() {
-        let mk = |id, name: &str| CodecEntry { id, name: name.into(), version: 1, codec: Arc::new(Copy) };
+        let mk = |id, name: &str| CodecEntry {
+            id,
+            name: name.into(),
+            version: 1,
+            codec: Arc::new(Copy),
+        };
         assert_eq!(register_codec(mk(100, "x")).unwrap_err().code(), -8);
         register_codec(mk(201, "copy201")).unwrap();
         register_codec(mk(201, "copy201")).unwrap();

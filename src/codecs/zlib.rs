@@ -15,8 +15,19 @@ mod sys {
     use std::os::raw::{c_char, c_int, c_ulong, c_void};
 
     extern "C" {
-        pub(super) fn compress2(dest: *mut u8, dest_len: *mut c_ulong, source: *const u8, source_len: c_ulong, level: c_int) -> c_int;
-        pub(super) fn uncompress(dest: *mut u8, dest_len: *mut c_ulong, source: *const u8, source_len: c_ulong) -> c_int;
+        pub(super) fn compress2(
+            dest: *mut u8,
+            dest_len: *mut c_ulong,
+            source: *const u8,
+            source_len: c_ulong,
+            level: c_int,
+        ) -> c_int;
+        pub(super) fn uncompress(
+            dest: *mut u8,
+            dest_len: *mut c_ulong,
+            source: *const u8,
+            source_len: c_ulong,
+        ) -> c_int;
     }
 }
 use sys::*;
@@ -25,7 +36,9 @@ const Z_OK: c_int = 0;
 
 /// `compress2` at `level`; returns the compressed size, 0 when it does not fit.
 pub(crate) fn compress(src: &[u8], dst: &mut [u8], level: i32) -> usize {
-    let (Ok(mut out_len), Ok(in_len)) = (c_ulong::try_from(dst.len()), c_ulong::try_from(src.len())) else {
+    let (Ok(mut out_len), Ok(in_len)) =
+        (c_ulong::try_from(dst.len()), c_ulong::try_from(src.len()))
+    else {
         return 0;
     };
     // SAFETY: `dst`/`out_len` and `src`/`in_len` describe live slices; zlib

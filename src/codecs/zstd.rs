@@ -92,7 +92,12 @@ impl DCtx {
     }
 
     /// Decodes one frame into `dst`; `None` on error.
-    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8], ddict: Option<&DDict>) -> Option<usize> {
+    pub(crate) fn decompress(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        ddict: Option<&DDict>,
+    ) -> Option<usize> {
         // SAFETY: context (and dictionary) valid; the decoder reads at most
         // `src.len()` bytes and writes at most `dst.len()` bytes of live slices.
         let code = unsafe {

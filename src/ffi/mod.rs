@@ -8,6 +8,12 @@ mod guard;
 #[allow(dead_code)] // exported to C through the generated header, unused in Rust
 mod constants;
 mod lifecycle;
+// The chunk engine's C API.
+mod blosc1;
+mod chunk;
+mod context;
+mod registry;
+mod shuffle;
 mod defaults;
 // Mirrors of the reference's public structs. Many are used only by C callers
 // (they appear in the header and in layouts), so Rust sees no use of them.

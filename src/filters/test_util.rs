@@ -31,3 +31,25 @@ pub(crate) fn typesizes() -> Vec<usize> {
 pub(crate) fn lengths() -> Vec<usize> {
     (0..=300).chain([1021, 4099, 65_573, 262_147]).collect()
 }
+
+/// A reference fixture from `c-blosc2-compat`, found as the project's tests
+/// find the shared directory (`B2ND_SHARED`, `../shared`, `/work/shared`).
+pub(crate) fn compat_fixture(name: &str) -> Vec<u8> {
+    let shared = std::env::var("B2ND_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| {
+            let beside = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+            if beside.is_dir() {
+                beside
+            } else {
+                std::path::PathBuf::from("/work/shared")
+            }
+        });
+    let path = shared.join("fixtures/c-blosc2-compat").join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// The int32 ramp 0..999999, little-endian: the plain data of the fixtures.
+pub(crate) fn int32_ramp() -> Vec<u8> {
+    (0..1_000_000i32).flat_map(|v| v.to_le_bytes()).collect()
+}

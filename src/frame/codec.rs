@@ -139,79 +139,32 @@ pub(crate) fn special_chunk(
 /// The bridge to the chunk engine.
 mod engine {
     use super::super::offsets::SpecialOffset;
-    use super::{ChunkInfo, EXTENDED_HEADER_LEN};
+    use crate::chunk::{CParams, Fmt, Special};
     use crate::Result;
 
-    /// Writes an extended header with the given flags.
-    fn header(
-        nbytes: i32,
-        cbytes: i32,
-        typesize: u8,
-        blocksize: i32,
-        flags: u8,
-        blosc2_flags: u8,
-    ) -> Vec<u8> {
-        let mut h = vec![0u8; EXTENDED_HEADER_LEN];
-        h[0] = 5;
-        h[1] = 1;
-        h[2] = flags;
-        h[3] = typesize;
-        h[4..8].copy_from_slice(&nbytes.to_le_bytes());
-        h[8..12].copy_from_slice(&blocksize.to_le_bytes());
-        h[12..16].copy_from_slice(&cbytes.to_le_bytes());
-        h[31] = blosc2_flags;
-        h
-    }
-
-    /// Stores the index uncompressed (a valid memcpy chunk every reader
-    /// accepts).
+    /// The offsets index is compressed as the reference does it: BloscLZ,
+    /// byte shuffle, typesize 8, never split, 16 KiB blocks.
     pub(super) fn compress_index(raw: &[u8]) -> Result<Vec<u8>> {
-        let n = i32::try_from(raw.len())
-            .map_err(|_| crate::err!(TwoGbLimit, "offsets index too large"))?;
-        let mut c = header(n, n + EXTENDED_HEADER_LEN as i32, 8, n, 0x07, 0);
-        c.extend_from_slice(raw);
-        Ok(c)
+        let cp = CParams {
+            compcode: crate::codecs::Codec::BLOSCLZ,
+            clevel: 5,
+            typesize: 8,
+            blocksize: 16 * 1024,
+            splitmode: Fmt::NEVER_SPLIT,
+            nthreads: 1,
+            ..CParams::default()
+        };
+        let mut dst = vec![0u8; raw.len() + Fmt::MAX_OVERHEAD];
+        let n = crate::chunk::compress(&cp, raw, &mut dst)?;
+        if n == 0 {
+            crate::bail!(WriteBuffer, "offsets index did not fit");
+        }
+        dst.truncate(n);
+        Ok(dst)
     }
 
     pub(super) fn decompress_into(chunk: &[u8], out: &mut [u8]) -> Result<usize> {
-        let info = ChunkInfo::parse(chunk)?;
-        match info.special {
-            0 if info.memcpyed && info.extended => {
-                let data = chunk
-                    .get(EXTENDED_HEADER_LEN..EXTENDED_HEADER_LEN + out.len())
-                    .ok_or_else(|| crate::err!(ReadBuffer, "memcpy chunk truncated"))?;
-                out.copy_from_slice(data);
-            }
-            1 | 4 => out.fill(0),
-            2 => fill_nan(out, info.typesize)?,
-            3 => {
-                let ts = info.typesize as usize;
-                let v = chunk
-                    .get(EXTENDED_HEADER_LEN..EXTENDED_HEADER_LEN + ts)
-                    .ok_or_else(|| crate::err!(ReadBuffer, "value chunk truncated"))?;
-                for c in out.chunks_mut(ts.max(1)) {
-                    c.copy_from_slice(&v[..c.len()]);
-                }
-            }
-            _ => crate::bail!(
-                CodecSupport,
-                "the chunk engine is not available for compressed chunks yet"
-            ),
-        }
-        Ok(out.len())
-    }
-
-    fn fill_nan(out: &mut [u8], typesize: u8) -> Result<()> {
-        match typesize {
-            4 => out
-                .chunks_exact_mut(4)
-                .for_each(|c| c.copy_from_slice(&f32::NAN.to_le_bytes())),
-            8 => out
-                .chunks_exact_mut(8)
-                .for_each(|c| c.copy_from_slice(&f64::NAN.to_le_bytes())),
-            t => crate::bail!(InvalidParam, "NaN chunks need typesize 4 or 8, not {t}"),
-        }
-        Ok(())
+        crate::chunk::decompress(chunk, out)
     }
 
     pub(super) fn special(
@@ -220,19 +173,25 @@ mod engine {
         typesize: i32,
         blocksize: i32,
     ) -> Result<Vec<u8>> {
-        let ts = u8::try_from(typesize)
-            .map_err(|_| crate::err!(InvalidParam, "typesize {typesize} > 255"))?;
-        if kind == SpecialOffset::Nan && ts != 4 && ts != 8 {
-            crate::bail!(InvalidParam, "NaN chunks need typesize 4 or 8, not {ts}");
+        if kind == SpecialOffset::Nan && typesize != 4 && typesize != 8 {
+            crate::bail!(
+                InvalidParam,
+                "NaN chunks need typesize 4 or 8, not {typesize}"
+            );
         }
-        Ok(header(
-            nbytes,
-            EXTENDED_HEADER_LEN as i32,
-            ts,
-            blocksize,
-            0x05,
-            kind.code() << 4,
-        ))
+        let kind = match kind {
+            SpecialOffset::Zero => Special::Zero,
+            SpecialOffset::Nan => Special::Nan,
+            SpecialOffset::Uninit => Special::Uninit,
+        };
+        let nbytes = usize::try_from(nbytes)
+            .map_err(|_| crate::err!(InvalidParam, "negative chunk size {nbytes}"))?;
+        let cp = CParams {
+            typesize,
+            blocksize: blocksize.max(0),
+            ..CParams::default()
+        };
+        crate::chunk::make_special_with(&cp, kind, nbytes, None)
     }
 }
 

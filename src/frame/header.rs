@@ -378,8 +378,8 @@ pub(crate) fn decode_metalayers(
     max: usize,
     what: &str,
 ) -> Result<Vec<Metalayer>> {
-    expect(buf, start, 0x93, what)?;
-    expect(buf, start + 1, 0xcd, what)?;
+    // Like the reference, only the map marker is checked: the array and
+    // index-size markers before it carry nothing a reader needs.
     expect(buf, start + 4, 0xde, what)?;
     let n = be_u16(buf, start + 5, what)? as usize;
     if n > max {

@@ -285,7 +285,7 @@ impl Frame {
             let nchunks = info.nbytes as usize / 8;
             if header.chunksize > 0 {
                 let cs = header.chunksize as i64;
-                let expect = (header.nbytes + cs - 1) / cs;
+                let expect = header.nbytes / cs + i64::from(header.nbytes % cs != 0);
                 if expect != nchunks as i64 {
                     crate::bail!(
                         InvalidHeader,
@@ -429,14 +429,22 @@ impl Frame {
             Ok(FrameChunk::Bytes(Cow::Borrowed(&m.data[start..start + cb])))
         } else {
             match loc {
-                ChunkLoc::Stored(off) if !self.is_sparse() && off as u64 + cb as u64 > self.data_len => {
-                    crate::bail!(InvalidHeader, "chunk {n} ({cb} bytes at {off}) runs past the data section")
+                ChunkLoc::Stored(off)
+                    if !self.is_sparse() && off as u64 + cb as u64 > self.data_len =>
+                {
+                    crate::bail!(
+                        InvalidHeader,
+                        "chunk {n} ({cb} bytes at {off}) runs past the data section"
+                    )
                 }
                 ChunkLoc::Stored(id) if self.is_sparse() => {
                     let (io, path) = self.chunk_file(id)?;
                     let size = io.open(&path, OpenMode::Read)?.size()?;
                     if (cb as u64) > size {
-                        crate::bail!(InvalidHeader, "chunk {n} says {cb} bytes, its file has {size}");
+                        crate::bail!(
+                            InvalidHeader,
+                            "chunk {n} says {cb} bytes, its file has {size}"
+                        );
                     }
                 }
                 _ => {}

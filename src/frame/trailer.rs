@@ -82,11 +82,8 @@ pub fn trailer_len_from_tail(tail: &[u8], frame_len: i64, header_len: i64) -> Re
 
 /// Decodes the vlmetalayers of a complete trailer.
 pub fn decode(trailer: &[u8]) -> Result<Vec<Metalayer>> {
-    expect(trailer, 0, 0x94, "trailer")?;
-    let version = slice(trailer, 1, 1, "trailer")?[0];
-    if version > 127 {
-        crate::bail!(InvalidHeader, "bad trailer version {version}");
-    }
+    // The array marker and version byte are not checked (the reference
+    // reader skips them too); the vlmetalayer map is validated in full.
     decode_metalayers(trailer, 2, 8 * 1024, "vlmetalayers")
 }
 

@@ -9,6 +9,9 @@ use crate::frame::codec::EXTENDED_HEADER_LEN;
 use crate::frame::{Frame, Place};
 use crate::Result;
 
+/// The lazy-chunk bit of the blosc2 flags byte.
+const LAZY_FLAG: u8 = 0x08;
+
 /// Serves block bytes of stored chunk `n` straight from the frame.
 struct FrameBlocks<'f> {
     frame: &'f mut Frame,
@@ -81,6 +84,9 @@ impl SChunk {
         }
         let mut prefix = vec![0u8; len];
         f.read_stored(n, 0, &mut prefix)?;
+        // Mark it lazy (blosc2_flags bit 3), as the reference does, so that
+        // decoders know the blocks must be fetched.
+        prefix[31] |= LAZY_FLAG;
         Ok(Some(prefix))
     }
 

@@ -137,15 +137,23 @@ fn copy_literals(src: &[u8], ip: usize, dst: &mut [u8], op: usize, count: usize)
 /// The caller has checked `1 <= dist <= op` and `op + len <= dst.len()`.
 #[inline(always)]
 fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
+    /// Matches up to this long are copied in fixed-size blocks when the
+    /// output has room for the overshoot: no call into memmove.
+    const SHORT: usize = 32;
     let from = op - dist;
+    let slack = dst.len() - op >= SHORT + 8;
     if dist == 1 {
         let byte = dst[from];
         dst[op..op + len].fill(byte);
-    } else if dist >= 8 && dst.len() - op >= len + 8 {
-        // Eight bytes at a time: each block reads bytes that are at least
-        // eight positions back, so they are final before they are read, even
-        // when source and destination overlap. The last block may spill up to
-        // seven bytes past the match into the slack checked above.
+    } else if len <= SHORT && slack && dist >= len {
+        // Source and destination do not overlap within the first `len`
+        // bytes, so one block read before writing gives them all; the excess
+        // lands in the slack and the next token overwrites it.
+        let block: [u8; SHORT] = dst[from..from + SHORT].try_into().unwrap();
+        dst[op..op + SHORT].copy_from_slice(&block);
+    } else if len <= SHORT && slack && dist >= 8 {
+        // Eight bytes at a time: each block reads bytes at least eight
+        // positions back, so they are final before they are read.
         let mut k = 0;
         while k < len {
             let block: [u8; 8] = dst[from + k..from + k + 8].try_into().unwrap();
@@ -155,7 +163,7 @@ fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
     } else if dist >= len {
         dst.copy_within(from..from + len, op);
     } else {
-        // Short period: grow the copied region by doubling. The region starts
+        // Overlapping: grow the copied region by doubling. The region starts
         // one period before `op`, and every copy moves a whole number of
         // periods, so each one is a plain non-overlapping copy.
         let region = &mut dst[from..op + len];
@@ -242,7 +250,7 @@ mod tests {
         for dist in 1..20usize {
             for len in 3..80usize {
                 // With and without slack after the match (selects the copy path).
-                for slack in [0usize, 3, 16] {
+                for slack in [0usize, 3, 16, 40, 64] {
                     let mut dst = vec![0u8; dist + len + slack];
                     for (i, b) in dst[..dist].iter_mut().enumerate() {
                         *b = i as u8 + 1;

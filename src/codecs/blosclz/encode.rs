@@ -18,7 +18,6 @@ use super::EncodeHint;
 
 /// log2 of the hash table size at the levels that use the full table.
 const MAX_HASH_LOG: u32 = 14;
-const TABLE_SIZE: usize = 1 << MAX_HASH_LOG;
 /// Knuth's multiplicative hash constant (2^32 / golden ratio).
 const HASH_MULTIPLIER: u32 = 2_654_435_761;
 
@@ -88,23 +87,33 @@ impl LevelParams {
 /// of `dst` unused, `dst` must hold at least 66 bytes and `src` at least 16;
 /// level 0 never compresses.
 pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> usize {
+    // Nothing to read from the hint yet; destructuring it makes any field
+    // added later show up here.
     let EncodeHint {} = *hint;
     // The reference handles block sizes as C ints.
     if clevel == 0 || src.len() > i32::MAX as usize {
         return 0;
     }
     let params = LevelParams::for_level(clevel);
-    let mut table = [0u32; TABLE_SIZE];
-    let used_entries = 1usize << params.hash_log;
+    match params.hash_log {
+        12 => compress_with_table::<{ 1 << 12 }>(src, dst, &params),
+        13 => compress_with_table::<{ 1 << 13 }>(src, dst, &params),
+        _ => compress_with_table::<{ 1 << MAX_HASH_LOG }>(src, dst, &params),
+    }
+}
 
-    if probe_ratio(src, &params, &mut table[..used_entries]) < params.min_probe_ratio {
+/// [`compress`] with a hash table of `N` entries (a power of two), sized at
+/// compile time so that slot indices need no bounds checks.
+fn compress_with_table<const N: usize>(src: &[u8], dst: &mut [u8], params: &LevelParams) -> usize {
+    let mut table = [0u32; N];
+    if probe_ratio(src, params, &mut table) < params.min_probe_ratio {
         return 0;
     }
     if src.len() < MIN_INPUT_LEN || dst.len() < MIN_OUTPUT_LEN {
         return 0;
     }
 
-    table[..used_entries].fill(0);
+    table.fill(0);
     // The last byte of `dst` is never used, as in the reference, so that the
     // decision "fits or not" (and with it the chunk layout) is the same.
     let capacity = dst.len() - 1;
@@ -114,7 +123,7 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
         capacity,
     };
     // The first four bytes always start the first literal run.
-    let Some(tail) = parse(src, SEED_LEN, &mut table, &params, &mut writer) else {
+    let Some(tail) = parse(src, SEED_LEN, &mut table, params, &mut writer) else {
         return 0;
     };
     if writer.literals(&src[tail.literal_start..]).is_none() {
@@ -125,11 +134,11 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
 }
 
 /// Estimates the compression ratio from a dry run over the end of `src`.
-fn probe_ratio(src: &[u8], params: &LevelParams, table: &mut [u32]) -> f64 {
+/// `table` must be all zeros.
+fn probe_ratio<const N: usize>(src: &[u8], params: &LevelParams, table: &mut [u32; N]) -> f64 {
     let probed_len = src.len() / params.probe_divisor;
     let start = src.len() - probed_len;
-    let window = &src[start..start + probed_len.min(table.len())];
-    table.fill(0);
+    let window = &src[start..start + probed_len.min(N)];
     // The probe counts as if four literals were already pending when it
     // starts (it scans from the first byte nevertheless), like the reference.
     let mut probe = EntropyProbe {
@@ -139,7 +148,7 @@ fn probe_ratio(src: &[u8], params: &LevelParams, table: &mut [u32]) -> f64 {
     let Some(tail) = parse(window, 0, table, params, &mut probe) else {
         return 0.0;
     };
-    let pending = probe.pending_literals;
+    let pending = probe.pending_literals + (tail.scanned - tail.literal_start);
     // A pending run is counted with a control byte per started 32 bytes plus
     // one for the next run, the way the reference keeps its tally.
     let counted = probe.emitted + pending + pending / MAX_LITERAL_RUN + 1;
@@ -158,8 +167,11 @@ struct ParseEnd {
 trait TokenSink {
     /// Whether far matches shorter than [`MIN_FAR_LENGTH_FIELD`] are refused.
     const REFUSES_SHORT_FAR: bool;
-    /// Takes literal bytes; called once per full run of 32 and once with the
-    /// rest of a run before each match (possibly empty).
+    /// Whether full 32-byte literal runs are handed over as soon as they are
+    /// complete (lets the writer notice a full output early).
+    const TAKES_FULL_RUNS: bool;
+    /// Takes literal bytes: full runs of 32 if [`Self::TAKES_FULL_RUNS`], and
+    /// the rest of a run before each match (possibly empty).
     fn literals(&mut self, run: &[u8]) -> Option<()>;
     /// Takes a match of `length_field + 2` bytes at `biased_dist + 1` back.
     fn matched(&mut self, length_field: usize, biased_dist: usize) -> Option<()>;
@@ -170,34 +182,32 @@ fn read_u32(data: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
 }
 
+/// Slot of a 4-byte sequence in a table of `N` entries (a power of two).
 #[inline(always)]
-fn read_u64(data: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(data[at..at + 8].try_into().unwrap())
-}
-
-#[inline(always)]
-fn hash_slot(seq: u32, hash_log: u32) -> usize {
-    (seq.wrapping_mul(HASH_MULTIPLIER) >> (32 - hash_log)) as usize & (TABLE_SIZE - 1)
+fn hash_slot<const N: usize>(seq: u32) -> usize {
+    (seq.wrapping_mul(HASH_MULTIPLIER) >> (32 - N.trailing_zeros())) as usize
 }
 
 /// Compares `data[pos..]` with `data[cand..]` (`cand < pos`) and returns one
 /// past the first position that differs, or `bound` if none does before it.
 #[inline(always)]
-fn match_end(data: &[u8], mut pos: usize, mut cand: usize, bound: usize) -> usize {
-    while pos + 8 <= bound {
-        let diff = read_u64(data, pos) ^ read_u64(data, cand);
+fn match_end(data: &[u8], pos: usize, cand: usize, bound: usize) -> usize {
+    let ahead = &data[pos..bound];
+    let behind = &data[cand..bound];
+    let mut done = 0;
+    for (a, b) in ahead.chunks_exact(16).zip(behind.chunks_exact(16)) {
+        let diff =
+            u128::from_le_bytes(a.try_into().unwrap()) ^ u128::from_le_bytes(b.try_into().unwrap());
         if diff != 0 {
-            return pos + (diff.trailing_zeros() / 8) as usize + 1;
+            return pos + done + (diff.trailing_zeros() / 8) as usize + 1;
         }
-        pos += 8;
-        cand += 8;
+        done += 16;
     }
-    while pos < bound {
-        if data[pos] != data[cand] {
-            return pos + 1;
+    for (a, b) in ahead[done..].iter().zip(&behind[done..]) {
+        if a != b {
+            return pos + done + 1;
         }
-        pos += 1;
-        cand += 1;
+        done += 1;
     }
     bound
 }
@@ -205,40 +215,50 @@ fn match_end(data: &[u8], mut pos: usize, mut cand: usize, bound: usize) -> usiz
 /// Greedy match finder over `data`, starting its search at `start` with the
 /// bytes before it pending as literals. Stops [`SEARCH_TAIL`] bytes before the
 /// end; the caller deals with what is left.
-fn parse<S: TokenSink>(
+fn parse<S: TokenSink, const N: usize>(
     data: &[u8],
     start: usize,
-    table: &mut [u32],
+    table: &mut [u32; N],
     params: &LevelParams,
     sink: &mut S,
 ) -> Option<ParseEnd> {
-    let search_end = data.len().saturating_sub(SEARCH_TAIL);
-    let bound = data.len().saturating_sub(1);
-    let hash_log = params.hash_log;
-    let table = &mut table[..1 << hash_log];
     let mut literal_start = 0;
     let mut pos = start;
+    let search_end = data.len().saturating_sub(SEARCH_TAIL);
+    if search_end == 0 {
+        return Some(ParseEnd {
+            scanned: pos,
+            literal_start,
+        });
+    }
+    let bound = data.len() - 1;
+    // Every 4-byte read at a search position stays inside this prefix; with
+    // its length known the reads need no bounds checks.
+    let seeds = &data[..search_end + SEED_LEN - 1];
 
     while pos < search_end {
         let anchor = pos;
-        let seq = read_u32(data, anchor);
-        let slot = hash_slot(seq, hash_log);
+        let seq = read_u32(seeds, anchor);
+        let slot = hash_slot::<N>(seq);
         // An empty slot reads as position 0, which is then a real candidate.
         let cand = table[slot] as usize;
         table[slot] = anchor as u32;
-        let dist = anchor.wrapping_sub(cand);
 
         let mut length_field = 0;
-        if dist != 0 && dist < FAR_LIMIT && read_u32(data, cand) == seq {
+        // Table entries are earlier positions (or 0), so `cand <= anchor`.
+        if cand < anchor && anchor - cand < FAR_LIMIT && read_u32(seeds, cand) == seq {
             let end = match_end(data, anchor + SEED_LEN, cand + SEED_LEN, bound);
             length_field = end - GIVE_BACK - anchor;
-            if S::REFUSES_SHORT_FAR && dist > NEAR_LIMIT && length_field < MIN_FAR_LENGTH_FIELD {
+            if S::REFUSES_SHORT_FAR
+                && anchor - cand > NEAR_LIMIT
+                && length_field < MIN_FAR_LENGTH_FIELD
+            {
                 length_field = 0;
             }
         }
         if length_field < MIN_LENGTH_FIELD {
             pos += 1;
-            if pos - literal_start == MAX_LITERAL_RUN {
+            if S::TAKES_FULL_RUNS && pos - literal_start == MAX_LITERAL_RUN {
                 sink.literals(&data[literal_start..pos])?;
                 literal_start = pos;
             }
@@ -246,13 +266,17 @@ fn parse<S: TokenSink>(
         }
 
         sink.literals(&data[literal_start..anchor])?;
-        sink.matched(length_field, dist - 1)?;
+        sink.matched(length_field, anchor - cand - 1)?;
         pos = anchor + length_field;
         // Seed the table at the match boundary before skipping past it.
         let seq = read_u32(data, pos);
-        table[hash_slot(seq, hash_log)] = pos as u32;
+        table[hash_slot::<N>(seq)] = pos as u32;
         if params.double_hash {
-            table[hash_slot(seq >> 8, hash_log)] = (pos + 1) as u32;
+            // Level 9 also records `pos + 1`, keyed by the same four bytes
+            // shifted down one (three real bytes and a zero) rather than by
+            // the bytes at `pos + 1`: that is the reference's key, and output
+            // equality depends on it.
+            table[hash_slot::<N>(seq >> 8)] = (pos + 1) as u32;
         }
         pos += MATCH_LENGTH_BIAS;
         literal_start = pos;
@@ -286,6 +310,7 @@ impl StreamWriter<'_> {
 
 impl TokenSink for StreamWriter<'_> {
     const REFUSES_SHORT_FAR: bool = true;
+    const TAKES_FULL_RUNS: bool = true;
 
     #[inline(always)]
     fn literals(&mut self, run: &[u8]) -> Option<()> {
@@ -347,6 +372,7 @@ struct EntropyProbe {
 
 impl TokenSink for EntropyProbe {
     const REFUSES_SHORT_FAR: bool = false;
+    const TAKES_FULL_RUNS: bool = false;
 
     #[inline(always)]
     fn literals(&mut self, run: &[u8]) -> Option<()> {

@@ -27,7 +27,16 @@
 //! (C-Blosc2 3.3.x): same hash, same match-length rules, same entropy probe
 //! deciding when a buffer is not worth compressing, and the same output-size
 //! limit. Its output is therefore byte-identical, so compression ratios and
-//! the chunks built from them match the reference exactly.
+//! the chunks built from them match the reference exactly. The length of the
+//! `dst` slice given to [`compress`] plays the role of the reference's
+//! `maxout`.
+//!
+//! The decoder accepts every stream the reference encoders write (Blosc 1.x to
+//! C-Blosc2 3.x share this format) and rejects malformed ones with
+//! [`crate::Error::Stream`]. It is a little stricter than the reference in one
+//! corner: a stream whose last token is a far match is an error here, where
+//! the reference silently drops that match and returns a short output (which
+//! its caller then rejects as a size mismatch).
 
 mod decode;
 mod encode;

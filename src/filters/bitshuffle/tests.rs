@@ -128,3 +128,16 @@ fn inconsistent_arguments_are_errors() {
         -12
     );
 }
+
+#[test]
+fn every_tier_reproduces_the_reference_fixture() {
+    let cdata = crate::filters::test_util::compat_fixture("bitshuffle-2.20.0.cdata");
+    let ramp = crate::filters::test_util::int32_ramp();
+    for level in cpu::available() {
+        let mut out = vec![0u8; ramp.len()];
+        bitshuffle_with(level, 4, &ramp, &mut out);
+        assert!(out == cdata, "bitshuffle {level:?}");
+        bitunshuffle_with(level, 4, &cdata, &mut out);
+        assert!(out == ramp, "bitunshuffle {level:?}");
+    }
+}

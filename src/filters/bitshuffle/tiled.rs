@@ -5,18 +5,23 @@
 //! items into tiles that fit a stack buffer: the tile is byte-shuffled into the
 //! buffer (with the same tier's SIMD byte shuffle), then each of its byte rows
 //! is turned into eight bit-row segments by a vector kernel. Unshuffling runs
-//! the same steps backwards. Items left over after the last whole vector group
+//! the same steps backwards. The row kernels are fastest on runs of
+//! `8 * LANES` items (eight vectors: an 8x8 bit transpose per 64-bit lane plus
+//! a byte transpose), so tiles are sized in such runs when they fit. Items left over after the last whole vector group
 //! (fewer than one vector, a multiple of 8) go through the scalar code.
 
 use super::scalar;
 
 /// Stack buffer size: a tile of items is byte-shuffled into it.
-const TILE_BYTES: usize = 16 * 1024;
+pub(crate) const TILE_BYTES: usize = 32 * 1024;
 
 /// The per-tier pieces the driver needs.
 pub(crate) trait RowKernels {
     /// Items (bytes of one byte row) handled per vector.
     const LANES: usize;
+    /// Items the row kernels handle best at once (their fast path); tiles
+    /// are made a multiple of this when the type size allows.
+    const BEST: usize;
 
     /// The tier's byte shuffle and unshuffle (`2 <= typesize <= len`).
     fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]);
@@ -52,14 +57,14 @@ pub(crate) unsafe fn bitshuffle<K: RowKernels>(typesize: usize, src: &[u8], dst:
         scalar::bitshuffle_groups(1, done / 8, stride, src, dst);
         return;
     }
-    let tile_items = TILE_BYTES / typesize / lanes * lanes;
+    let tile_items = tile_items::<K>(typesize);
     if tile_items == 0 {
         return scalar::bitshuffle(typesize, src, dst);
     }
     let mut buf = [0u8; TILE_BYTES];
     let mut t0 = 0;
     while n - t0 >= lanes {
-        let items = tile_items.min((n - t0) / lanes * lanes);
+        let items = next_tile(tile_items, n - t0, K::BEST, lanes);
         let tile = &mut buf[..items * typesize];
         K::shuffle(typesize, &src[t0 * typesize..(t0 + items) * typesize], tile);
         for (j, row) in tile.chunks_exact(items).enumerate() {
@@ -84,14 +89,14 @@ pub(crate) unsafe fn bitunshuffle<K: RowKernels>(typesize: usize, src: &[u8], ds
         scalar::bitunshuffle_groups(1, done / 8, stride, src, dst);
         return;
     }
-    let tile_items = TILE_BYTES / typesize / lanes * lanes;
+    let tile_items = tile_items::<K>(typesize);
     if tile_items == 0 {
         return scalar::bitunshuffle(typesize, src, dst);
     }
     let mut buf = [0u8; TILE_BYTES];
     let mut t0 = 0;
     while n - t0 >= lanes {
-        let items = tile_items.min((n - t0) / lanes * lanes);
+        let items = next_tile(tile_items, n - t0, K::BEST, lanes);
         let tile = &mut buf[..items * typesize];
         for (j, row) in tile.chunks_exact_mut(items).enumerate() {
             K::bytes_from_bits(src, 8 * j * stride + t0 / 8, stride, row);
@@ -104,4 +109,28 @@ pub(crate) unsafe fn bitunshuffle<K: RowKernels>(typesize: usize, src: &[u8], ds
         t0 += items;
     }
     scalar::bitunshuffle_groups(typesize, t0 / 8, stride, src, dst);
+}
+
+/// Items per tile: as many as fit the buffer, rounded to the kernels' best
+/// multiple if possible, else to whole vectors (0 if not even one fits).
+fn tile_items<K: RowKernels>(typesize: usize) -> usize {
+    let fit = TILE_BYTES / typesize;
+    if fit >= K::BEST {
+        fit / K::BEST * K::BEST
+    } else {
+        fit / K::LANES * K::LANES
+    }
+}
+
+/// Size of the next tile when `left` items remain: a full tile, else the
+/// largest multiple of `best`, else of `lanes` (the caller ensures
+/// `left >= lanes`).
+fn next_tile(tile_items: usize, left: usize, best: usize, lanes: usize) -> usize {
+    if left >= tile_items {
+        tile_items
+    } else if left >= best && tile_items >= best {
+        left / best * best
+    } else {
+        left / lanes * lanes
+    }
 }

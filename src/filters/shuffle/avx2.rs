@@ -74,7 +74,7 @@ pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     // groups it computes to lie inside the buffers (see their docs).
     let done = unsafe {
         match typesize {
-            2 => shuffle_pow2::<2>(n, src, dst),
+            2 => shuffle_2(n, src, dst),
             4 => shuffle_pow2::<4>(n, src, dst),
             8 => shuffle_pow2::<8>(n, src, dst),
             16 => shuffle_pow2::<16>(n, src, dst),
@@ -99,6 +99,7 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
             4 => unshuffle_pow2::<4, 2>(n, src, dst),
             8 => unshuffle_pow2::<8, 3>(n, src, dst),
             16 => unshuffle_pow2::<16, 4>(n, src, dst),
+            12 => unshuffle_12(n, src, dst),
             _ => unshuffle_windows(typesize, n, src, dst),
         }
     };
@@ -116,18 +117,68 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
     for g in 0..groups {
         let e0 = g * LANES;
         let mut v = [_mm256_setzero_si256(); N];
-        for (a, x) in v.iter_mut().enumerate() {
-            // Items e0..e0 + 32 lie inside the buffer (e0 + 32 <= n).
-            *x = load_halves(src, e0 * N + 16 * a, (e0 + 16) * N + 16 * a);
+        if N == 4 {
+            // Whole 32-byte loads: lane 0 then sees items in runs of 4
+            // alternating with lane 1, so after the zips each row's runs
+            // are interleaved back by one cross-lane permute.
+            for (a, x) in v.iter_mut().enumerate() {
+                *x = load(src, e0 * N + 32 * a);
+            }
+        } else {
+            for (a, x) in v.iter_mut().enumerate() {
+                // Items e0..e0 + 32 lie inside the buffer (e0 + 32 <= n).
+                *x = load_halves(src, e0 * N + 16 * a, (e0 + 16) * N + 16 * a);
+            }
         }
         for _ in 0..4 {
             zip(&mut v);
         }
         for (j, x) in v.iter().enumerate() {
-            store(dst, j * n + e0, *x);
+            let row = if N == 4 {
+                // Runs of 4 items (dwords): lane 0 holds runs 0, 2, 4, 6.
+                _mm256_permutevar8x32_epi32(*x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+            } else {
+                *x
+            };
+            store(dst, j * n + e0, row);
         }
     }
     groups * LANES
+}
+
+/// Two-byte items: a byte shuffle splits each lane into its 8 low and 8 high
+/// bytes, a qword permute gathers the low and high halves of 16 items into
+/// separate lanes, and two lane permutes pair them up for 32 items.
+/// Returns the number of items done.
+///
+/// # Safety
+/// AVX2 is available; `src` and `dst` hold at least `n * 2` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn shuffle_2(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let split = _mm256_setr_epi8(
+        0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, //
+        0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+    );
+    // Two groups of 32 items per step, so each row gets 64 contiguous bytes.
+    let steps = n / (2 * LANES);
+    for g in 0..steps {
+        let e0 = g * 2 * LANES;
+        // Each holds [row 0 | row 1] of 16 items.
+        let mut v = [_mm256_setzero_si256(); 4];
+        for (q, x) in v.iter_mut().enumerate() {
+            let bytes = _mm256_shuffle_epi8(load(src, 2 * e0 + 32 * q), split);
+            *x = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
+        }
+        store(dst, e0, _mm256_permute2x128_si256::<0x20>(v[0], v[1]));
+        store(dst, e0 + 32, _mm256_permute2x128_si256::<0x20>(v[2], v[3]));
+        store(dst, n + e0, _mm256_permute2x128_si256::<0x31>(v[0], v[1]));
+        store(
+            dst,
+            n + e0 + 32,
+            _mm256_permute2x128_si256::<0x31>(v[2], v[3]),
+        );
+    }
+    steps * 2 * LANES
 }
 
 /// Inverse of [`shuffle_pow2`], `P = log2(N)`.
@@ -152,10 +203,13 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize>(
         }
         // Vector a holds output bytes 16a.. of items e0.. (lane 0) and of
         // items e0 + 16.. (lane 1): pair them into contiguous 32-byte runs.
+        // Stored in address order.
         for b in 0..N / 2 {
             let lo = _mm256_permute2x128_si256::<0x20>(v[2 * b], v[2 * b + 1]);
-            let hi = _mm256_permute2x128_si256::<0x31>(v[2 * b], v[2 * b + 1]);
             store(dst, e0 * N + 32 * b, lo);
+        }
+        for b in 0..N / 2 {
+            let hi = _mm256_permute2x128_si256::<0x31>(v[2 * b], v[2 * b + 1]);
             store(dst, (e0 + 16) * N + 32 * b, hi);
         }
     }
@@ -181,8 +235,12 @@ unsafe fn shuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8])
             for _ in 0..4 {
                 zip(&mut v);
             }
-            for (t, x) in v.iter().enumerate().take(rows) {
-                store(dst, (start + t) * n + e0, *x);
+            for (t, x) in v.iter().enumerate() {
+                // Only real rows (start + t < typesize) exist; a constant-bound
+                // loop keeps the vectors in registers.
+                if t < rows {
+                    store(dst, (start + t) * n + e0, *x);
+                }
             }
         }
     }
@@ -201,7 +259,10 @@ unsafe fn unshuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8
         let e0 = g * LANES;
         for Window { start, rows } in windows(typesize) {
             let mut v = [_mm256_setzero_si256(); 16];
-            for (t, x) in v.iter_mut().enumerate().take(rows) {
+            for (t, x) in v.iter_mut().enumerate() {
+                // Rows past the item (narrow items) are don't-cares: reload
+                // row `start` rather than branch, so the loop fully unrolls.
+                let t = if t < rows { t } else { 0 };
                 *x = load(src, (start + t) * n + e0);
             }
             for _ in 0..4 {
@@ -213,6 +274,50 @@ unsafe fn unshuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8
             for (i, x) in v.iter().enumerate() {
                 store_lane::<1>(dst, (e0 + 16 + i) * typesize + start, *x);
             }
+        }
+    }
+    groups * LANES
+}
+
+/// 12-byte items (three 32-bit words, e.g. xyz float triples): the 16x16
+/// transpose as in [`unshuffle_windows`], then neighbouring items are paired
+/// in one register and their three words each packed into 24 contiguous
+/// bytes, stored 32 bytes wide (the 8 extra bytes are rewritten by the next
+/// store). Half as many stores as the generic path, none of them split in
+/// two 16-byte halves. Returns the number of items done.
+///
+/// # Safety
+/// AVX2 is available; `src` and `dst` hold at least `n * 12` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_12(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    const SIZE: usize = 12;
+    let len = n * SIZE;
+    // The last store of a group starts at item e0 + 30 and is 32 bytes wide.
+    let mut groups = n / LANES;
+    while groups > 0 && (groups * LANES - 2) * SIZE + 32 > len {
+        groups -= 1;
+    }
+    let pack = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+    for g in 0..groups {
+        let e0 = g * LANES;
+        let mut v = [_mm256_setzero_si256(); 16];
+        for (t, x) in v.iter_mut().enumerate() {
+            // Rows 12..16 are don't-cares (they land in the dropped word).
+            let t = if t < SIZE { t } else { 0 };
+            *x = load(src, t * n + e0);
+        }
+        for _ in 0..4 {
+            zip(&mut v);
+        }
+        // v[i]: lane 0 = item e0 + i, lane 1 = item e0 + 16 + i (16 bytes,
+        // the item in the first 12).
+        for i in (0..16).step_by(2) {
+            let pair = _mm256_permute2x128_si256::<0x20>(v[i], v[i + 1]);
+            store(dst, (e0 + i) * SIZE, _mm256_permutevar8x32_epi32(pair, pack));
+        }
+        for i in (0..16).step_by(2) {
+            let pair = _mm256_permute2x128_si256::<0x31>(v[i], v[i + 1]);
+            store(dst, (e0 + 16 + i) * SIZE, _mm256_permutevar8x32_epi32(pair, pack));
         }
     }
     groups * LANES

@@ -151,9 +151,12 @@ unsafe fn shuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8])
             for _ in 0..4 {
                 zip(&mut v);
             }
-            for (t, x) in v.iter().enumerate().take(rows) {
-                // start + t < typesize: a real row; e0 + 16 <= n.
-                store(dst, (start + t) * n + e0, *x);
+            for (t, x) in v.iter().enumerate() {
+                // Only real rows (start + t < typesize) exist; a constant-bound
+                // loop keeps the vectors in registers.
+                if t < rows {
+                    store(dst, (start + t) * n + e0, *x);
+                }
             }
         }
     }
@@ -173,7 +176,10 @@ unsafe fn unshuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8
         let e0 = g * LANES;
         for Window { start, rows } in windows(typesize) {
             let mut v = [_mm_setzero_si128(); 16];
-            for (t, x) in v.iter_mut().enumerate().take(rows) {
+            for (t, x) in v.iter_mut().enumerate() {
+                // Rows past the item (narrow items) are don't-cares: reload
+                // row `start` rather than branch, so the loop fully unrolls.
+                let t = if t < rows { t } else { 0 };
                 *x = load(src, (start + t) * n + e0);
             }
             for _ in 0..4 {

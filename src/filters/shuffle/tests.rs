@@ -84,3 +84,16 @@ fn degenerate_typesizes_copy() {
         assert_eq!(dst, src);
     }
 }
+
+#[test]
+fn every_tier_reproduces_the_reference_fixture() {
+    let cdata = crate::filters::test_util::compat_fixture("shuffle-2.20.0.cdata");
+    let ramp = crate::filters::test_util::int32_ramp();
+    for level in cpu::available() {
+        let mut out = vec![0u8; ramp.len()];
+        shuffle_with(level, 4, &ramp, &mut out);
+        assert!(out == cdata, "shuffle {level:?}");
+        unshuffle_with(level, 4, &cdata, &mut out);
+        assert!(out == ramp, "unshuffle {level:?}");
+    }
+}

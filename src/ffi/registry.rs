@@ -1,0 +1,455 @@
+//! Registration of user codecs, filters and tuners from C.
+//!
+//! C codecs and filters are adapted to the core's [`UserCodec`] and
+//! [`UserFilter`] traits and registered in `crate::codecs::registry`, which
+//! applies the reference's id and name rules.
+//!
+//! Tuners: in the reference a tuner edits the private fields of
+//! `blosc2_context` (block size, codec, level) from its callbacks. Here the
+//! context is opaque and has no setters in the public API, so a user tuner is
+//! an *observer*: it is validated and stored by `blosc2_register_tuner`, and
+//! a context whose `cparams.tuner_id` names it calls its callbacks at the
+//! points the reference does (`init` at creation; before each chunk
+//! `next_cparams` when `tuner_params` is set, else `next_blocksize`; `update`
+//! with the compression time after each chunk and `free` at release, both
+//! only when `tuner_params` is set). A negative return fails the call with
+//! `BLOSC2_ERROR_TUNER`. The parameters actually used are the context's own,
+//! with the built-in block size choice, so chunks are always valid.
+
+use super::guard;
+use super::types::{
+    blosc2_codec, blosc2_codec_decoder_cb, blosc2_codec_encoder_cb, blosc2_context, blosc2_cparams,
+    blosc2_dparams, blosc2_filter, blosc2_filter_backward_cb, blosc2_filter_forward_cb,
+    blosc2_tuner,
+};
+use crate::codecs::registry::{self, CallInfo, CodecEntry, FilterEntry, UserCodec, UserFilter};
+use crate::Error;
+use core::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::CString;
+use std::sync::{Arc, Mutex};
+
+/// The `blosc2_cparams` a C codec or filter sees: the chunk's parameters as
+/// far as the core knows them, the rest at their defaults.
+fn cparams_for(info: &CallInfo<'_>) -> blosc2_cparams {
+    let mut cp = super::defaults::CPARAMS_DEFAULTS;
+    cp.compcode = info.compcode;
+    cp.compcode_meta = info.compcode_meta;
+    cp.clevel = info.clevel;
+    cp.typesize = info.typesize;
+    cp.nthreads = info.nthreads;
+    cp.blocksize = info.blocksize;
+    cp
+}
+
+/// The `blosc2_dparams` a C decoder or backward filter sees.
+fn dparams_for(info: &CallInfo<'_>) -> blosc2_dparams {
+    let mut dp = super::defaults::DPARAMS_DEFAULTS;
+    dp.nthreads = info.nthreads;
+    dp.typesize = info.typesize;
+    dp
+}
+
+fn len_i32(len: usize) -> crate::Result<i32> {
+    i32::try_from(len).map_err(|_| crate::err!(TwoGbLimit, "buffer of {len} bytes"))
+}
+
+/// A codec made of the C callbacks of a `blosc2_codec`.
+struct CCodec {
+    encoder: blosc2_codec_encoder_cb,
+    decoder: blosc2_codec_decoder_cb,
+}
+
+impl UserCodec for CCodec {
+    fn encode(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        meta: u8,
+        info: &CallInfo<'_>,
+    ) -> crate::Result<usize> {
+        let Some(enc) = self.encoder else {
+            crate::bail!(CodecSupport, "user codec {} has no encoder", info.compcode);
+        };
+        let mut cp = cparams_for(info);
+        // SAFETY: `enc` is the caller's encoder; it reads `src.len()` bytes
+        // and writes at most `dst.len()` bytes, both live slices; `cp` and
+        // the chunk pointer are valid for the call.
+        let rc = unsafe {
+            enc(
+                src.as_ptr(),
+                len_i32(src.len())?,
+                dst.as_mut_ptr(),
+                len_i32(dst.len())?,
+                meta,
+                &mut cp,
+                info.chunk.as_ptr() as *const c_void,
+            )
+        };
+        if rc < 0 {
+            crate::bail!(Data, "user codec {} encoder returned {rc}", info.compcode);
+        }
+        let n = rc as usize;
+        if n > dst.len() {
+            crate::bail!(
+                WriteBuffer,
+                "user codec {} wrote past its output",
+                info.compcode
+            );
+        }
+        Ok(n)
+    }
+
+    fn decode(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        meta: u8,
+        info: &CallInfo<'_>,
+    ) -> crate::Result<usize> {
+        let Some(dec) = self.decoder else {
+            crate::bail!(CodecSupport, "user codec {} has no decoder", info.compcode);
+        };
+        let mut dp = dparams_for(info);
+        // SAFETY: as for the encoder: live slices with their exact lengths.
+        let rc = unsafe {
+            dec(
+                src.as_ptr(),
+                len_i32(src.len())?,
+                dst.as_mut_ptr(),
+                len_i32(dst.len())?,
+                meta,
+                &mut dp,
+                info.chunk.as_ptr() as *const c_void,
+            )
+        };
+        if rc < 0 || rc as usize != dst.len() {
+            crate::bail!(
+                Data,
+                "user codec {} decoder returned {rc}, expected {}",
+                info.compcode,
+                dst.len()
+            );
+        }
+        Ok(rc as usize)
+    }
+}
+
+/// A filter made of the C callbacks of a `blosc2_filter`.
+struct CFilter {
+    id: u8,
+    forward: blosc2_filter_forward_cb,
+    backward: blosc2_filter_backward_cb,
+}
+
+impl UserFilter for CFilter {
+    fn forward(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        meta: u8,
+        info: &CallInfo<'_>,
+    ) -> crate::Result<()> {
+        let Some(f) = self.forward else {
+            crate::bail!(
+                FilterPipeline,
+                "user filter {} has no forward function",
+                self.id
+            );
+        };
+        let mut cp = cparams_for(info);
+        let n = len_i32(src.len().min(dst.len()))?;
+        // SAFETY: `src` and `dst` are live, equally long blocks of `n` bytes.
+        let rc = unsafe { f(src.as_ptr(), dst.as_mut_ptr(), n, meta, &mut cp, self.id) };
+        if rc != 0 {
+            crate::bail!(
+                FilterPipeline,
+                "user filter {} forward returned {rc}",
+                self.id
+            );
+        }
+        Ok(())
+    }
+
+    fn backward(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        meta: u8,
+        info: &CallInfo<'_>,
+    ) -> crate::Result<()> {
+        let Some(f) = self.backward else {
+            crate::bail!(
+                FilterPipeline,
+                "user filter {} has no backward function",
+                self.id
+            );
+        };
+        let mut dp = dparams_for(info);
+        let n = len_i32(src.len().min(dst.len()))?;
+        // SAFETY: as for `forward`.
+        let rc = unsafe { f(src.as_ptr(), dst.as_mut_ptr(), n, meta, &mut dp, self.id) };
+        if rc != 0 {
+            crate::bail!(
+                FilterPipeline,
+                "user filter {} backward returned {rc}",
+                self.id
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Reads a C name; NULL or non-UTF-8 names are refused.
+///
+/// # Safety
+/// `p` must be NULL or a NUL-terminated string.
+unsafe fn name_of(p: *const c_char) -> crate::Result<String> {
+    if p.is_null() {
+        crate::bail!(InvalidParam, "name is NULL");
+    }
+    // SAFETY: non-NULL and NUL-terminated per the contract.
+    let s = unsafe { CStr::from_ptr(p) };
+    s.to_str()
+        .map(str::to_owned)
+        .map_err(|_| crate::err!(InvalidParam, "name is not UTF-8"))
+}
+
+/// Names of registered codecs as NUL-terminated strings that live as long as
+/// the process (entries are never removed, and a `CString`'s bytes do not
+/// move when the vector grows), for `blosc2_compcode_to_compname`.
+static CODEC_NAMES: Mutex<Vec<(u8, u8, CString)>> = Mutex::new(Vec::new());
+
+/// The static C name of a registered user codec.
+pub(crate) fn user_codec_cname(id: u8) -> Option<*const c_char> {
+    let names = CODEC_NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    names
+        .iter()
+        .find(|(i, _, _)| *i == id)
+        .map(|(_, _, n)| n.as_ptr())
+}
+
+/// `(compcode, complib)` of the registered user codec called `name`.
+pub(crate) fn user_codec_by_name(name: &CStr) -> Option<(u8, u8)> {
+    let names = CODEC_NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    names
+        .iter()
+        .find(|(_, _, n)| n.as_c_str() == name)
+        .map(|(i, l, _)| (*i, *l))
+}
+
+/// The static name of the first registered user codec with library code
+/// `complib` (the reference names a user library after its codec).
+pub(crate) fn user_complib_cname(complib: u8) -> Option<*const c_char> {
+    let names = CODEC_NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    names
+        .iter()
+        .find(|(_, l, _)| *l == complib)
+        .map(|(_, _, n)| n.as_ptr())
+}
+
+fn register_codec(codec: *mut blosc2_codec) -> crate::Result<()> {
+    // SAFETY: the caller passes NULL or a readable `blosc2_codec`.
+    let Some(c) = (unsafe { codec.as_ref() }) else {
+        crate::bail!(InvalidParam, "codec is NULL");
+    };
+    if i32::from(c.compcode) < super::constants::BLOSC2_USER_REGISTERED_CODECS_START {
+        crate::bail!(
+            CodecParam,
+            "user codec ids start at 160, got {}",
+            c.compcode
+        );
+    }
+    // SAFETY: `compname` is NULL or NUL-terminated per the C API.
+    let name = unsafe { name_of(c.compname) }?;
+    let cname = CString::new(name.clone()).map_err(|_| crate::err!(InvalidParam, "bad name"))?;
+    registry::register_codec(CodecEntry {
+        id: c.compcode,
+        name,
+        version: c.version,
+        codec: Arc::new(CCodec {
+            encoder: c.encoder,
+            decoder: c.decoder,
+        }),
+    })?;
+    let mut names = CODEC_NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if !names.iter().any(|(i, _, _)| *i == c.compcode) {
+        names.push((c.compcode, c.complib, cname));
+    }
+    Ok(())
+}
+
+fn register_filter(filter: *mut blosc2_filter) -> crate::Result<()> {
+    // SAFETY: the caller passes NULL or a readable `blosc2_filter`.
+    let Some(f) = (unsafe { filter.as_ref() }) else {
+        crate::bail!(InvalidParam, "filter is NULL");
+    };
+    if i32::from(f.id) < super::constants::BLOSC2_USER_REGISTERED_FILTERS_START {
+        crate::bail!(Failure, "user filter ids start at 160, got {}", f.id);
+    }
+    // SAFETY: `name` is NULL or NUL-terminated per the C API.
+    let name = unsafe { name_of(f.name) }?;
+    registry::register_filter(FilterEntry {
+        id: f.id,
+        name,
+        version: f.version,
+        filter: Arc::new(CFilter {
+            id: f.id,
+            forward: f.forward,
+            backward: f.backward,
+        }),
+    })
+}
+
+/// Registers a user codec (`compcode` 160..=255). Returns 0;
+/// `BLOSC2_ERROR_CODEC_PARAM` for a lower id or an id already registered
+/// under another name; `BLOSC2_ERROR_INVALID_PARAM` for NULL; registering the
+/// same id and name again succeeds and changes nothing.
+///
+/// # Safety
+/// `codec` must be NULL or point to a `blosc2_codec` whose `compname` is a
+/// NUL-terminated string; its callbacks must stay callable for the process.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_register_codec(codec: *mut blosc2_codec) -> c_int {
+    guard(
+        Error::Failure(String::new()).code(),
+        || match register_codec(codec) {
+            Ok(()) => 0,
+            Err(e) => super::report(&e),
+        },
+    )
+}
+
+/// Registers a user filter (`id` 160..=255). Returns 0;
+/// `BLOSC2_ERROR_FAILURE` for a lower id or an id taken under another name;
+/// `BLOSC2_ERROR_INVALID_PARAM` for NULL.
+///
+/// # Safety
+/// As for `blosc2_register_codec`.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_register_filter(filter: *mut blosc2_filter) -> c_int {
+    guard(
+        Error::Failure(String::new()).code(),
+        || match register_filter(filter) {
+            Ok(()) => 0,
+            Err(e) => super::report(&e),
+        },
+    )
+}
+
+// ---- Tuners -------------------------------------------------------------------
+
+/// A registered tuner and its name (compared on re-registration).
+#[derive(Clone, Copy)]
+struct TunerEntry {
+    tuner: blosc2_tuner,
+}
+// SAFETY: the entry holds C function pointers and the caller's name pointer,
+// only copied between threads and called as the reference calls them.
+unsafe impl Send for TunerEntry {}
+
+static TUNERS: Mutex<Vec<(TunerEntry, String)>> = Mutex::new(Vec::new());
+const MAX_TUNERS: usize = 255;
+
+fn register_tuner(tuner: *mut blosc2_tuner) -> crate::Result<()> {
+    // SAFETY: the caller passes NULL or a readable `blosc2_tuner`.
+    let Some(t) = (unsafe { tuner.as_ref() }) else {
+        crate::bail!(InvalidParam, "tuner is NULL");
+    };
+    if t.id < super::constants::BLOSC2_USER_REGISTERED_TUNER_START {
+        crate::bail!(Failure, "user tuner ids start at 160, got {}", t.id);
+    }
+    if t.id > super::constants::BLOSC2_USER_REGISTERED_TUNER_STOP {
+        crate::bail!(Failure, "tuner ids end at 255, got {}", t.id);
+    }
+    // SAFETY: `name` is NULL or NUL-terminated per the C API.
+    let name = unsafe { name_of(t.name) }?;
+    let mut tuners = TUNERS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, old)) = tuners.iter().find(|(e, _)| e.tuner.id == t.id) {
+        if *old != name {
+            crate::bail!(Failure, "tuner id {} already registered as {old}", t.id);
+        }
+        return Ok(());
+    }
+    if tuners.len() >= MAX_TUNERS {
+        crate::bail!(CodecSupport, "cannot register more tuners");
+    }
+    tuners.push((TunerEntry { tuner: *t }, name));
+    Ok(())
+}
+
+/// The registered tuner with this id (creating a context with an unknown
+/// tuner fails, as in the reference).
+pub(crate) fn find_tuner(id: c_int) -> crate::Result<blosc2_tuner> {
+    let tuners = TUNERS.lock().unwrap_or_else(|p| p.into_inner());
+    match tuners.iter().find(|(e, _)| e.tuner.id == id) {
+        Some((e, _)) => Ok(e.tuner),
+        None => crate::bail!(InvalidParam, "user-defined tuner {id} not found"),
+    }
+}
+
+/// The points where a context calls its user tuner.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum TunerStep {
+    /// At context creation: `init(tuner_params, cctx, NULL)`.
+    Init,
+    /// Before each chunk: `next_cparams` with `tuner_params`, else `next_blocksize`.
+    Before,
+    /// After each chunk, with the compression time in seconds (only with `tuner_params`).
+    Update(f64),
+    /// At release (only with `tuner_params`).
+    Free,
+}
+
+impl TunerStep {
+    pub(crate) fn run(
+        self,
+        t: &blosc2_tuner,
+        params: *mut c_void,
+        ctx: *mut blosc2_context,
+    ) -> crate::Result<()> {
+        let has_params = !params.is_null();
+        // Each callback comes from a registered `blosc2_tuner`; `ctx` is a
+        // live context and `params` the caller's own pointer, passed through.
+        let call0 = |f: unsafe extern "C" fn(*mut blosc2_context) -> c_int| {
+            // SAFETY: see above; the callback only receives the live context.
+            unsafe { f(ctx) }
+        };
+        let rc = match self {
+            TunerStep::Init => t.init.map(|f| {
+                // SAFETY: see above; `dctx` is NULL as in the reference.
+                unsafe { f(params, ctx, core::ptr::null_mut()) }
+            }),
+            TunerStep::Before if has_params => t.next_cparams.map(call0),
+            TunerStep::Before => t.next_blocksize.map(call0),
+            TunerStep::Update(secs) if has_params => t.update.map(|f| {
+                // SAFETY: see above.
+                unsafe { f(ctx, secs) }
+            }),
+            TunerStep::Free if has_params => t.free.map(call0),
+            TunerStep::Update(_) | TunerStep::Free => Some(0),
+        };
+        match rc {
+            None => crate::bail!(Failure, "tuner {} lacks the callback for {self:?}", t.id),
+            Some(rc) if rc < 0 => crate::bail!(Tuner, "tuner {} {self:?} returned {rc}", t.id),
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+/// Registers a user tuner (`id` 160..=255); see the module documentation for
+/// what a tuner does here. Returns 0; `BLOSC2_ERROR_FAILURE` for an id out of
+/// range or taken under another name; `BLOSC2_ERROR_INVALID_PARAM` for NULL.
+///
+/// # Safety
+/// `tuner` must be NULL or point to a `blosc2_tuner` whose `name` is a
+/// NUL-terminated string; its callbacks must stay callable for the process.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_register_tuner(tuner: *mut blosc2_tuner) -> c_int {
+    guard(
+        Error::Failure(String::new()).code(),
+        || match register_tuner(tuner) {
+            Ok(()) => 0,
+            Err(e) => super::report(&e),
+        },
+    )
+}

@@ -1,0 +1,161 @@
+//! Fixed-size metalayers (in the frame header) and variable-length
+//! metalayers (compressed, in the frame trailer) of a super-chunk.
+
+use super::{engine, CParams, Metalayer, SChunk, MAX_VLMETALAYERS};
+use crate::frame::header::MAX_METALAYERS;
+use crate::Result;
+
+impl SChunk {
+    // ----- metalayers -----
+
+    /// Index of metalayer `name`, if present.
+    pub fn meta_exists(&self, name: &str) -> Option<usize> {
+        self.metalayers.iter().position(|m| m.name == name)
+    }
+
+    /// Adds a fixed-size metalayer; frames accept them only before data.
+    pub fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<usize> {
+        crate::frame::header::check_name(name)?;
+        if self.meta_exists(name).is_some() {
+            crate::bail!(InvalidParam, "metalayer '{name}' already exists");
+        }
+        if self.metalayers.len() >= MAX_METALAYERS {
+            crate::bail!(InvalidParam, "at most {MAX_METALAYERS} metalayers");
+        }
+        if self.is_frame() && self.nchunks() > 0 {
+            crate::bail!(
+                InvalidParam,
+                "metalayers cannot be added to a frame after data"
+            );
+        }
+        self.metalayers.push(Metalayer {
+            name: name.to_owned(),
+            content: content.to_vec(),
+        });
+        if let Err(e) = self.flush() {
+            self.metalayers.pop();
+            return Err(e);
+        }
+        Ok(self.metalayers.len() - 1)
+    }
+
+    /// Content of metalayer `name`.
+    pub fn meta_get(&self, name: &str) -> Result<Vec<u8>> {
+        let i = self
+            .meta_exists(name)
+            .ok_or_else(|| crate::err!(MetalayerNotFound, "metalayer '{name}' not found"))?;
+        Ok(self.metalayers[i].content.clone())
+    }
+
+    /// Overwrites the start of metalayer `name`; its size never changes, so
+    /// `content` may not be longer than the existing content.
+    pub fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<usize> {
+        let i = self
+            .meta_exists(name)
+            .ok_or_else(|| crate::err!(MetalayerNotFound, "metalayer '{name}' not found"))?;
+        let old = &mut self.metalayers[i].content;
+        if content.len() > old.len() {
+            crate::bail!(
+                InvalidParam,
+                "metalayer '{name}' holds {} bytes; cannot grow to {}",
+                old.len(),
+                content.len()
+            );
+        }
+        old[..content.len()].copy_from_slice(content);
+        self.flush()?;
+        Ok(i)
+    }
+
+    /// Names of the metalayers, in order.
+    pub fn meta_names(&self) -> Vec<String> {
+        self.metalayers.iter().map(|m| m.name.clone()).collect()
+    }
+
+    // ----- variable-length metalayers -----
+
+    pub fn vlmeta_exists(&self, name: &str) -> Option<usize> {
+        self.vlmetalayers.iter().position(|m| m.name == name)
+    }
+
+    pub(super) fn vlmeta_limit(&self) -> usize {
+        if self.is_frame() {
+            crate::frame::trailer::MAX_FRAME_VLMETALAYERS
+        } else {
+            MAX_VLMETALAYERS
+        }
+    }
+
+    /// Adds a vlmetalayer, compressing `content` with `cparams` (reference
+    /// defaults when `None`).
+    pub fn vlmeta_add(
+        &mut self,
+        name: &str,
+        content: &[u8],
+        cparams: Option<&CParams>,
+    ) -> Result<usize> {
+        crate::frame::header::check_name(name)?;
+        if self.vlmeta_exists(name).is_some() {
+            crate::bail!(InvalidParam, "vlmetalayer '{name}' already exists");
+        }
+        if self.vlmetalayers.len() >= self.vlmeta_limit() {
+            crate::bail!(
+                InvalidParam,
+                "at most {} vlmetalayers here",
+                self.vlmeta_limit()
+            );
+        }
+        let packed = engine::compress_with(cparams.unwrap_or(&CParams::default()), content)?;
+        self.vlmetalayers.push(Metalayer {
+            name: name.to_owned(),
+            content: packed,
+        });
+        if let Err(e) = self.flush() {
+            self.vlmetalayers.pop();
+            return Err(e);
+        }
+        Ok(self.vlmetalayers.len() - 1)
+    }
+
+    /// Decompressed content of vlmetalayer `name`.
+    pub fn vlmeta_get(&self, name: &str) -> Result<Vec<u8>> {
+        let i = self
+            .vlmeta_exists(name)
+            .ok_or_else(|| crate::err!(MetalayerNotFound, "vlmetalayer '{name}' not found"))?;
+        engine::decompress_once(&self.vlmetalayers[i].content)
+    }
+
+    /// Replaces the content of vlmetalayer `name`.
+    pub fn vlmeta_update(
+        &mut self,
+        name: &str,
+        content: &[u8],
+        cparams: Option<&CParams>,
+    ) -> Result<usize> {
+        let i = self
+            .vlmeta_exists(name)
+            .ok_or_else(|| crate::err!(MetalayerNotFound, "vlmetalayer '{name}' not found"))?;
+        let packed = engine::compress_with(cparams.unwrap_or(&CParams::default()), content)?;
+        let old = std::mem::replace(&mut self.vlmetalayers[i].content, packed);
+        if let Err(e) = self.flush() {
+            self.vlmetalayers[i].content = old;
+            return Err(e);
+        }
+        Ok(i)
+    }
+
+    /// Removes vlmetalayer `name`; returns how many remain.
+    pub fn vlmeta_delete(&mut self, name: &str) -> Result<usize> {
+        let i = self
+            .vlmeta_exists(name)
+            .ok_or_else(|| crate::err!(MetalayerNotFound, "vlmetalayer '{name}' not found"))?;
+        self.vlmetalayers.remove(i);
+        self.flush()?;
+        Ok(self.vlmetalayers.len())
+    }
+
+    /// Names of the vlmetalayers, in order.
+    pub fn vlmeta_names(&self) -> Vec<String> {
+        self.vlmetalayers.iter().map(|m| m.name.clone()).collect()
+    }
+}

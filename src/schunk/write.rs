@@ -1,0 +1,345 @@
+//! Adding, replacing, removing and reordering the chunks of a super-chunk.
+
+use std::borrow::Cow;
+
+use super::{engine, fixed_chunk_nbytes, grow, Backend, SChunk, Special};
+use crate::frame::codec::ChunkInfo;
+use crate::frame::SpecialOffset;
+use crate::Result;
+
+impl SChunk {
+    // ----- writing chunks -----
+
+    /// Compresses `src` into a new chunk and appends it; returns the new
+    /// number of chunks.
+    pub fn append_buffer(&mut self, src: &[u8]) -> Result<i64> {
+        let chunk = self.engine.compress(src)?;
+        self.append_chunk(&chunk)
+    }
+
+    /// Appends a compressed chunk; returns the new number of chunks.
+    pub fn append_chunk(&mut self, chunk: &[u8]) -> Result<i64> {
+        let n = self.nchunks();
+        self.insert_chunk(n, chunk)
+    }
+
+    /// Validates a chunk and returns its info and exact bytes.
+    pub(super) fn check_chunk<'a>(&self, chunk: &'a [u8]) -> Result<(ChunkInfo, &'a [u8])> {
+        let info = ChunkInfo::parse(chunk)?;
+        let bytes = chunk.get(..info.cbytes as usize).ok_or_else(|| {
+            crate::err!(
+                ReadBuffer,
+                "chunk says {} bytes, buffer has {}",
+                info.cbytes,
+                chunk.len()
+            )
+        })?;
+        if !info.extended {
+            crate::bail!(
+                InvalidHeader,
+                "super-chunks need chunks with a Blosc2 extended header"
+            );
+        }
+        let vl = info.flags2 & 1 != 0;
+        if self.nchunks() > 0 && vl != self.vl_blocks {
+            crate::bail!(
+                ChunkAppend,
+                "super-chunks cannot mix regular and variable-length-block chunks"
+            );
+        }
+        Ok((info, bytes))
+    }
+
+    /// Decides the new chunksize after placing a chunk of `nb` bytes at `n`
+    /// (`replacing` when it overwrites chunk `n`), as the reference does.
+    pub(super) fn next_chunksize(&mut self, n: usize, nb: i64, replacing: bool) -> Result<i32> {
+        let nchunks = self.nchunks() as usize;
+        let cs = self.chunksize;
+        if cs < 0 || (nchunks == 0) || (replacing && nchunks == 1) {
+            return Ok(i32::try_from(nb).unwrap_or(0));
+        }
+        if cs == 0 {
+            return Ok(0);
+        }
+        let cs64 = i64::from(cs);
+        let last = nchunks - 1;
+        let last_nb = fixed_chunk_nbytes(cs, self.nbytes, last, nchunks);
+        let ok = if replacing {
+            nb == cs64 || (n == last && nb <= cs64)
+        } else if n == nchunks {
+            last_nb == cs64 && nb <= cs64
+        } else {
+            last_nb == cs64 && nb == cs64
+        };
+        Ok(if ok { cs } else { 0 })
+    }
+
+    /// When a frame turns to variable chunk sizes, its special offsets can no
+    /// longer be sized on reading: store them as real chunks first.
+    pub(super) fn materialize_specials(&mut self) -> Result<()> {
+        let nchunks = self.nchunks() as usize;
+        let ts = self.typesize() as usize;
+        for i in 0..nchunks {
+            let kind = match &mut self.backend {
+                Backend::Frame(f) => match f.chunk_info(i)? {
+                    Err(s) => s,
+                    Ok(_) => continue,
+                },
+                Backend::Chunks(_) => return Ok(()),
+            };
+            let size = i32::try_from(self.special_nbytes(i)?)
+                .map_err(|_| crate::err!(FrameSpecial, "chunk {i} too large"))?;
+            let chunk = crate::frame::codec::special_chunk(kind, size, ts as i32, self.blocksize)?;
+            if let Backend::Frame(f) = &mut self.backend {
+                f.update(i, &chunk, None)?;
+                if f.is_sparse() {
+                    self.cbytes += chunk.len() as i64;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores `bytes` at `n` in the backend (insert or replace).
+    pub(super) fn place_chunk(
+        &mut self,
+        n: usize,
+        info: &ChunkInfo,
+        bytes: &[u8],
+        replace: bool,
+    ) -> Result<()> {
+        let special = if self.chunksize > 0 {
+            info.special_offset()
+        } else {
+            None
+        };
+        match &mut self.backend {
+            Backend::Chunks(c) => {
+                if replace {
+                    c[n] = bytes.to_vec();
+                } else {
+                    c.insert(n, bytes.to_vec());
+                }
+            }
+            Backend::Frame(f) => {
+                if replace {
+                    f.update(n, bytes, special)?;
+                } else {
+                    f.insert(n, bytes, special)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stored size of chunk `n` as counted in `cbytes`.
+    pub(super) fn stored_cbytes(&mut self, n: usize) -> Result<i64> {
+        match &mut self.backend {
+            Backend::Chunks(c) => Ok(i64::from(ChunkInfo::parse(&c[n])?.cbytes)),
+            Backend::Frame(f) => Ok(match f.chunk_info(n)? {
+                Ok(info) => i64::from(info.cbytes),
+                Err(_) => 0,
+            }),
+        }
+    }
+
+    /// Uncompressed size of chunk `n`.
+    pub(super) fn chunk_nbytes(&mut self, n: usize) -> Result<i64> {
+        match &mut self.backend {
+            Backend::Chunks(c) => Ok(i64::from(ChunkInfo::parse(&c[n])?.nbytes)),
+            Backend::Frame(f) => match f.chunk_info(n)? {
+                Ok(info) => Ok(i64::from(info.nbytes)),
+                Err(_) => self.special_nbytes(n),
+            },
+        }
+    }
+
+    pub(super) fn set_chunksize(&mut self, cs: i32) -> Result<()> {
+        if cs == 0 && self.chunksize > 0 {
+            self.materialize_specials()?;
+        }
+        self.chunksize = cs;
+        Ok(())
+    }
+
+    /// Inserts a compressed chunk at position `n`; returns the new number of chunks.
+    pub fn insert_chunk(&mut self, n: i64, chunk: &[u8]) -> Result<i64> {
+        let nchunks = self.nchunks();
+        if n < 0 || n > nchunks {
+            crate::bail!(InvalidIndex, "insert position {n} outside 0..={nchunks}");
+        }
+        let n = n as usize;
+        let (info, bytes) = self.check_chunk(chunk)?;
+        let nb = i64::from(info.nbytes);
+        // Check the counters first so that a refusal changes nothing.
+        grow(self.nbytes, nb)?;
+        grow(self.cbytes, i64::from(info.cbytes))?;
+        let cs = self.next_chunksize(n, nb, false)?;
+        self.set_chunksize(cs)?;
+        if nchunks == 0 {
+            self.vl_blocks = info.flags2 & 1 != 0;
+        }
+        self.place_chunk(n, &info, bytes, false)?;
+        self.nbytes = grow(self.nbytes, nb)?;
+        let stored = self.stored_cbytes(n)?;
+        self.cbytes = grow(self.cbytes, stored)?;
+        self.flush()?;
+        Ok(self.nchunks())
+    }
+
+    /// Replaces chunk `n` with a compressed chunk; returns the number of chunks.
+    pub fn update_chunk(&mut self, n: i64, chunk: &[u8]) -> Result<i64> {
+        let idx = self.check_index(n)?;
+        let (info, bytes) = self.check_chunk(chunk)?;
+        let nb = i64::from(info.nbytes);
+        let old_nb = self.chunk_nbytes(idx)?;
+        let old_cb = self.stored_cbytes(idx)?;
+        grow(self.nbytes, nb - old_nb)?;
+        grow(self.cbytes, i64::from(info.cbytes))?;
+        let cs = self.next_chunksize(idx, nb, true)?;
+        self.set_chunksize(cs)?;
+        let old_cb = if cs == 0 {
+            self.stored_cbytes(idx)?
+        } else {
+            old_cb
+        };
+        self.place_chunk(idx, &info, bytes, true)?;
+        self.nbytes = grow(self.nbytes, nb - old_nb)?;
+        let new_cb = self.stored_cbytes(idx)?;
+        self.cbytes = grow(self.cbytes, new_cb - old_cb)?;
+        self.flush()?;
+        Ok(self.nchunks())
+    }
+
+    /// Removes chunk `n`; returns the new number of chunks.
+    pub fn delete_chunk(&mut self, n: i64) -> Result<i64> {
+        let idx = self.check_index(n)?;
+        let old_nb = self.chunk_nbytes(idx)?;
+        let old_cb = self.stored_cbytes(idx)?;
+        match &mut self.backend {
+            Backend::Chunks(c) => {
+                c.remove(idx);
+            }
+            Backend::Frame(f) => f.delete(idx)?,
+        }
+        self.nbytes -= old_nb;
+        self.cbytes -= old_cb;
+        if self.nchunks() == 0 {
+            self.vl_blocks = false;
+        }
+        self.flush()?;
+        Ok(self.nchunks())
+    }
+
+    /// Reorders the chunks: new chunk `i` is old chunk `order[i]`.
+    pub fn reorder_offsets(&mut self, order: &[i64]) -> Result<()> {
+        let n = self.nchunks() as usize;
+        if self.chunksize > 0
+            && n > 0
+            && fixed_chunk_nbytes(self.chunksize, self.nbytes, n - 1, n)
+                != i64::from(self.chunksize)
+        {
+            crate::bail!(
+                InvalidParam,
+                "cannot reorder chunks when the last chunk is short"
+            );
+        }
+        match &mut self.backend {
+            Backend::Chunks(c) => {
+                let mut seen = vec![false; n];
+                if order.len() != n {
+                    crate::bail!(
+                        InvalidParam,
+                        "order has {} entries, super-chunk has {n} chunks",
+                        order.len()
+                    );
+                }
+                for &o in order {
+                    let i = usize::try_from(o)
+                        .ok()
+                        .filter(|&i| i < n && !seen[i])
+                        .ok_or_else(|| {
+                            crate::err!(
+                                InvalidParam,
+                                "order is not a permutation of 0..{n} (bad entry {o})"
+                            )
+                        })?;
+                    seen[i] = true;
+                }
+                let old = std::mem::take(c);
+                let mut slots: Vec<Option<Vec<u8>>> = old.into_iter().map(Some).collect();
+                *c = order
+                    .iter()
+                    .map(|&o| slots[o as usize].take().unwrap_or_default())
+                    .collect();
+            }
+            Backend::Frame(f) => f.reorder(order)?,
+        }
+        self.flush()
+    }
+
+    /// Fills an empty super-chunk with `nitems` special items split into
+    /// chunks of `chunksize` bytes. In frames zeros, NaNs and uninitialized
+    /// values become special offsets and take no space.
+    pub fn fill_special(&mut self, nitems: i64, special: Special, chunksize: i32) -> Result<i64> {
+        if self.nchunks() > 0 || self.nbytes > 0 {
+            crate::bail!(SchunkSpecial, "fill_special needs an empty super-chunk");
+        }
+        let ts = i64::from(self.typesize());
+        if nitems < 0 || chunksize <= 0 || i64::from(chunksize) % ts != 0 {
+            crate::bail!(
+                InvalidParam,
+                "bad fill: {nitems} items, chunksize {chunksize} (typesize {ts})"
+            );
+        }
+        let total = nitems
+            .checked_mul(ts)
+            .ok_or_else(|| crate::err!(InvalidParam, "nitems too large"))?;
+        let cs = i64::from(chunksize);
+        let nchunks = (total + cs - 1) / cs;
+        if nchunks > i64::from(i32::MAX) / 8 {
+            crate::bail!(
+                SchunkSpecial,
+                "too many chunks ({nchunks}); use a larger chunksize"
+            );
+        }
+        let offset_kind = match special {
+            Special::Zero => Some(SpecialOffset::Zero),
+            Special::Nan => Some(SpecialOffset::Nan),
+            Special::Uninit => Some(SpecialOffset::Uninit),
+            Special::Value => crate::bail!(InvalidParam, "fill_special cannot fill with a value"),
+        };
+        if special == Special::Nan && ts != 4 && ts != 8 {
+            crate::bail!(InvalidParam, "NaN fill needs typesize 4 or 8");
+        }
+        self.chunksize = chunksize;
+        let full = engine::make_special(special, cs as usize, ts as usize, None)?;
+        for i in 0..nchunks {
+            let nb = if i == nchunks - 1 && total % cs != 0 {
+                total % cs
+            } else {
+                cs
+            };
+            let chunk = if nb == cs {
+                Cow::Borrowed(&full[..])
+            } else {
+                Cow::Owned(engine::make_special(
+                    special,
+                    nb as usize,
+                    ts as usize,
+                    None,
+                )?)
+            };
+            match &mut self.backend {
+                Backend::Chunks(c) => {
+                    self.cbytes += chunk.len() as i64;
+                    c.push(chunk.into_owned());
+                }
+                Backend::Frame(f) => f.insert(i as usize, &chunk, offset_kind)?,
+            }
+            self.nbytes += nb;
+        }
+        self.flush()?;
+        Ok(self.nchunks())
+    }
+}

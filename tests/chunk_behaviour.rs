@@ -1,0 +1,580 @@
+//! Chunk behaviours checked against known reference bytes and against full
+//! decodes: special chunks, DELTA under partial decodes, VL blocks, lazy
+//! chunks, runs and memcpy layouts, thread-count independence, user codecs.
+
+use b2nd::chunk::{
+    self, BlockSource, CParams, ChunkHeader, Compressor, DParams, Decompressor, Special,
+};
+use b2nd::codecs::registry::{self, CallInfo, CodecEntry, FilterEntry, UserCodec, UserFilter};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn ramp(n: usize, typesize: usize) -> Vec<u8> {
+    (0..n)
+        .map(|i| ((i / typesize) as u32 >> (8 * (i % typesize).min(3))) as u8)
+        .collect()
+}
+
+fn compress(cp: &CParams, src: &[u8]) -> Vec<u8> {
+    let mut dst = vec![0u8; src.len() + 32];
+    let n = chunk::compress(cp, src, &mut dst).unwrap();
+    assert!(n > 0);
+    dst.truncate(n);
+    dst
+}
+
+#[test]
+fn special_chunks_are_byte_identical_to_the_reference() {
+    // Bytes from python-blosc2 4.14.1 (C-Blosc2 3.3.5) SChunk.fill_special.
+    let cp = CParams {
+        typesize: 4,
+        ..CParams::default()
+    };
+    assert_eq!(
+        chunk::make_special_with(&cp, Special::Zero, 4000, None).unwrap(),
+        unhex("05010504a00f0000a00f00002000000000000000000000000000000000000010")
+    );
+    let cp = CParams {
+        typesize: 4,
+        compcode: 1,
+        ..CParams::default()
+    };
+    assert_eq!(
+        chunk::make_special_with(&cp, Special::Nan, 4000, None).unwrap(),
+        unhex("05010504a00f0000a00f00002000000000000000000000000000000000000020")
+    );
+    assert_eq!(
+        chunk::make_special_with(&cp, Special::Value, 4000, Some(&7i32.to_le_bytes())).unwrap(),
+        unhex("05010504a00f0000a00f0000240000000000000000000000000000000000003007000000")
+    );
+    let cp = CParams {
+        typesize: 8,
+        compcode: 5,
+        clevel: 9,
+        ..CParams::default()
+    };
+    assert_eq!(
+        chunk::make_special_with(&cp, Special::Uninit, 400_000, None).unwrap(),
+        unhex("05010508801a0600801a06002000000000000000000000000000000000000040")
+    );
+    // ...and they decode.
+    let mut out = vec![1u8; 4000];
+    let z = chunk::make_special(Special::Zero, 4000, 4, None).unwrap();
+    assert_eq!(chunk::decompress(&z, &mut out).unwrap(), 4000);
+    assert!(out.iter().all(|&b| b == 0));
+    let v = chunk::make_special(Special::Value, 4000, 4, Some(&[1, 2, 3, 4])).unwrap();
+    chunk::decompress(&v, &mut out).unwrap();
+    assert!(out.chunks(4).all(|c| c == [1, 2, 3, 4]));
+    let n = chunk::make_special(Special::Nan, 4000, 8, None).unwrap();
+    chunk::decompress(&n, &mut out).unwrap();
+    assert!(out
+        .chunks(8)
+        .all(|c| f64::from_le_bytes(c.try_into().unwrap()).is_nan()));
+    // NaN needs 4- or 8-byte items; nbytes must be a multiple of the typesize.
+    let n2 = chunk::make_special(Special::Nan, 4000, 2, None).unwrap();
+    assert_eq!(chunk::decompress(&n2, &mut out).unwrap_err().code(), -3);
+    assert_eq!(
+        chunk::make_special(Special::Nan, 4001, 4, None)
+            .unwrap_err()
+            .code(),
+        -3
+    );
+}
+
+/// Decodes blocks through a [`BlockSource`] over the full chunk bytes,
+/// counting the fetches.
+struct Source<'a> {
+    chunk: &'a [u8],
+    fetched: Vec<usize>,
+}
+
+impl BlockSource for Source<'_> {
+    fn block(
+        &mut self,
+        nblock: usize,
+        offset: u32,
+        _len: Option<usize>,
+    ) -> b2nd::Result<Cow<'_, [u8]>> {
+        self.fetched.push(nblock);
+        Ok(Cow::Borrowed(&self.chunk[offset as usize..]))
+    }
+}
+
+fn lazy_view(c: &[u8]) -> Vec<u8> {
+    let h = ChunkHeader::parse(c).unwrap();
+    let mut v = c[..32 + 4 * h.nblocks()].to_vec();
+    v[31] |= 0x08; // lazy flag
+    v
+}
+
+#[test]
+fn delta_partial_decodes_equal_full_decode() {
+    for typesize in [1usize, 2, 4, 8, 12] {
+        for filters in [[0, 0, 0, 0, 3, 1], [0, 0, 0, 0, 3, 0], [0, 0, 0, 3, 0, 2]] {
+            let n = 50_000 * typesize + typesize * 3;
+            let src = ramp(n, typesize);
+            let cp = CParams {
+                compcode: 1,
+                typesize: typesize as i32,
+                filters,
+                blocksize: 8192 * typesize as i32,
+                ..CParams::default()
+            };
+            let c = compress(&cp, &src);
+            let h = ChunkHeader::parse(&c).unwrap();
+            assert!(h.nblocks() > 4);
+            assert_ne!(h.flags() & 0x08, 0, "DODELTA flag");
+            let mut d = Decompressor::new(DParams::default());
+            let mut full = vec![0u8; n];
+            d.decompress(&c, &mut full).unwrap();
+            assert_eq!(full, src);
+            // getitem from blocks other than the first
+            let nitems = n / typesize;
+            for (start, cnt) in [(nitems / 2, 100), (nitems - 10, 10), (8192 * 3 - 1, 2)] {
+                let mut part = vec![0u8; cnt * typesize];
+                d.getitem(&c, start, cnt, &mut part).unwrap();
+                assert_eq!(
+                    part,
+                    src[start * typesize..(start + cnt) * typesize],
+                    "getitem ts {typesize} {filters:?}"
+                );
+            }
+            // mask out block 0
+            let mut mask = vec![false; h.nblocks()];
+            mask[0] = true;
+            d.set_maskout(&mask).unwrap();
+            let mut masked = vec![0u8; n];
+            d.decompress(&c, &mut masked).unwrap();
+            assert_eq!(
+                masked[h.blocksize()..],
+                src[h.blocksize()..],
+                "mask ts {typesize}"
+            );
+            assert!(masked[..h.blocksize()].iter().all(|&b| b == 0));
+            // lazy chunk, block 0 masked out, threads
+            let view = lazy_view(&c);
+            let mut src_ = Source {
+                chunk: &c,
+                fetched: Vec::new(),
+            };
+            let mut d3 = Decompressor::new(DParams {
+                nthreads: 3,
+                ..DParams::default()
+            });
+            let mut lazy = vec![0u8; n];
+            d3.decompress_with_source(&view, &mut src_, &mut lazy, Some(&mask))
+                .unwrap();
+            assert_eq!(
+                lazy[h.blocksize()..],
+                src[h.blocksize()..],
+                "lazy ts {typesize}"
+            );
+            assert!(
+                src_.fetched.contains(&0),
+                "block 0 fetched as DELTA reference"
+            );
+        }
+    }
+}
+
+#[test]
+fn lazy_decode_fetches_only_unmasked_blocks() {
+    let src = ramp(200_000, 4);
+    let cp = CParams {
+        compcode: 5,
+        typesize: 4,
+        blocksize: 16384,
+        ..CParams::default()
+    };
+    let c = compress(&cp, &src);
+    let h = ChunkHeader::parse(&c).unwrap();
+    let mask: Vec<bool> = (0..h.nblocks()).map(|j| j != 2).collect();
+    let mut s = Source {
+        chunk: &c,
+        fetched: Vec::new(),
+    };
+    let mut out = vec![0u8; src.len()];
+    Decompressor::new(DParams::default())
+        .decompress_with_source(&lazy_view(&c), &mut s, &mut out, Some(&mask))
+        .unwrap();
+    assert_eq!(s.fetched, vec![2]);
+    assert_eq!(out[2 * 16384..3 * 16384], src[2 * 16384..3 * 16384]);
+    // The lazy flag is not required for a header+bstarts view.
+    let mut plain_view = lazy_view(&c);
+    plain_view[31] &= !0x08;
+    let mut s2 = Source {
+        chunk: &c,
+        fetched: Vec::new(),
+    };
+    let mut out2 = vec![0u8; src.len()];
+    Decompressor::new(DParams::default())
+        .decompress_with_source(&plain_view, &mut s2, &mut out2, None)
+        .unwrap();
+    assert_eq!(out2, src);
+    // A lazy chunk given to plain decompress is refused.
+    assert_eq!(
+        chunk::decompress(&lazy_view(&c), &mut out)
+            .unwrap_err()
+            .code(),
+        -12
+    );
+}
+
+#[test]
+fn vl_blocks_round_trip() {
+    let blocks: Vec<Vec<u8>> = (0..7).map(|k| ramp(1000 + 357 * k, 1)).collect();
+    let refs: Vec<&[u8]> = blocks.iter().map(|b| b.as_slice()).collect();
+    for (compcode, filters) in [
+        (1u8, [0, 0, 0, 0, 0, 1]),
+        (5, [0, 0, 0, 0, 3, 0]),
+        (0, [0; 6]),
+        (4, [0; 6]),
+    ] {
+        let cp = CParams {
+            compcode,
+            typesize: 1,
+            filters,
+            nthreads: 2,
+            ..CParams::default()
+        };
+        let mut z = Compressor::new(cp).unwrap();
+        let mut dst = vec![0u8; 20_000];
+        let n = z.compress_vl(&refs, &mut dst).unwrap();
+        let c = &dst[..n];
+        let h = ChunkHeader::parse(c).unwrap();
+        assert!(h.vl_blocks());
+        assert_eq!(h.version(), 6);
+        assert_eq!(h.nblocks(), 7);
+        let mut d = Decompressor::new(DParams::default());
+        for (k, b) in blocks.iter().enumerate() {
+            assert_eq!(&d.decompress_vl_block(c, k).unwrap(), b);
+        }
+        let mut all = vec![0u8; h.nbytes()];
+        d.decompress(c, &mut all).unwrap();
+        assert_eq!(all, blocks.concat());
+        // lazy VL chunk
+        let view = lazy_view(c);
+        let mut s = Source {
+            chunk: c,
+            fetched: Vec::new(),
+        };
+        let mut lazy = vec![0u8; h.nbytes()];
+        d.decompress_with_source(&view, &mut s, &mut lazy, None)
+            .unwrap();
+        assert_eq!(lazy, all);
+    }
+}
+
+#[test]
+fn runs_memcpy_and_tiny_buffers() {
+    let cp = CParams {
+        compcode: 1,
+        typesize: 4,
+        ..CParams::default()
+    };
+    // empty
+    let c = compress(&cp, &[]);
+    assert_eq!(c.len(), 32);
+    assert_eq!(chunk::cbuffer_sizes(&c).unwrap(), (0, 32, 1));
+    assert_eq!(chunk::decompress(&c, &mut []).unwrap(), 0);
+    // below BLOSC_MIN_BUFFERSIZE: plain copy
+    for n in [1usize, 7, 31] {
+        let src = ramp(n, 1);
+        let c = compress(&cp, &src);
+        assert_eq!(c.len(), n + 32);
+        assert_ne!(c[2] & 0x2, 0, "memcpy flag");
+        assert_eq!(&c[32..], &src[..]);
+        let mut out = vec![0u8; n];
+        chunk::decompress(&c, &mut out).unwrap();
+        assert_eq!(out, src);
+    }
+    // all zeros: the chunk becomes a zero special chunk
+    let c = compress(&cp, &vec![0u8; 100_000]);
+    assert_eq!(c.len(), 32);
+    assert_eq!(
+        ChunkHeader::parse(&c).unwrap().special(),
+        Some(Special::Zero)
+    );
+    // one repeated non-zero byte: every stream is a run (csize -value, token 1)
+    let c = compress(
+        &CParams {
+            filters: [0; 6],
+            ..cp.clone()
+        },
+        &vec![9u8; 100_000],
+    );
+    let h = ChunkHeader::parse(&c).unwrap();
+    let first = i32::from_le_bytes(c[32..36].try_into().unwrap()) as usize;
+    assert_eq!(
+        i32::from_le_bytes(c[first..first + 4].try_into().unwrap()),
+        -9
+    );
+    assert_eq!(c[first + 4], 1);
+    let mut out = vec![0u8; 100_000];
+    chunk::decompress(&c, &mut out).unwrap();
+    assert!(out.iter().all(|&b| b == 9));
+    assert!(h.nblocks() >= 1);
+    // clevel 0: plain copy
+    let src = ramp(5000, 4);
+    let c = compress(
+        &CParams {
+            clevel: 0,
+            ..cp.clone()
+        },
+        &src,
+    );
+    assert_eq!(c.len(), 5032);
+    assert_eq!(c[2], 0x07);
+}
+
+#[test]
+fn output_does_not_depend_on_threads() {
+    let src = ramp(3_000_003, 8);
+    for (compcode, filters) in [
+        (1u8, [0, 0, 0, 0, 3, 1]),
+        (5, [0, 0, 0, 0, 0, 2]),
+        (0, [0, 0, 0, 0, 0, 1]),
+    ] {
+        let base = compress(
+            &CParams {
+                compcode,
+                typesize: 8,
+                filters,
+                nthreads: 1,
+                ..CParams::default()
+            },
+            &src,
+        );
+        for nthreads in [2i16, 3, 4] {
+            let c = compress(
+                &CParams {
+                    compcode,
+                    typesize: 8,
+                    filters,
+                    nthreads,
+                    ..CParams::default()
+                },
+                &src,
+            );
+            assert_eq!(c, base, "codec {compcode} nthreads {nthreads}");
+            let mut out = vec![0u8; src.len()];
+            Decompressor::new(DParams {
+                nthreads,
+                ..DParams::default()
+            })
+            .decompress(&c, &mut out)
+            .unwrap();
+            assert_eq!(out, src);
+        }
+    }
+}
+
+#[test]
+fn typesize_over_255_is_a_byte_stream() {
+    let src = ramp(100_000, 1);
+    let cp = CParams {
+        compcode: 1,
+        typesize: 1000,
+        ..CParams::default()
+    };
+    let c = compress(&cp, &src);
+    let h = ChunkHeader::parse(&c).unwrap();
+    assert_eq!(h.typesize(), 1);
+    // blocksize rounded to the original typesize
+    assert_eq!(h.blocksize() % 1000, 0);
+    let mut out = vec![0u8; src.len()];
+    chunk::decompress(&c, &mut out).unwrap();
+    assert_eq!(out, src);
+}
+
+struct Xor;
+impl UserCodec for Xor {
+    fn encode(&self, s: &[u8], d: &mut [u8], meta: u8, _: &CallInfo<'_>) -> b2nd::Result<usize> {
+        if d.len() < s.len() / 2 + 1 {
+            return Ok(0);
+        }
+        // Stores every other byte only when the data allows it (pairs equal).
+        if s.len() % 2 != 0 || s.chunks(2).any(|p| p[0] != p[1]) {
+            return Ok(0);
+        }
+        for (o, p) in d.iter_mut().zip(s.chunks(2)) {
+            *o = p[0] ^ meta;
+        }
+        Ok(s.len() / 2)
+    }
+    fn decode(&self, s: &[u8], d: &mut [u8], meta: u8, _: &CallInfo<'_>) -> b2nd::Result<usize> {
+        if d.len() != 2 * s.len() {
+            return Err(b2nd::Error::Data("size".into()));
+        }
+        for (p, &b) in d.chunks_mut(2).zip(s) {
+            p[0] = b ^ meta;
+            p[1] = b ^ meta;
+        }
+        Ok(d.len())
+    }
+}
+
+struct AddOne;
+impl UserFilter for AddOne {
+    fn forward(&self, s: &[u8], d: &mut [u8], _: u8, _: &CallInfo<'_>) -> b2nd::Result<()> {
+        d.iter_mut()
+            .zip(s)
+            .for_each(|(o, &i)| *o = i.wrapping_add(1));
+        Ok(())
+    }
+    fn backward(&self, s: &[u8], d: &mut [u8], _: u8, _: &CallInfo<'_>) -> b2nd::Result<()> {
+        d.iter_mut()
+            .zip(s)
+            .for_each(|(o, &i)| *o = i.wrapping_sub(1));
+        Ok(())
+    }
+}
+
+#[test]
+fn user_codec_and_filter() {
+    registry::register_codec(CodecEntry {
+        id: 180,
+        name: "halver".into(),
+        version: 3,
+        codec: Arc::new(Xor),
+    })
+    .unwrap();
+    registry::register_filter(FilterEntry {
+        id: 190,
+        name: "addone".into(),
+        version: 1,
+        filter: Arc::new(AddOne),
+    })
+    .unwrap();
+    let src: Vec<u8> = (0..40_000u32).map(|i| (i / 2 % 200) as u8).collect();
+    let cp = CParams {
+        compcode: 180,
+        compcode_meta: 0x55,
+        typesize: 2,
+        filters: [0, 0, 0, 0, 190, 0],
+        splitmode: 2,
+        ..CParams::default()
+    };
+    let c = compress(&cp, &src);
+    let h = ChunkHeader::parse(&c).unwrap();
+    assert_eq!(h.compcode(), 180);
+    assert_eq!(h.flags() >> 5, 6);
+    assert_eq!(h.versionlz(), 3);
+    assert!(c.len() < src.len() / 2 + 1000);
+    let mut out = vec![0u8; src.len()];
+    chunk::decompress(&c, &mut out).unwrap();
+    assert_eq!(out, src);
+}
+
+#[test]
+fn prefilter_and_postfilter_run_per_block() {
+    use b2nd::chunk::{PostfilterArgs, PrefilterArgs};
+    let src = ramp(100_000, 4);
+    let pre: b2nd::chunk::Prefilter = Arc::new(|a: &mut PrefilterArgs<'_>| {
+        for (o, &i) in a.output.iter_mut().zip(a.input) {
+            *o = i.wrapping_add(3);
+        }
+        Ok(())
+    });
+    let cp = CParams {
+        compcode: 1,
+        typesize: 4,
+        blocksize: 8192,
+        prefilter: Some(pre),
+        nthreads: 2,
+        ..CParams::default()
+    };
+    let c = compress(&cp, &src);
+    let mut plain = vec![0u8; src.len()];
+    chunk::decompress(&c, &mut plain).unwrap();
+    assert!(plain
+        .iter()
+        .zip(&src)
+        .all(|(&p, &s)| p == s.wrapping_add(3)));
+    let post: b2nd::chunk::Postfilter = Arc::new(|a: &mut PostfilterArgs<'_>| {
+        assert_eq!(a.offset, a.nblock * 8192);
+        for (o, &i) in a.output.iter_mut().zip(a.input) {
+            *o = i.wrapping_sub(3);
+        }
+        Ok(())
+    });
+    for nthreads in [1, 3] {
+        let mut d = Decompressor::new(DParams {
+            nthreads,
+            postfilter: Some(post.clone()),
+            ..DParams::default()
+        });
+        let mut out = vec![0u8; src.len()];
+        d.decompress(&c, &mut out).unwrap();
+        assert_eq!(out, src);
+    }
+}
+
+#[test]
+fn vl_blocks_with_dictionaries() {
+    let blocks: Vec<Vec<u8>> = (0..12)
+        .map(|k| {
+            let text = format!("record {k}: the quick brown fox jumps over the lazy dog; ");
+            text.repeat(40 + k).into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = blocks.iter().map(|b| b.as_slice()).collect();
+    for compcode in [1u8, 2, 5] {
+        let cp = CParams {
+            compcode,
+            typesize: 1,
+            use_dict: true,
+            filters: [0; 6],
+            ..CParams::default()
+        };
+        let mut z = Compressor::new(cp).unwrap();
+        let mut dst = vec![0u8; 100_000];
+        let n = z.compress_vl(&refs, &mut dst).unwrap();
+        let c = &dst[..n];
+        let h = ChunkHeader::parse(c).unwrap();
+        assert!(h.uses_dict(), "codec {compcode}: dictionary expected");
+        let mut d = Decompressor::new(DParams::default());
+        for (k, b) in blocks.iter().enumerate() {
+            assert_eq!(
+                &d.decompress_vl_block(c, k).unwrap(),
+                b,
+                "codec {compcode} block {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn lazy_chunk_with_dictionary() {
+    let src = ramp(400_000, 4);
+    for compcode in [1u8, 5] {
+        let cp = CParams {
+            compcode,
+            typesize: 4,
+            use_dict: true,
+            ..CParams::default()
+        };
+        let c = compress(&cp, &src);
+        assert!(ChunkHeader::parse(&c).unwrap().uses_dict());
+        let mut s = Source {
+            chunk: &c,
+            fetched: Vec::new(),
+        };
+        let mut out = vec![0u8; src.len()];
+        Decompressor::new(DParams {
+            nthreads: 2,
+            ..DParams::default()
+        })
+        .decompress_with_source(&lazy_view(&c), &mut s, &mut out, None)
+        .unwrap();
+        assert_eq!(out, src);
+        assert_eq!(s.fetched[0], usize::MAX, "dictionary fetched first");
+    }
+}
