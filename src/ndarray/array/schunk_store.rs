@@ -17,23 +17,6 @@ use crate::chunk::{ChunkHeader, Compressor, Decompressor};
 use crate::schunk::SChunk;
 use crate::Result;
 
-/// The chunk engine's parameters for a super-chunk's parameters.
-fn engine_cparams(cp: &crate::schunk::CParams) -> crate::chunk::CParams {
-    crate::chunk::CParams {
-        compcode: cp.compcode,
-        compcode_meta: cp.compcode_meta,
-        clevel: cp.clevel,
-        use_dict: cp.use_dict,
-        typesize: cp.typesize,
-        nthreads: cp.nthreads,
-        blocksize: cp.blocksize,
-        splitmode: cp.splitmode,
-        filters: cp.filters,
-        filters_meta: cp.filters_meta,
-        ..crate::chunk::CParams::default()
-    }
-}
-
 struct Inner {
     sc: SChunk,
     dec: Decompressor,
@@ -65,7 +48,7 @@ impl SChunkStore {
     pub(crate) fn new(sc: SChunk, chunksize: i32, blocksize: i32) -> Result<SChunkStore> {
         let typesize = sc.typesize();
         let persistent = sc.storage().urlpath.is_some();
-        let mut cp = engine_cparams(sc.cparams());
+        let mut cp = sc.cparams().clone();
         cp.blocksize = blocksize;
         let comp = Compressor::new(cp)?;
         let dec = Decompressor::new(crate::chunk::DParams {
