@@ -724,3 +724,41 @@ fn six_entry_b2nd_and_caterva_only_files_open() {
     assert_eq!(NdArray::from_schunk(sc).unwrap_err().code(), -1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn refresh_follows_shape_changes_made_by_another_handle() {
+    let dir = scratch("refresh");
+    for contiguous in [true, false] {
+        let path = dir.join(if contiguous { "r.b2nd" } else { "r.dir" });
+        let st = Storage {
+            contiguous,
+            urlpath: Some(path.clone()),
+            ..Storage::default()
+        };
+        let ctx = Context::new(
+            ArrayStorage::Schunk(st),
+            1,
+            &[4, 3],
+            &[2, 3],
+            &[1, 3],
+            None,
+            0,
+            Vec::new(),
+        )
+        .unwrap();
+        let data: Vec<u8> = (0..12).collect();
+        let mut w = NdArray::from_cbuffer(&ctx, &data).unwrap();
+        let mut r = NdArray::open(&path).unwrap();
+        assert!(!r.refresh().unwrap());
+        w.append(&[20, 21, 22, 23, 24, 25], 0).unwrap();
+        assert_eq!(r.shape(), &[4, 3]);
+        assert!(r.refresh().unwrap());
+        assert_eq!(r.shape(), &[6, 3]);
+        assert_eq!(
+            r.to_vec().unwrap(),
+            [&data[..], &[20, 21, 22, 23, 24, 25]].concat()
+        );
+        assert!(!r.refresh().unwrap());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -368,6 +368,47 @@ fn arrays_written_here_open_in_python() {
             );
         }
     }
+    // Special-value arrays: zeros, NaNs and a repeated value, never materialised.
+    let specials: [(&str, fn(&Context) -> b2nd::Result<NdArray>, Vec<u8>); 3] = [
+        ("zeros", NdArray::zeros, vec![0u8; 8]),
+        ("nans", NdArray::nans, f64::NAN.to_le_bytes().to_vec()),
+        (
+            "full",
+            |c| NdArray::full(c, &(-1.25f64).to_le_bytes()),
+            (-1.25f64).to_le_bytes().to_vec(),
+        ),
+    ];
+    for (name, make, item) in specials {
+        for contiguous in [true, false] {
+            let path = dir.join(format!(
+                "{name}{}",
+                if contiguous { ".b2nd" } else { ".dir" }
+            ));
+            let storage = Storage {
+                contiguous,
+                urlpath: Some(path.clone()),
+                ..Storage::default()
+            };
+            let ctx = Context::new(
+                ArrayStorage::Schunk(storage),
+                8,
+                &[7, 5],
+                &[3, 2],
+                &[2, 2],
+                Some("<f8"),
+                0,
+                Vec::new(),
+            )
+            .unwrap();
+            let a = make(&ctx).unwrap();
+            let want = item.repeat(35);
+            assert_eq!(a.to_vec().unwrap(), want);
+            drop(a);
+            let raw = path.with_extension("raw");
+            std::fs::write(&raw, &want).unwrap();
+            manifest += &format!("{}\t7,5\t<f8\t{}\n", path.display(), raw.display());
+        }
+    }
     std::fs::write(dir.join("manifest.tsv"), &manifest).unwrap();
     let report = run_python(&py, READ_PY, &dir);
     let lines: Vec<&str> = report.lines().collect();
@@ -380,6 +421,6 @@ fn arrays_written_here_open_in_python() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    assert_eq!(lines.len(), cases.len() * 2);
+    assert_eq!(lines.len(), cases.len() * 2 + 6);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -91,14 +91,16 @@ impl SChunkStore {
     }
 
     fn special_chunk(&self, fill: &Fill) -> Result<Vec<u8>> {
-        use crate::chunk::{make_special, Special};
+        use crate::chunk::{make_special_with, Special};
+        // Built with the array's parameters so the header's blocksize is the
+        // array's block (readers mask blocks by the array's block count).
+        let cp = self.comp.cparams();
         let nbytes = self.chunksize as usize;
-        let ts = self.typesize as usize;
         match fill {
-            Fill::Zero => make_special(Special::Zero, nbytes, ts, None),
-            Fill::Nan => make_special(Special::Nan, nbytes, ts, None),
-            Fill::Uninit => make_special(Special::Uninit, nbytes, ts, None),
-            Fill::Value(v) => make_special(Special::Value, nbytes, ts, Some(v)),
+            Fill::Zero => make_special_with(cp, Special::Zero, nbytes, None),
+            Fill::Nan => make_special_with(cp, Special::Nan, nbytes, None),
+            Fill::Uninit => make_special_with(cp, Special::Uninit, nbytes, None),
+            Fill::Value(v) => make_special_with(cp, Special::Value, nbytes, Some(v)),
         }
     }
 

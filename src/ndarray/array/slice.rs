@@ -273,6 +273,19 @@ impl NdArray {
         )
     }
 
+    /// Indices (C order) of the chunks that hold part of the region
+    /// [start, stop) (`b2nd_get_slice_nchunks`).
+    pub fn get_slice_nchunks(&self, start: &[i64], stop: &[i64]) -> Result<Vec<i64>> {
+        let extent: Vec<i64> = start
+            .iter()
+            .zip(stop)
+            .map(|(a, b)| (b - a).max(0))
+            .collect();
+        // The region is checked as if read into a buffer of its own extent.
+        self.check_region(start, stop, &extent, usize::MAX)?;
+        Ok(self.layout.chunks_in_region(start, stop))
+    }
+
     /// Copies the whole array into `buffer` in C order (`b2nd_to_cbuffer`).
     pub fn to_cbuffer(&self, buffer: &mut [u8]) -> Result<()> {
         if (buffer.len() as u64) < self.nbytes() as u64 {
@@ -406,6 +419,24 @@ mod tests {
 
     fn stats(a: &NdArray) -> super::super::store::Stats {
         a.store.test_stats()
+    }
+
+    #[test]
+    fn slice_chunk_indices() {
+        let a = NdArray::zeros(&ctx(1, &[10, 7], &[4, 3], &[2, 3])).unwrap();
+        assert_eq!(
+            a.get_slice_nchunks(&[3, 2], &[5, 4]).unwrap(),
+            vec![0, 1, 3, 4]
+        );
+        assert_eq!(a.get_slice_nchunks(&[8, 6], &[10, 7]).unwrap(), vec![8]);
+        assert_eq!(
+            a.get_slice_nchunks(&[2, 2], &[2, 5]).unwrap(),
+            Vec::<i64>::new()
+        );
+        assert_eq!(
+            a.get_slice_nchunks(&[0, 0], &[11, 1]).unwrap_err().code(),
+            -12
+        );
     }
 
     #[test]
