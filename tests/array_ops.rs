@@ -818,3 +818,50 @@ fn small_reads_from_files_fetch_single_blocks_correctly() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn corrupted_metalayers_never_panic() {
+    let ctx = Context::new(
+        ArrayStorage::default(),
+        2,
+        &[6, 5],
+        &[4, 3],
+        &[2, 3],
+        Some("<i2"),
+        0,
+        Vec::new(),
+    )
+    .unwrap();
+    let data: Vec<u8> = (0..60).collect();
+    let a = NdArray::from_cbuffer(&ctx, &data).unwrap();
+    let frame = a.to_cframe().unwrap();
+    let meta = a.metalayer("b2nd").unwrap();
+    let at = frame
+        .windows(meta.len())
+        .position(|w| w == &meta[..])
+        .expect("metalayer bytes in the frame");
+    let (mut opened, mut refused) = (0, 0);
+    for i in 0..meta.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = frame.clone();
+            bad[at + i] ^= flip;
+            match NdArray::from_cframe(&bad, false) {
+                Ok(b) => {
+                    opened += 1;
+                    // Whatever the geometry now says, reads end in data or an error.
+                    if let Ok(v) = b.to_vec() {
+                        assert_eq!(v.len() as i64, b.nitems() * 2);
+                    }
+                }
+                Err(e) => {
+                    refused += 1;
+                    assert!(e.code() < 0);
+                }
+            }
+        }
+    }
+    assert!(
+        refused > 0 && opened > 0,
+        "opened {opened}, refused {refused}"
+    );
+}
