@@ -62,6 +62,7 @@ impl Context {
     /// Validates the parameters the way `b2nd_create_ctx` does (ndim range,
     /// shape/chunkshape/blockshape signs and pairing, block size overflow);
     /// `dtype` defaults to `|S<typesize>`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         storage: ArrayStorage,
         typesize: i32,
@@ -501,6 +502,19 @@ mod tests {
             -3
         );
         assert_eq!(NdArray::full(&c, &[1]).unwrap_err().code(), -12);
+    }
+
+    #[test]
+    fn arrays_are_send_and_sync_and_take_wide_items() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<NdArray>();
+        // Items wider than a chunk header's typesize byte: decoded storage.
+        let c = ctx(300, &[5], &[2], &[1]);
+        let data = testutil::pattern(1500);
+        let a = NdArray::from_cbuffer(&c, &data).unwrap();
+        let mut out = vec![0u8; 600];
+        a.get_slice_cbuffer(&[3], &[5], &mut out, &[2]).unwrap();
+        assert_eq!(out, data[900..]);
     }
 
     #[test]
