@@ -865,3 +865,54 @@ fn corrupted_metalayers_never_panic() {
         "opened {opened}, refused {refused}"
     );
 }
+
+#[test]
+fn copies_to_files_carry_metalayers_and_vlmetalayers() {
+    let dir = scratch("copyfile");
+    let meta = vec![("units".to_string(), b"m/s".to_vec())];
+    let ctx = Context::new(
+        ArrayStorage::default(),
+        4,
+        &[9, 8],
+        &[4, 4],
+        &[2, 4],
+        Some("<f4"),
+        0,
+        meta,
+    )
+    .unwrap();
+    let data: Vec<u8> = (0..288).map(|i| (i * 5) as u8).collect();
+    let mut a = NdArray::from_cbuffer(&ctx, &data).unwrap();
+    a.add_vlmetalayer("note", b"hello").unwrap();
+    for (i, (cs, bs)) in [([4, 4], [2, 4]), ([3, 5], [3, 2])].into_iter().enumerate() {
+        for contiguous in [true, false] {
+            let path = dir.join(format!("copy{i}-{contiguous}"));
+            let st = Storage {
+                contiguous,
+                urlpath: Some(path.clone()),
+                ..Storage::default()
+            };
+            let c = Context::new(
+                ArrayStorage::Schunk(st),
+                4,
+                &[1, 1],
+                &cs,
+                &bs,
+                Some("<f4"),
+                0,
+                Vec::new(),
+            )
+            .unwrap();
+            drop(a.copy(&c).unwrap());
+            let b = NdArray::open(&path).unwrap();
+            assert_eq!(
+                (b.shape(), b.chunkshape(), b.blockshape()),
+                (&[9i64, 8][..], &cs[..], &bs[..])
+            );
+            assert_eq!(b.to_vec().unwrap(), data);
+            assert_eq!(b.metalayer("units"), Some(b"m/s".to_vec()));
+            assert_eq!(b.vlmetalayer("note"), Some(b"hello".to_vec()));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
