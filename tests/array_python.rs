@@ -135,6 +135,26 @@ for di, dt in enumerate(dtypes):
                 slices.append(",".join(map(str, start)) + ";" + ",".join(map(str, stop)) + ";" + sp)
         print("\t".join([path, ",".join(map(str, m[2])), ",".join(map(str, m[3])), ",".join(map(str, m[4])),
                          str(dt.itemsize), m[6], "|".join(slices)]))
+for kind in ("zeros", "full", "nans", "empty_resized"):
+    for contiguous in (True, False):
+        path = os.path.join(out, f"{kind}-{int(contiguous)}" + (".b2nd" if contiguous else ".dir"))
+        kw = dict(dtype="<f8", urlpath=path, mode="w", contiguous=contiguous, chunks=(3, 2), blocks=(2, 2))
+        if kind == "zeros":
+            a = blosc2.zeros((7, 5), **kw)
+        elif kind == "full":
+            a = blosc2.full((7, 5), 3.5, **kw)
+        elif kind == "nans":
+            a = blosc2.full((7, 5), np.nan, **kw)
+        else:
+            a = blosc2.zeros((4, 5), **kw)
+            a.resize((7, 5))
+            a[5:7, 1:4] = 2.0
+        data = a[...]
+        with open(path + ".raw", "wb") as f:
+            f.write(np.ascontiguousarray(data).tobytes())
+        m = a.schunk.meta["b2nd"]
+        print("\t".join([path, ",".join(map(str, m[2])), ",".join(map(str, m[3])), ",".join(map(str, m[4])),
+                         "8", m[6], ""]))
 "#;
 
 #[test]
@@ -177,7 +197,7 @@ fn arrays_written_by_python_open_here() {
         }
         count += 1;
     }
-    assert_eq!(count, 60);
+    assert_eq!(count, 60 + 8);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
