@@ -916,3 +916,38 @@ fn copies_to_files_carry_metalayers_and_vlmetalayers() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn prefilters_see_the_chunk_they_run_on() {
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut cparams = b2nd::schunk::CParams::default();
+    cparams.prefilter = Some(Arc::new(move |a: &mut b2nd::chunk::PrefilterArgs<'_>| {
+        log.lock().unwrap().push(a.nchunk);
+        a.output.copy_from_slice(a.input);
+        Ok(())
+    }));
+    let st = Storage {
+        cparams,
+        ..Storage::default()
+    };
+    let ctx = Context::new(
+        ArrayStorage::Schunk(st),
+        1,
+        &[6, 4],
+        &[2, 4],
+        &[2, 4],
+        None,
+        0,
+        Vec::new(),
+    )
+    .unwrap();
+    let mut a = NdArray::zeros(&ctx).unwrap();
+    a.set_slice_cbuffer(&[7; 4], &[1, 4], &[3, 0], &[4, 4])
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![1]);
+    let mut v = vec![0u8; 24];
+    a.to_cbuffer(&mut v).unwrap();
+    assert_eq!(&v[12..16], &[7; 4]);
+}
