@@ -702,6 +702,13 @@ fn six_entry_b2nd_and_caterva_only_files_open() {
             a.get_slice_cbuffer(&[3, 5], &[5, 7], &mut got, &[2, 2])
                 .unwrap();
             assert_eq!(got, [52, 53, 54, 55, 66, 67, 68, 69]);
+            // Shape changes rewrite the legacy metalayer in place.
+            let mut a = a;
+            a.append(&[1; 14], 0).unwrap();
+            drop(a);
+            let b = NdArray::open(&path).unwrap();
+            assert_eq!((b.shape(), b.dtype()), (&[6i64, 7][..], dtype));
+            assert_eq!(b.to_vec().unwrap(), [&data[..], &[1; 14]].concat());
         }
     }
     // No metalayer at all, and a truncated one.

@@ -288,17 +288,26 @@ impl NdArray {
     /// the array came from a caterva-only super-chunk).
     fn publish_meta(&mut self) -> Result<()> {
         let l = &self.layout;
-        let smeta = meta_codec::encode(
-            &l.shape,
-            &l.chunkshape,
-            &l.blockshape,
-            &self.dtype,
-            self.dtype_format,
-        )?;
-        if self.store.meta_get("b2nd").is_some() {
-            self.store.meta_update("b2nd", &smeta)
-        } else {
-            self.store.meta_add("b2nd", &smeta)
+        let (shape, cs, bs) = (&l.shape, &l.chunkshape, &l.blockshape);
+        if let Some(old) = self.store.meta_get("b2nd") {
+            // Rewritten in place, in the layout it already has.
+            let m = meta_codec::encode_like(&old, shape, cs, bs, &self.dtype, self.dtype_format)?;
+            return self.store.meta_update("b2nd", &m);
+        }
+        let smeta = meta_codec::encode(shape, cs, bs, &self.dtype, self.dtype_format)?;
+        match (
+            self.store.meta_add("b2nd", &smeta),
+            self.store.meta_get("caterva"),
+        ) {
+            (Ok(()), _) => Ok(()),
+            // Frames take no new metalayer once they hold data: keep a
+            // caterva-only array described by its caterva metalayer.
+            (Err(_), Some(old)) => {
+                let m =
+                    meta_codec::encode_like(&old, shape, cs, bs, &self.dtype, self.dtype_format)?;
+                self.store.meta_update("caterva", &m)
+            }
+            (Err(e), None) => Err(e),
         }
     }
 
