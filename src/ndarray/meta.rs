@@ -232,7 +232,10 @@ impl NdMeta {
     }
 
     fn parse(bytes: &[u8], layout: MetaLayout, typesize: i32) -> Result<NdMeta> {
-        let mut rd = Reader { rest: &bytes[1..] };
+        let mut rd = Reader {
+            rest: &bytes[1..],
+            strict: true,
+        };
         let version = rd.byte("version")?;
         if version > 0x7f {
             crate::bail!(
@@ -240,29 +243,7 @@ impl NdMeta {
                 "b2nd metalayer: version {version:#04x} is not a positive fixint"
             );
         }
-        let ndim_byte = rd.byte("ndim")?;
-        let ndim = ndim_byte as usize;
-        if ndim > MAX_DIM {
-            crate::bail!(
-                Failure,
-                "b2nd metalayer: ndim {ndim_byte} is out of range [0, {MAX_DIM}]"
-            );
-        }
-        rd.array_header(ndim, "shape")?;
-        let mut shape = Vec::with_capacity(ndim);
-        for _ in 0..ndim {
-            shape.push(rd.int64()?);
-        }
-        rd.array_header(ndim, "chunkshape")?;
-        let mut chunkshape = Vec::with_capacity(ndim);
-        for _ in 0..ndim {
-            chunkshape.push(rd.int32()?);
-        }
-        rd.array_header(ndim, "blockshape")?;
-        let mut blockshape = Vec::with_capacity(ndim);
-        for _ in 0..ndim {
-            blockshape.push(rd.int32()?);
-        }
+        let (shape, chunkshape, blockshape) = rd.dims()?;
         let (dtype, dtype_format) = match layout {
             MetaLayout::Caterva => (default_dtype_for_typesize(typesize), Self::DTYPE_NUMPY),
             MetaLayout::B2ndV0 => (rd.str32()?, Self::DTYPE_NUMPY),
@@ -286,6 +267,97 @@ impl NdMeta {
             dtype_format,
         })
     }
+
+    /// Reads a stored record by position, the way the reference reads
+    /// whatever it finds under `b2nd` or `caterva` when it opens an array:
+    /// the outer header may announce 5, 6 or 7 elements whatever follows,
+    /// the version and the element markers are skipped rather than checked,
+    /// and a dtype is present exactly when bytes follow the blockshape (a
+    /// `dtype_format` byte first unless the next byte is a str32 marker).
+    /// Without a dtype, the record gets [`default_dtype_for_typesize`].
+    /// The returned [`DtypeTail`] says which of those endings was found, so
+    /// that [`NdMeta::to_bytes_like`] can rewrite the record in its shape.
+    pub(crate) fn from_stored_bytes(bytes: &[u8], typesize: i32) -> Result<(NdMeta, DtypeTail)> {
+        MetaLayout::detect(bytes)?;
+        let mut rd = Reader {
+            rest: &bytes[1..],
+            strict: false,
+        };
+        let version = rd.byte("version")?;
+        let (shape, chunkshape, blockshape) = rd.dims()?;
+        let (tail, dtype_format, dtype) = match rd.rest.first() {
+            None => (
+                DtypeTail::Absent,
+                Self::DTYPE_NUMPY,
+                default_dtype_for_typesize(typesize),
+            ),
+            Some(&MARK_STR32) => (DtypeTail::Str, Self::DTYPE_NUMPY, rd.str32()?),
+            Some(_) => {
+                let format = rd.byte("dtype_format")? as i8;
+                (DtypeTail::FormatAndStr, format, rd.str32()?)
+            }
+        };
+        let meta = NdMeta {
+            version,
+            shape,
+            chunkshape,
+            blockshape,
+            dtype,
+            dtype_format,
+        };
+        Ok((meta, tail))
+    }
+
+    /// Serialises this record in the shape of the stored record `existing`
+    /// (its first two bytes, and a dtype ending like its own, or none), so a
+    /// metalayer of any layout can be updated in place. Fails when the
+    /// result would not have the length of `existing` (a different ndim, or
+    /// a dtype of another length).
+    pub(crate) fn to_bytes_like(&self, existing: &[u8]) -> Result<Vec<u8>> {
+        let (old, tail) = NdMeta::from_stored_bytes(existing, 1)?;
+        let ndim = self.check_dims()?;
+        if self.dtype_format < 0 {
+            crate::bail!(
+                Failure,
+                "dtype_format {} cannot be negative",
+                self.dtype_format
+            );
+        }
+        let dtype = self.dtype.as_bytes();
+        let dtype_len = i32::try_from(dtype.len())
+            .map_err(|_| crate::err!(Failure, "dtype is too large ({} bytes)", dtype.len()))?;
+        let mut out = Vec::with_capacity(existing.len());
+        out.push(existing[0]);
+        self.put_dims(&mut out, ndim)?;
+        out[1] = existing[1];
+        match tail {
+            DtypeTail::Absent => {}
+            DtypeTail::Str => put_str32(&mut out, dtype, dtype_len),
+            DtypeTail::FormatAndStr => {
+                rmp::encode::write_pfix(&mut out, self.dtype_format as u8).map_err(io_fail)?;
+                put_str32(&mut out, dtype, dtype_len);
+            }
+        }
+        if old.ndim() != ndim || out.len() != existing.len() {
+            crate::bail!(
+                Failure,
+                "the new record does not fit the existing metalayer"
+            );
+        }
+        Ok(out)
+    }
+}
+
+/// How a stored record ends after its blockshape (see
+/// [`NdMeta::from_stored_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DtypeTail {
+    /// Nothing follows: the dtype comes from the typesize.
+    Absent,
+    /// A str32 dtype alone.
+    Str,
+    /// A `dtype_format` byte, then a str32 dtype.
+    FormatAndStr,
 }
 
 fn io_fail(e: std::io::Error) -> crate::Error {
@@ -300,9 +372,12 @@ fn put_str32(out: &mut Vec<u8>, s: &[u8], len: i32) {
     out.extend_from_slice(s);
 }
 
-/// A bounds-checked cursor over the metalayer bytes.
+/// A bounds-checked cursor over the metalayer bytes. A strict reader
+/// checks every marker against what a writer emits; a lenient one skips
+/// them, as the reference's reader does.
 struct Reader<'a> {
     rest: &'a [u8],
+    strict: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -319,9 +394,48 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
+    fn take<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
+        let bytes: [u8; N] = self
+            .rest
+            .get(..N)
+            .and_then(|s| s.try_into().ok())
+            .ok_or_else(|| Self::truncated(what))?;
+        self.rest = &self.rest[N..];
+        Ok(bytes)
+    }
+
+    /// ndim, then the shape, chunkshape and blockshape arrays.
+    #[allow(clippy::type_complexity)]
+    fn dims(&mut self) -> Result<(Vec<i64>, Vec<i32>, Vec<i32>)> {
+        let ndim_byte = self.byte("ndim")?;
+        let ndim = ndim_byte as usize;
+        if ndim > MAX_DIM {
+            crate::bail!(
+                Failure,
+                "b2nd metalayer: ndim {ndim_byte} is out of range [0, {MAX_DIM}]"
+            );
+        }
+        self.array_header(ndim, "shape")?;
+        let mut shape = Vec::with_capacity(ndim);
+        for _ in 0..ndim {
+            self.marker(MARK_INT64, "shape", "int64")?;
+            shape.push(i64::from_be_bytes(self.take("shape")?));
+        }
+        let mut parts = [Vec::with_capacity(ndim), Vec::with_capacity(ndim)];
+        for (part, what) in parts.iter_mut().zip(["chunkshape", "blockshape"]) {
+            self.array_header(ndim, what)?;
+            for _ in 0..ndim {
+                self.marker(MARK_INT32, "chunkshape/blockshape", "int32")?;
+                part.push(i32::from_be_bytes(self.take("chunkshape/blockshape")?));
+            }
+        }
+        let [chunkshape, blockshape] = parts;
+        Ok((shape, chunkshape, blockshape))
+    }
+
     fn array_header(&mut self, ndim: usize, what: &str) -> Result<()> {
         let b = self.byte(what)?;
-        if b as usize != MARK_FIXARRAY as usize + ndim {
+        if self.strict && b as usize != MARK_FIXARRAY as usize + ndim {
             crate::bail!(
                 Failure,
                 "b2nd metalayer: {what} header {b:#04x} does not announce {ndim} elements"
@@ -330,28 +444,16 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn int64(&mut self) -> Result<i64> {
-        if self.rest.first() != Some(&MARK_INT64) {
-            return Err(self.bad_marker("shape", "int64"));
-        }
-        rmp::decode::read_i64(&mut self.rest).map_err(|_| Self::truncated("shape"))
-    }
-
-    fn int32(&mut self) -> Result<i32> {
-        if self.rest.first() != Some(&MARK_INT32) {
-            return Err(self.bad_marker("chunkshape/blockshape", "int32"));
-        }
-        rmp::decode::read_i32(&mut self.rest).map_err(|_| Self::truncated("chunkshape/blockshape"))
-    }
-
-    fn bad_marker(&self, what: &str, expected: &str) -> crate::Error {
-        match self.rest.first() {
-            None => Self::truncated(what),
-            Some(b) => crate::err!(
+    /// Consumes an element marker, checking it when strict.
+    fn marker(&mut self, want: u8, what: &str, expected: &str) -> Result<()> {
+        let b = self.byte(what)?;
+        if self.strict && b != want {
+            crate::bail!(
                 Failure,
                 "b2nd metalayer: {what} entry marker {b:#04x} is not {expected}"
-            ),
+            );
         }
+        Ok(())
     }
 
     /// A str32 dtype; its declared length must lie within the input.
@@ -363,16 +465,10 @@ impl<'a> Reader<'a> {
                 "b2nd metalayer: dtype marker {marker:#04x} is not str32"
             );
         }
-        let len_bytes: [u8; 4] = self
-            .rest
-            .get(..4)
-            .and_then(|s| s.try_into().ok())
-            .ok_or_else(|| Self::truncated("dtype length"))?;
-        let len = i32::from_be_bytes(len_bytes);
+        let len = i32::from_be_bytes(self.take("dtype length")?);
         if len < 0 {
             crate::bail!(Failure, "b2nd metalayer: negative dtype length {len}");
         }
-        self.rest = &self.rest[4..];
         let len = len as usize;
         if len > self.rest.len() {
             crate::bail!(
@@ -483,5 +579,102 @@ mod tests {
         let mut b = sample().to_b2nd_bytes().unwrap();
         b.extend_from_slice(&[0xff, 0x00, 0x12]);
         assert_eq!(NdMeta::from_b2nd_bytes(&b).unwrap(), sample());
+    }
+
+    fn seven(shape: &[i64], cs: &[i32], bs: &[i32], dtype: &str) -> Vec<u8> {
+        NdMeta::new(shape.to_vec(), cs.to_vec(), bs.to_vec(), dtype, 0)
+            .to_b2nd_bytes()
+            .unwrap()
+    }
+
+    #[test]
+    fn stored_records_are_read_by_position() {
+        let m = seven(&[3], &[2], &[1], "<i4");
+        let (d, tail) = NdMeta::from_stored_bytes(&m, 4).unwrap();
+        assert_eq!(
+            (d.shape, tail, d.dtype.as_str()),
+            (vec![3], DtypeTail::FormatAndStr, "<i4")
+        );
+        // 6-entry header, nothing after the blockshape: the default dtype.
+        let mut six = m[..m.len() - 9].to_vec();
+        six[0] = 0x96;
+        let (d, tail) = NdMeta::from_stored_bytes(&six, 4).unwrap();
+        assert_eq!(
+            (tail, d.dtype.as_str(), d.dtype_format),
+            (DtypeTail::Absent, "|S4", 0)
+        );
+        // 6 entries with the dtype string but no dtype_format (seed 000).
+        let six_dt = [&six[..], &[0xdb, 0, 0, 0, 3], b"<i4"].concat();
+        let (d, tail) = NdMeta::from_stored_bytes(&six_dt, 4).unwrap();
+        assert_eq!((tail, d.dtype.as_str()), (DtypeTail::Str, "<i4"));
+        // 5-entry caterva layout (seeds 001, 004).
+        let mut five = six.clone();
+        five[0] = 0x95;
+        assert_eq!(
+            NdMeta::from_stored_bytes(&five, 2).unwrap().0.blockshape,
+            vec![1]
+        );
+        let scalar = seven(&[], &[], &[], "<f8");
+        assert_eq!(NdMeta::from_stored_bytes(&scalar, 8).unwrap().0.ndim(), 0);
+        // Markers are skipped, as the reference's reader does.
+        let mut odd = m.clone();
+        odd[4] = 0xcf;
+        assert_eq!(NdMeta::from_stored_bytes(&odd, 4).unwrap().0.shape, vec![3]);
+    }
+
+    #[test]
+    fn rewrites_keep_the_existing_layout() {
+        let old = seven(&[3, 4], &[2, 2], &[1, 2], "<u2");
+        let new = NdMeta::new(vec![9, 4], vec![2, 2], vec![1, 2], "<u2", 0);
+        assert_eq!(
+            new.to_bytes_like(&old).unwrap(),
+            new.to_b2nd_bytes().unwrap()
+        );
+        let mut six = old[..old.len() - 9].to_vec();
+        six[0] = 0x96;
+        let s2 = NdMeta::new(vec![9, 4], vec![2, 2], vec![1, 2], "|S2", 0);
+        let six2 = s2.to_bytes_like(&six).unwrap();
+        assert_eq!(
+            (
+                six2.len(),
+                six2[0],
+                NdMeta::from_stored_bytes(&six2, 2).unwrap().0.shape
+            ),
+            (six.len(), 0x96, vec![9, 4])
+        );
+        let six_dt = [&six[..], &[0xdb, 0, 0, 0, 3], b"<u2"].concat();
+        let r = NdMeta::new(vec![1, 4], vec![2, 2], vec![1, 2], "<u2", 0)
+            .to_bytes_like(&six_dt)
+            .unwrap();
+        let (d, tail) = NdMeta::from_stored_bytes(&r, 2).unwrap();
+        assert_eq!(
+            (r.len(), tail, d.dtype.as_str(), d.shape),
+            (six_dt.len(), DtypeTail::Str, "<u2", vec![1, 4])
+        );
+        let other_ndim = NdMeta::new(vec![9], vec![2], vec![1], "|S2", 0);
+        assert_eq!(other_ndim.to_bytes_like(&six).unwrap_err().code(), -1);
+    }
+
+    #[test]
+    fn corrupt_stored_records_fail_cleanly() {
+        let m = seven(&[3, 4], &[2, 2], &[1, 1], "<i4");
+        for cut in 0..m.len() {
+            if cut == m.len() - 9 {
+                continue; // ends right after the blockshape: a dtype-less layout
+            }
+            assert_eq!(
+                NdMeta::from_stored_bytes(&m[..cut], 1).unwrap_err().code(),
+                -1,
+                "cut {cut}"
+            );
+        }
+        let mut bad = m.clone();
+        bad[2] = 17;
+        assert_eq!(NdMeta::from_stored_bytes(&bad, 1).unwrap_err().code(), -1);
+        let mut bad = m.clone();
+        let n = bad.len();
+        bad[n - 8] = 0xd9;
+        assert!(NdMeta::from_stored_bytes(&bad, 1).is_err());
+        assert!(NdMeta::from_stored_bytes(&[0x80], 1).is_err());
     }
 }

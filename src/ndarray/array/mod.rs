@@ -30,7 +30,6 @@
 //! [`NdArray::refresh`]).
 
 mod layout;
-mod meta_codec;
 mod persist;
 mod reshape;
 mod schunk_store;
@@ -45,6 +44,7 @@ pub use store::ArrayStorage;
 use layout::MAX_DIM;
 use store::{ChunkStore, Fill};
 
+use super::meta::{DtypeTail, NdMeta};
 use crate::Result;
 
 /// The dtype the reference writes when none is given: `|S<typesize>`.
@@ -173,13 +173,14 @@ impl NdArray {
         let layout = ctx.validate()?;
         let chunksize = layout.chunk_nbytes(ctx.typesize)?;
         let blocksize = (layout.blocknitems * ctx.typesize as i64) as i32;
-        let smeta = meta_codec::encode(
-            &layout.shape,
-            &layout.chunkshape,
-            &layout.blockshape,
-            &ctx.dtype,
+        let smeta = NdMeta::new(
+            layout.shape.clone(),
+            layout.chunkshape.clone(),
+            layout.blockshape.clone(),
+            ctx.dtype.as_str(),
             ctx.dtype_format,
-        )?;
+        )
+        .to_b2nd_bytes()?;
         let mut store = store::new_store(&ctx.storage, ctx.typesize, chunksize, blocksize)?;
         store.meta_add("b2nd", &smeta)?;
         for (name, content) in &ctx.metalayers {
@@ -261,10 +262,9 @@ impl NdArray {
                 "neither a \"b2nd\" nor a \"caterva\" metalayer"
             )
         })?;
-        let m = meta_codec::decode(&smeta)?;
+        let (m, _) = NdMeta::from_stored_bytes(&smeta, typesize)?;
         let layout = Layout::new(&m.shape, &m.chunkshape, &m.blockshape)?;
-        let (dtype_format, dtype) = m.dtype.unwrap_or_else(|| (0, default_dtype(typesize)));
-        Ok((layout, dtype, dtype_format))
+        Ok((layout, m.dtype, m.dtype_format))
     }
 
     /// The super-chunk must hold exactly the chunks the geometry implies.
@@ -288,13 +288,19 @@ impl NdArray {
     /// the array came from a caterva-only super-chunk).
     fn publish_meta(&mut self) -> Result<()> {
         let l = &self.layout;
-        let (shape, cs, bs) = (&l.shape, &l.chunkshape, &l.blockshape);
+        let meta = NdMeta::new(
+            l.shape.clone(),
+            l.chunkshape.clone(),
+            l.blockshape.clone(),
+            self.dtype.as_str(),
+            self.dtype_format,
+        );
         if let Some(old) = self.store.meta_get("b2nd") {
             // Rewritten in place, in the layout it already has.
-            let m = meta_codec::encode_like(&old, shape, cs, bs, &self.dtype, self.dtype_format)?;
+            let m = meta.to_bytes_like(&old)?;
             return self.store.meta_update("b2nd", &m);
         }
-        let smeta = meta_codec::encode(shape, cs, bs, &self.dtype, self.dtype_format)?;
+        let smeta = meta.to_b2nd_bytes()?;
         match (
             self.store.meta_add("b2nd", &smeta),
             self.store.meta_get("caterva"),
@@ -303,8 +309,7 @@ impl NdArray {
             // Frames take no new metalayer once they hold data: keep a
             // caterva-only array described by its caterva metalayer.
             (Err(_), Some(old)) => {
-                let m =
-                    meta_codec::encode_like(&old, shape, cs, bs, &self.dtype, self.dtype_format)?;
+                let m = meta.to_bytes_like(&old)?;
                 self.store.meta_update("caterva", &m)
             }
             (Err(e), None) => Err(e),
@@ -333,7 +338,7 @@ impl NdArray {
         else {
             return Ok(false);
         };
-        let m = meta_codec::decode(&smeta)?;
+        let (m, _) = NdMeta::from_stored_bytes(&smeta, self.store.typesize())?;
         if m.shape.len() != self.ndim()
             || m.chunkshape != self.layout.chunkshape
             || m.blockshape != self.layout.blockshape
@@ -357,7 +362,7 @@ impl NdArray {
             .meta_get("b2nd")
             .or_else(|| self.store.meta_get("caterva"))
             .ok_or_else(|| crate::err!(MetalayerNotFound, "no b2nd metalayer"))?;
-        let m = meta_codec::decode(&smeta)?;
+        let (m, tail) = NdMeta::from_stored_bytes(&smeta, self.store.typesize())?;
         let join = |v: Vec<String>| {
             if v.is_empty() {
                 "0".to_string()
@@ -374,8 +379,8 @@ impl NdArray {
             "\n chunkshape: {}",
             join(m.chunkshape.iter().map(|x| x.to_string()).collect())
         );
-        if let Some((_, d)) = &m.dtype {
-            s += &format!("\n dtype: {d}");
+        if tail != DtypeTail::Absent {
+            s += &format!("\n dtype: {}", m.dtype);
         }
         s += &format!(
             "\n blockshape: {}\n",
@@ -487,6 +492,13 @@ pub(crate) mod testutil {
         .unwrap()
     }
 
+    /// A 7-entry "b2nd" metalayer record.
+    pub(crate) fn b2nd_bytes(shape: &[i64], cs: &[i32], bs: &[i32], dtype: &str) -> Vec<u8> {
+        NdMeta::new(shape.to_vec(), cs.to_vec(), bs.to_vec(), dtype, 0)
+            .to_b2nd_bytes()
+            .unwrap()
+    }
+
     /// A deterministic, item-distinct test pattern.
     pub(crate) fn pattern(nbytes: usize) -> Vec<u8> {
         (0..nbytes).map(|i| (i * 7 + i / 251) as u8).collect()
@@ -508,12 +520,15 @@ mod tests {
             a.metalayer_names(),
             vec!["b2nd".to_string(), "user".to_string()]
         );
-        let m = meta_codec::decode(&a.metalayer("b2nd").unwrap()).unwrap();
+        let (m, tail) = NdMeta::from_stored_bytes(&a.metalayer("b2nd").unwrap(), 4).unwrap();
         assert_eq!(
             (m.shape, m.chunkshape, m.blockshape),
             (vec![10, 7], vec![4, 3], vec![2, 3])
         );
-        assert_eq!(m.dtype, Some((0, "|S4".to_string())));
+        assert_eq!(
+            (tail, m.dtype_format, m.dtype.as_str()),
+            (DtypeTail::FormatAndStr, 0, "|S4")
+        );
         let mut out = vec![0u8; 280];
         a.to_cbuffer(&mut out).unwrap();
         assert!(out.chunks_exact(4).all(|c| c == [1, 0, 0, 0]));
@@ -555,7 +570,7 @@ mod tests {
 
     #[test]
     fn from_store_reads_b2nd_six_entry_and_caterva_metalayers() {
-        let seven = meta_codec::encode(&[3, 2], &[2, 2], &[1, 2], "<u2", 0).unwrap();
+        let seven = b2nd_bytes(&[3, 2], &[2, 2], &[1, 2], "<u2");
         let mut six = seven[..seven.len() - 9].to_vec();
         six[0] = 0x96;
         for (name, meta, dtype) in [
@@ -590,13 +605,13 @@ mod tests {
             "b2nd metalayer parameters:\n Ndim:       2\n shape:      5, 6\n chunkshape: 2, 3\n dtype: |S1\n blockshape: 1, 3\n"
         );
         assert!(!a.reload_geometry().unwrap());
-        let m = meta_codec::encode(&[3, 6], &[2, 3], &[1, 3], "|S1", 0).unwrap();
+        let m = b2nd_bytes(&[3, 6], &[2, 3], &[1, 3], "|S1");
         a.store.meta_update("b2nd", &m).unwrap();
         // In memory nothing else can change the array: refresh is a no-op.
         assert!(!a.refresh().unwrap());
         assert!(a.reload_geometry().unwrap());
         assert_eq!(a.shape(), &[3, 6]);
-        let m = meta_codec::encode(&[3, 6], &[3, 3], &[1, 3], "|S1", 0).unwrap();
+        let m = b2nd_bytes(&[3, 6], &[3, 3], &[1, 3], "|S1");
         a.store.meta_update("b2nd", &m).unwrap();
         assert_eq!(a.reload_geometry().unwrap_err().code(), -3);
     }

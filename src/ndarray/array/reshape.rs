@@ -252,7 +252,9 @@ mod tests {
         assert_eq!(rows(&a), [&data[..], &[0; 6]].concat());
         a.delete(0, 4, 2).unwrap();
         assert_eq!(rows(&a), data);
-        let m = super::super::meta_codec::decode(&a.metalayer("b2nd").unwrap()).unwrap();
+        let (m, _) =
+            crate::ndarray::meta::NdMeta::from_stored_bytes(&a.metalayer("b2nd").unwrap(), 1)
+                .unwrap();
         assert_eq!(m.shape, vec![4, 3]);
         // Misaligned inner changes are refused before anything changes.
         assert_eq!(a.resize(&[5, 3], Some(&[1, 0])).unwrap_err().code(), -12);
