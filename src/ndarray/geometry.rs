@@ -97,26 +97,31 @@ fn strides_of(dims: &[i64], live: &[bool], what: &str) -> Result<Vec<i64>> {
     Ok(out)
 }
 
-impl Geometry {
-    /// Validates the shapes and derives the geometry.
-    ///
-    /// Errors (`InvalidParam` unless said otherwise): `typesize <= 0`;
-    /// `ndim > 16` or shape/chunkshape/blockshape of different lengths; a
-    /// negative entry; `blockshape == 0` with `chunkshape != 0`; a nonzero
-    /// `shape` with a zero `chunkshape` or `blockshape`; `blockshape >
-    /// chunkshape`; any product or rounded shape overflowing its integer
-    /// type; a block over `i32::MAX` bytes; a padded chunk over the
-    /// super-chunk buffer limit (`MaxBufsizeExceeded`).
-    pub fn new(
+/// What every view of an array's geometry derives first: the validated
+/// shapes, rounded up (the array to whole chunks, a chunk to whole
+/// blocks), and the item counts of the array, the padded array and a
+/// padded chunk.
+pub(crate) struct Extents {
+    pub extshape: Vec<i64>,
+    pub extchunkshape: Vec<i64>,
+    pub nitems: i64,
+    pub extnitems: i64,
+    pub extchunknitems: i64,
+}
+
+impl Extents {
+    /// Validates the shapes (`InvalidParam`): at most 16 dimensions, equal
+    /// lengths, no negative entry, no zero `blockshape` under a nonzero
+    /// `chunkshape`, no nonzero `shape` under a zero `chunkshape`,
+    /// `blockshape <= chunkshape` when `block_within_chunk`, and no
+    /// overflowing rounded shape or item count.
+    pub(crate) fn new(
         shape: &[i64],
         chunkshape: &[i32],
         blockshape: &[i32],
-        typesize: i32,
-    ) -> Result<Geometry> {
+        block_within_chunk: bool,
+    ) -> Result<Extents> {
         let ndim = shape.len();
-        if typesize <= 0 {
-            crate::bail!(InvalidParam, "typesize {typesize} must be positive");
-        }
         if ndim > MAX_DIM {
             crate::bail!(InvalidParam, "ndim {ndim} exceeds the maximum of {MAX_DIM}");
         }
@@ -148,7 +153,7 @@ impl Geometry {
                     "dimension {i}: shape {s} with a zero chunkshape"
                 );
             }
-            if b > c {
+            if block_within_chunk && b > c {
                 crate::bail!(
                     InvalidParam,
                     "dimension {i}: blockshape {b} exceeds chunkshape {c}"
@@ -158,8 +163,6 @@ impl Geometry {
 
         let mut extshape = vec![0i64; ndim];
         let mut extchunkshape = vec![0i64; ndim];
-        let mut chunks_in_array = vec![0i64; ndim];
-        let mut blocks_in_chunk = vec![0i64; ndim];
         for i in 0..ndim {
             let (s, c, b) = (shape[i], chunkshape[i] as i64, blockshape[i] as i64);
             if c == 0 {
@@ -176,21 +179,66 @@ impl Geometry {
                 })?
             };
             extchunkshape[i] = if c % b == 0 { c } else { c - c % b + b };
-            chunks_in_array[i] = extshape[i] / c;
-            blocks_in_chunk[i] = extchunkshape[i] / b;
         }
-
         let mut nitems = 1i64;
         let mut extnitems = 1i64;
         let mut extchunknitems = 1i64;
+        for i in 0..ndim {
+            nitems = mul_i64(nitems, shape[i], "number of items")?;
+            extnitems = mul_i64(extnitems, extshape[i], "number of padded items")?;
+            extchunknitems = mul_i64(extchunknitems, extchunkshape[i], "padded chunk items")?;
+        }
+        Ok(Extents {
+            extshape,
+            extchunkshape,
+            nitems,
+            extnitems,
+            extchunknitems,
+        })
+    }
+}
+
+impl Geometry {
+    /// Validates the shapes and derives the geometry.
+    ///
+    /// Errors (`InvalidParam` unless said otherwise): `typesize <= 0`;
+    /// `ndim > 16` or shape/chunkshape/blockshape of different lengths; a
+    /// negative entry; `blockshape == 0` with `chunkshape != 0`; a nonzero
+    /// `shape` with a zero `chunkshape` or `blockshape`; `blockshape >
+    /// chunkshape`; any product or rounded shape overflowing its integer
+    /// type; a block over `i32::MAX` bytes; a padded chunk over the
+    /// super-chunk buffer limit (`MaxBufsizeExceeded`).
+    pub fn new(
+        shape: &[i64],
+        chunkshape: &[i32],
+        blockshape: &[i32],
+        typesize: i32,
+    ) -> Result<Geometry> {
+        let ndim = shape.len();
+        if typesize <= 0 {
+            crate::bail!(InvalidParam, "typesize {typesize} must be positive");
+        }
+        let Extents {
+            extshape,
+            extchunkshape,
+            nitems,
+            extnitems,
+            extchunknitems,
+        } = Extents::new(shape, chunkshape, blockshape, true)?;
+        let mut chunks_in_array = vec![0i64; ndim];
+        let mut blocks_in_chunk = vec![0i64; ndim];
+        for i in 0..ndim {
+            if chunkshape[i] != 0 {
+                chunks_in_array[i] = extshape[i] / chunkshape[i] as i64;
+                blocks_in_chunk[i] = extchunkshape[i] / blockshape[i] as i64;
+            }
+        }
+
         let mut chunknitems = 1i32;
         let mut blocknitems = 1i32;
         let mut nchunks = 1i64;
         let mut nblocks = 1i64;
         for i in 0..ndim {
-            nitems = mul_i64(nitems, shape[i], "number of items")?;
-            extnitems = mul_i64(extnitems, extshape[i], "number of padded items")?;
-            extchunknitems = mul_i64(extchunknitems, extchunkshape[i], "padded chunk items")?;
             chunknitems = chunknitems
                 .checked_mul(chunkshape[i])
                 .ok_or_else(|| crate::err!(InvalidParam, "chunkshape product overflows int32"))?;

@@ -7,10 +7,10 @@
 //! order, every block padded to `blockshape` inside an `extchunkshape` chunk;
 //! chunks follow each other in C order in the super-chunk.
 
+use crate::ndarray::geometry::{Extents, MAX_BUFFERSIZE};
 use crate::Result;
 
-/// Most dimensions an array may have (the reference `B2ND_MAX_DIM`).
-pub(crate) const MAX_DIM: usize = 16;
+pub(crate) use crate::ndarray::meta::MAX_DIM;
 
 /// Geometry of an array. All vectors have `ndim` entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,80 +29,31 @@ pub struct Layout {
     pub extchunknitems: i64,
 }
 
-fn mul(a: i64, b: i64, what: &str) -> Result<i64> {
-    a.checked_mul(b)
-        .filter(|v| *v >= 0)
-        .ok_or_else(|| crate::err!(InvalidParam, "{what} overflows"))
-}
-
 impl Layout {
     /// Validates and computes a geometry. Rejects what the reference rejects
     /// (negative sizes, blockshape zero with non-zero chunkshape, overflowing
     /// products) and, as the reference does for stored metadata, a non-empty
-    /// dimension whose chunk or block extent is zero.
+    /// dimension whose chunk or block extent is zero. Unlike
+    /// [`Geometry::new`](crate::ndarray::Geometry::new) it takes no typesize
+    /// and leaves `blockshape <= chunkshape` and the byte limits to its
+    /// callers (stored metadata is not held to them).
     pub fn new(shape: &[i64], chunkshape: &[i32], blockshape: &[i32]) -> Result<Layout> {
-        let ndim = shape.len();
-        if ndim > MAX_DIM {
-            crate::bail!(InvalidParam, "ndim {ndim} is larger than {MAX_DIM}");
-        }
-        if chunkshape.len() != ndim || blockshape.len() != ndim {
-            crate::bail!(
-                InvalidParam,
-                "shape, chunkshape and blockshape must have the same length ({}, {}, {})",
-                ndim,
-                chunkshape.len(),
-                blockshape.len()
-            );
-        }
-        let mut extshape = Vec::with_capacity(ndim);
-        let mut extchunkshape = Vec::with_capacity(ndim);
-        let (mut nitems, mut extnitems, mut chunknitems) = (1i64, 1i64, 1i64);
-        let (mut blocknitems, mut extchunknitems) = (1i64, 1i64);
-        for i in 0..ndim {
-            let (s, c, b) = (shape[i], chunkshape[i] as i64, blockshape[i] as i64);
-            if s < 0 {
-                crate::bail!(InvalidParam, "shape[{i}] cannot be negative ({s})");
-            }
-            if c < 0 || b < 0 {
-                crate::bail!(
-                    InvalidParam,
-                    "chunkshape[{i}] and blockshape[{i}] cannot be negative"
-                );
-            }
-            if b == 0 && c != 0 {
-                crate::bail!(
-                    InvalidParam,
-                    "blockshape[{i}] cannot be zero when chunkshape[{i}] is not"
-                );
-            }
-            if s != 0 && c == 0 {
-                crate::bail!(
-                    InvalidParam,
-                    "shape[{i}] is {s} but chunkshape[{i}] is zero"
-                );
-            }
-            let (ext, extc) = if c == 0 {
-                (0, 0)
-            } else {
-                let ext = if s % c == 0 {
-                    s
-                } else {
-                    s.checked_add(c - s % c).ok_or_else(|| {
-                        crate::err!(
-                            InvalidParam,
-                            "shape[{i}] is too large to round up to chunkshape"
-                        )
-                    })?
-                };
-                (ext, if c % b == 0 { c } else { c + b - c % b })
-            };
-            extshape.push(ext);
-            extchunkshape.push(extc);
-            nitems = mul(nitems, s, "shape product")?;
-            extnitems = mul(extnitems, ext, "padded shape product")?;
-            chunknitems = mul(chunknitems, c, "chunkshape product")?;
-            blocknitems = mul(blocknitems, b, "blockshape product")?;
-            extchunknitems = mul(extchunknitems, extc, "padded chunkshape product")?;
+        let Extents {
+            extshape,
+            extchunkshape,
+            nitems,
+            extnitems,
+            extchunknitems,
+        } = Extents::new(shape, chunkshape, blockshape, false)?;
+        let (mut chunknitems, mut blocknitems) = (1i64, 1i64);
+        for (&c, &b) in chunkshape.iter().zip(blockshape) {
+            // At most 16 factors below 2^31 each: checked, not assumed.
+            chunknitems = chunknitems
+                .checked_mul(c as i64)
+                .ok_or_else(|| crate::err!(InvalidParam, "chunkshape product overflows"))?;
+            blocknitems = blocknitems
+                .checked_mul(b as i64)
+                .ok_or_else(|| crate::err!(InvalidParam, "blockshape product overflows"))?;
         }
         if chunknitems > i32::MAX as i64 || blocknitems > i32::MAX as i64 {
             crate::bail!(
@@ -271,9 +222,6 @@ impl Layout {
         out
     }
 }
-
-/// The reference `BLOSC2_MAX_BUFFERSIZE` (INT_MAX minus the extended header).
-pub(crate) const MAX_BUFFERSIZE: i64 = i32::MAX as i64 - 32;
 
 /// C-order strides of a shape (stride of the last dimension is 1).
 pub(crate) fn c_strides(shape: &[i64]) -> Vec<i64> {
