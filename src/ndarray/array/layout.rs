@@ -8,6 +8,7 @@
 //! chunks follow each other in C order in the super-chunk.
 
 use crate::ndarray::geometry::{Extents, MAX_BUFFERSIZE};
+use crate::ndarray::Grid;
 use crate::Result;
 
 pub(crate) use crate::ndarray::meta::MAX_DIM;
@@ -202,24 +203,31 @@ impl Layout {
         (start, stop)
     }
 
-    /// Linear indices (C order) of the chunks that intersect [start, stop).
+    /// Linear indices (C order) of the chunks that intersect [start, stop);
+    /// none for a region outside the array.
     pub fn chunks_in_region(&self, start: &[i64], stop: &[i64]) -> Vec<i64> {
-        if self.nchunks() == 0 || start.iter().zip(stop).any(|(a, b)| a >= b) {
-            return Vec::new();
-        }
-        let lo: Vec<i64> = start
-            .iter()
-            .zip(&self.chunkshape)
-            .map(|(&s, &c)| s / c as i64)
-            .collect();
-        let hi: Vec<i64> = stop
-            .iter()
-            .zip(&self.chunkshape)
-            .map(|(&s, &c)| (s + c as i64 - 1) / c as i64)
-            .collect();
+        let grid = self.chunk_grid();
         let mut out = Vec::new();
-        for_each_index(&lo, &hi, |coords| out.push(self.chunk_index(coords)));
+        if let Ok(mut walk) = grid.walk(start, stop) {
+            while let Some(cell) = walk.next() {
+                out.push(cell.index());
+            }
+        }
         out
+    }
+
+    /// The grid of chunks over the array (cells of `chunkshape` clipped to
+    /// `shape`).
+    pub(crate) fn chunk_grid(&self) -> Grid {
+        let cell: Vec<i64> = self.chunkshape.iter().map(|&c| c as i64).collect();
+        Grid::from_parts(&self.shape, &cell, &self.chunks_per_dim(), self.nchunks())
+    }
+
+    /// The grid of blocks of a chunk whose part inside the array has shape
+    /// `valid` (numbered over the padded chunk).
+    pub(crate) fn block_grid(&self, valid: &[i64]) -> Grid {
+        let cell: Vec<i64> = self.blockshape.iter().map(|&b| b as i64).collect();
+        Grid::from_parts(valid, &cell, &self.blocks_per_dim(), self.nblocks())
     }
 }
 

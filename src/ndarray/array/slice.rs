@@ -5,9 +5,9 @@
 //! mask); writes decode a chunk only when the region covers it partially and
 //! re-encode exactly the chunks they change.
 
-use super::layout::for_each_index;
 use super::{Context, NdArray};
 use crate::ndarray::copy_nd;
+use crate::ndarray::Cell;
 use crate::Result;
 
 impl NdArray {
@@ -89,34 +89,34 @@ impl NdArray {
         let bbytes = l.blocknitems as usize * ts;
         let mut scratch = vec![0u8; self.store.chunksize() as usize];
         let mut skip = vec![true; nblocks];
-        let bpd = l.blocks_per_dim();
-        for nchunk in l.chunks_in_region(start, stop) {
-            let (cstart, cstop) = l.chunk_bounds(&l.chunk_coords(nchunk));
-            let (lo, hi) = self.block_range(&cstart, &cstop, start, stop);
+        let chunk_grid = l.chunk_grid();
+        let mut chunks = chunk_grid.walk(start, stop)?;
+        while let Some(chunk) = chunks.next() {
+            let (cstart, cstop) = valid_box(chunk);
+            let block_grid = l.block_grid(chunk.valid_shape());
             skip.fill(true);
-            for_each_index(&lo, &hi, |b| {
-                skip[super::layout::flatten(b, &bpd) as usize] = false
-            });
-            self.store.read_chunk(nchunk, &mut scratch, Some(&skip))?;
-            let mut result = Ok(());
-            for_each_index(&lo, &hi, |b| {
-                if result.is_err() {
-                    return;
-                }
-                let nblock = super::layout::flatten(b, &bpd) as usize;
+            let mut blocks = block_grid.walk(chunk.start(), chunk.stop())?;
+            while let Some(b) = blocks.next() {
+                // index < nblocks: the block grid numbers the padded chunk.
+                skip[b.index() as usize] = false;
+            }
+            self.store
+                .read_chunk(chunk.index(), &mut scratch, Some(&skip))?;
+            let mut blocks = block_grid.walk(chunk.start(), chunk.stop())?;
+            while let Some(b) = blocks.next() {
+                let nblock = b.index() as usize;
                 let block = &scratch[nblock * bbytes..(nblock + 1) * bbytes];
-                result = self.copy_block_out(
+                self.copy_block_out(
                     block,
-                    b,
-                    &cstart,
+                    b.coords(),
+                    cstart,
                     &cstop,
                     start,
                     stop,
                     buffer,
                     buffershape,
-                );
-            });
-            result?;
+                )?;
+            }
         }
         Ok(())
     }
@@ -141,55 +141,37 @@ impl NdArray {
         }
         let l = self.layout.clone();
         let bbytes = l.blocknitems as usize * ts;
-        let bpd = l.blocks_per_dim();
         let mut scratch = vec![0u8; chunksize];
-        for nchunk in l.chunks_in_region(start, stop) {
-            let (cstart, cstop) = l.chunk_bounds(&l.chunk_coords(nchunk));
-            let covered = (0..l.ndim()).all(|i| start[i] <= cstart[i] && cstop[i] <= stop[i]);
-            if covered {
+        let chunk_grid = l.chunk_grid();
+        let mut chunks = chunk_grid.walk(start, stop)?;
+        while let Some(chunk) = chunks.next() {
+            let nchunk = chunk.index();
+            let (cstart, cstop) = valid_box(chunk);
+            if chunk.is_full() {
                 // Padding must be zeros, as the reference writes it.
                 scratch.fill(0);
             } else {
                 self.store.read_chunk(nchunk, &mut scratch, None)?;
             }
-            let (lo, hi) = self.block_range(&cstart, &cstop, start, stop);
-            let mut result = Ok(());
-            for_each_index(&lo, &hi, |b| {
-                if result.is_err() {
-                    return;
-                }
-                let nblock = super::layout::flatten(b, &bpd) as usize;
+            let block_grid = l.block_grid(chunk.valid_shape());
+            let mut blocks = block_grid.walk(chunk.start(), chunk.stop())?;
+            while let Some(b) = blocks.next() {
+                let nblock = b.index() as usize;
                 let block = &mut scratch[nblock * bbytes..(nblock + 1) * bbytes];
-                result =
-                    self.copy_block_in(block, b, &cstart, &cstop, start, stop, buffer, buffershape);
-            });
-            result?;
+                self.copy_block_in(
+                    block,
+                    b.coords(),
+                    cstart,
+                    &cstop,
+                    start,
+                    stop,
+                    buffer,
+                    buffershape,
+                )?;
+            }
             self.store.write_chunk(nchunk, &scratch)?;
         }
         Ok(())
-    }
-
-    /// Range [lo, hi) of block coordinates of the chunk at `cstart` (valid
-    /// part up to `cstop`) that intersect [start, stop).
-    fn block_range(
-        &self,
-        cstart: &[i64],
-        cstop: &[i64],
-        start: &[i64],
-        stop: &[i64],
-    ) -> (Vec<i64>, Vec<i64>) {
-        let bs = &self.layout.blockshape;
-        let nd = self.ndim();
-        let lo = (0..nd)
-            .map(|i| (start[i].max(cstart[i]) - cstart[i]) / bs[i] as i64)
-            .collect();
-        let hi = (0..nd)
-            .map(|i| {
-                let end = stop[i].min(cstop[i]) - cstart[i];
-                (end + bs[i] as i64 - 1) / bs[i] as i64
-            })
-            .collect();
-        (lo, hi)
     }
 
     /// The part of block `b` of a chunk that lies in the region: its
@@ -338,8 +320,20 @@ impl NdArray {
     }
 }
 
+/// Array-space [start, stop) of the valid part of a chunk cell.
+fn valid_box(chunk: &Cell) -> (&[i64], Vec<i64>) {
+    let origin = chunk.origin();
+    let stop = origin
+        .iter()
+        .zip(chunk.valid_shape())
+        .map(|(o, v)| o + v)
+        .collect();
+    (origin, stop)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::layout::for_each_index;
     use super::super::testutil::*;
     use super::*;
 
