@@ -120,19 +120,10 @@ impl NdMeta {
     /// reference writer does (version byte always [`NdMeta::VERSION`]).
     pub fn to_b2nd_bytes(&self) -> Result<Vec<u8>> {
         let ndim = self.check_dims()?;
-        if self.dtype_format < 0 {
-            crate::bail!(
-                Failure,
-                "dtype_format {} cannot be negative",
-                self.dtype_format
-            );
-        }
-        let dtype = self.dtype.as_bytes();
+        let (dtype, dtype_len) = self.dtype_parts()?;
         if dtype.contains(&0) {
             crate::bail!(InvalidParam, "dtype contains a NUL byte");
         }
-        let dtype_len = i32::try_from(dtype.len())
-            .map_err(|_| crate::err!(Failure, "dtype is too large ({} bytes)", dtype.len()))?;
         let mut out = Vec::with_capacity(Self::encoded_len(ndim, 7) + dtype.len());
         Self::put_fixarray(&mut out, 7)?;
         self.put_dims(&mut out, ndim)?;
@@ -205,6 +196,22 @@ impl NdMeta {
             );
         }
         Ok(ndim)
+    }
+
+    /// The dtype bytes and their str32 length, after checking that both
+    /// `dtype_format` and the length can be written.
+    fn dtype_parts(&self) -> Result<(&[u8], i32)> {
+        if self.dtype_format < 0 {
+            crate::bail!(
+                Failure,
+                "dtype_format {} cannot be negative",
+                self.dtype_format
+            );
+        }
+        let dtype = self.dtype.as_bytes();
+        let dtype_len = i32::try_from(dtype.len())
+            .map_err(|_| crate::err!(Failure, "dtype is too large ({} bytes)", dtype.len()))?;
+        Ok((dtype, dtype_len))
     }
 
     fn put_fixarray(out: &mut Vec<u8>, len: u32) -> Result<()> {
@@ -316,16 +323,7 @@ impl NdMeta {
     pub(crate) fn to_bytes_like(&self, existing: &[u8]) -> Result<Vec<u8>> {
         let (old, tail) = NdMeta::from_stored_bytes(existing, 1)?;
         let ndim = self.check_dims()?;
-        if self.dtype_format < 0 {
-            crate::bail!(
-                Failure,
-                "dtype_format {} cannot be negative",
-                self.dtype_format
-            );
-        }
-        let dtype = self.dtype.as_bytes();
-        let dtype_len = i32::try_from(dtype.len())
-            .map_err(|_| crate::err!(Failure, "dtype is too large ({} bytes)", dtype.len()))?;
+        let (dtype, dtype_len) = self.dtype_parts()?;
         let mut out = Vec::with_capacity(existing.len());
         out.push(existing[0]);
         self.put_dims(&mut out, ndim)?;

@@ -159,6 +159,17 @@ impl Context {
     }
 }
 
+/// The metalayer record describing `layout`.
+fn meta_record(layout: &Layout, dtype: &str, dtype_format: i8) -> NdMeta {
+    NdMeta::new(
+        layout.shape.clone(),
+        layout.chunkshape.clone(),
+        layout.blockshape.clone(),
+        dtype,
+        dtype_format,
+    )
+}
+
 /// An N-dimensional array stored in a super-chunk.
 #[derive(Debug)]
 pub struct NdArray {
@@ -173,14 +184,7 @@ impl NdArray {
         let layout = ctx.validate()?;
         let chunksize = layout.chunk_nbytes(ctx.typesize)?;
         let blocksize = (layout.blocknitems * ctx.typesize as i64) as i32;
-        let smeta = NdMeta::new(
-            layout.shape.clone(),
-            layout.chunkshape.clone(),
-            layout.blockshape.clone(),
-            ctx.dtype.as_str(),
-            ctx.dtype_format,
-        )
-        .to_b2nd_bytes()?;
+        let smeta = meta_record(&layout, &ctx.dtype, ctx.dtype_format).to_b2nd_bytes()?;
         let mut store = store::new_store(&ctx.storage, ctx.typesize, chunksize, blocksize)?;
         store.meta_add("b2nd", &smeta)?;
         for (name, content) in &ctx.metalayers {
@@ -287,14 +291,7 @@ impl NdArray {
     /// Writes the current geometry into the "b2nd" metalayer (adding it when
     /// the array came from a caterva-only super-chunk).
     fn publish_meta(&mut self) -> Result<()> {
-        let l = &self.layout;
-        let meta = NdMeta::new(
-            l.shape.clone(),
-            l.chunkshape.clone(),
-            l.blockshape.clone(),
-            self.dtype.as_str(),
-            self.dtype_format,
-        );
+        let meta = meta_record(&self.layout, &self.dtype, self.dtype_format);
         if let Some(old) = self.store.meta_get("b2nd") {
             // Rewritten in place, in the layout it already has.
             let m = meta.to_bytes_like(&old)?;

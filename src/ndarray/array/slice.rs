@@ -5,7 +5,7 @@
 //! mask); writes decode a chunk only when the region covers it partially and
 //! re-encode exactly the chunks they change.
 
-use super::{Context, NdArray};
+use super::{Context, Layout, NdArray};
 use crate::ndarray::copy_nd;
 use crate::ndarray::Cell;
 use crate::Result;
@@ -93,30 +93,17 @@ impl NdArray {
         let mut chunks = chunk_grid.walk(start, stop)?;
         while let Some(chunk) = chunks.next() {
             let (cstart, cstop) = valid_box(chunk);
-            let block_grid = l.block_grid(chunk.valid_shape());
             skip.fill(true);
-            let mut blocks = block_grid.walk(chunk.start(), chunk.stop())?;
-            while let Some(b) = blocks.next() {
-                // index < nblocks: the block grid numbers the padded chunk.
-                skip[b.index() as usize] = false;
-            }
+            for_each_block(l, chunk, |nblock, _| {
+                skip[nblock] = false;
+                Ok(())
+            })?;
             self.store
                 .read_chunk(chunk.index(), &mut scratch, Some(&skip))?;
-            let mut blocks = block_grid.walk(chunk.start(), chunk.stop())?;
-            while let Some(b) = blocks.next() {
-                let nblock = b.index() as usize;
+            for_each_block(l, chunk, |nblock, b| {
                 let block = &scratch[nblock * bbytes..(nblock + 1) * bbytes];
-                self.copy_block_out(
-                    block,
-                    b.coords(),
-                    cstart,
-                    &cstop,
-                    start,
-                    stop,
-                    buffer,
-                    buffershape,
-                )?;
-            }
+                self.copy_block_out(block, b, cstart, &cstop, start, stop, buffer, buffershape)
+            })?;
         }
         Ok(())
     }
@@ -153,22 +140,10 @@ impl NdArray {
             } else {
                 self.store.read_chunk(nchunk, &mut scratch, None)?;
             }
-            let block_grid = l.block_grid(chunk.valid_shape());
-            let mut blocks = block_grid.walk(chunk.start(), chunk.stop())?;
-            while let Some(b) = blocks.next() {
-                let nblock = b.index() as usize;
+            for_each_block(&l, chunk, |nblock, b| {
                 let block = &mut scratch[nblock * bbytes..(nblock + 1) * bbytes];
-                self.copy_block_in(
-                    block,
-                    b.coords(),
-                    cstart,
-                    &cstop,
-                    start,
-                    stop,
-                    buffer,
-                    buffershape,
-                )?;
-            }
+                self.copy_block_in(block, b, cstart, &cstop, start, stop, buffer, buffershape)
+            })?;
             self.store.write_chunk(nchunk, &scratch)?;
         }
         Ok(())
@@ -318,6 +293,22 @@ impl NdArray {
         a.set_slice_cbuffer(buffer, &shape, &start, &shape)?;
         Ok(a)
     }
+}
+
+/// Calls `f(nblock, block_coords)` for every block of `chunk` (a cell of
+/// the chunk grid) that the walked region touches, in C order.
+fn for_each_block(
+    l: &Layout,
+    chunk: &Cell,
+    mut f: impl FnMut(usize, &[i64]) -> Result<()>,
+) -> Result<()> {
+    let grid = l.block_grid(chunk.valid_shape());
+    let mut blocks = grid.walk(chunk.start(), chunk.stop())?;
+    while let Some(b) = blocks.next() {
+        // index < nblocks: the block grid numbers the padded chunk.
+        f(b.index() as usize, b.coords())?;
+    }
+    Ok(())
 }
 
 /// Array-space [start, stop) of the valid part of a chunk cell.
