@@ -114,6 +114,9 @@ static const char *caterva_error_string(int rc) {
 // Most dimensions a Caterva array has.
 #define CATERVA_MAX_DIM 8
 
+// Most user metalayers a Caterva storage description holds.
+#define CATERVA_MAX_METALAYERS (BLOSC2_MAX_METALAYERS - 1)
+
 // Compression configuration of a Caterva context (`CATERVA_CONFIG_DEFAULTS`
 // gives Caterva's defaults).
 typedef struct caterva_config_t {
@@ -300,7 +303,8 @@ int caterva_to_cframe(struct caterva_ctx_t *ctx,
                       int64_t *cframe_len,
                       bool *needs_free);
 
-// An array read from a contiguous frame (always copied).
+// An array read from a contiguous frame (`copy`: into an in-memory chunk
+// list; otherwise over a private copy of the frame bytes).
 //
 // # Safety
 // `cframe` is NULL or readable for `cframe_len` bytes.
@@ -654,7 +658,8 @@ int caterva_to_cframe(struct caterva_ctx_t *ctx,
                       int64_t *cframe_len,
                       bool *needs_free);
 
-// An array read from a contiguous frame (always copied).
+// An array read from a contiguous frame (`copy`: into an in-memory chunk
+// list; otherwise over a private copy of the frame bytes).
 //
 // # Safety
 // `cframe` is NULL or readable for `cframe_len` bytes.

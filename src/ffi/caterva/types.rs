@@ -7,6 +7,7 @@
 
 use core::ffi::{c_char, c_void};
 
+use crate::ffi::constants::{BLOSC2_MAX_FILTERS, BLOSC2_MAX_METALAYERS};
 use crate::ffi::types::{
     blosc2_prefilter_fn, blosc2_prefilter_params, blosc2_schunk, chunk_cache_s,
 };
@@ -38,7 +39,7 @@ pub const CATERVA_METALAYER_VERSION: i32 = 0;
 /// Most dimensions a Caterva array has.
 pub const CATERVA_MAX_DIM: i32 = 8;
 /// Most user metalayers a Caterva storage description holds.
-pub const CATERVA_MAX_METALAYERS: i32 = crate::ffi::constants::BLOSC2_MAX_METALAYERS - 1;
+pub const CATERVA_MAX_METALAYERS: i32 = BLOSC2_MAX_METALAYERS - 1;
 
 /// Compression configuration of a Caterva context (`CATERVA_CONFIG_DEFAULTS`
 /// gives Caterva's defaults).
@@ -62,9 +63,9 @@ pub struct caterva_config_t {
     /// Threads.
     pub nthreads: i16,
     /// Filter pipeline.
-    pub filters: [u8; crate::ffi::constants::BLOSC2_MAX_FILTERS as usize],
+    pub filters: [u8; BLOSC2_MAX_FILTERS as usize],
     /// Filter metas.
-    pub filtersmeta: [u8; crate::ffi::constants::BLOSC2_MAX_FILTERS as usize],
+    pub filtersmeta: [u8; BLOSC2_MAX_FILTERS as usize],
     /// Accepted for compatibility; not run on Caterva arrays.
     pub prefilter: blosc2_prefilter_fn,
     /// Accepted for compatibility.
