@@ -270,19 +270,28 @@ fn b2nd_and_caterva_only_files_open_through_caterva() {
         let (s, got) = caterva_read(ctx, &path, 70);
         assert_eq!((&s[..2], got.as_slice()), (&shape[..], data.as_slice()));
         assert_eq!(NdArray::open(&path).unwrap().to_vec().unwrap(), data);
-        // A shape change needs a "b2nd" layer, which a frame cannot gain
-        // after its data: the core refuses, and the file stays as it was.
+        // A shape change through Caterva: a frame cannot gain a "b2nd"
+        // layer after its data, so the caterva layer alone is rewritten.
         let cpath = CString::new(path.to_str().unwrap()).unwrap();
         let mut arr = std::ptr::null_mut();
         // SAFETY: valid pointers.
         assert_eq!(unsafe { caterva_open(ctx, cpath.as_ptr(), &mut arr) }, 0);
         // SAFETY: live array; ndim 2 values.
         let rc = unsafe { caterva_resize(ctx, arr, [6i64, 7].as_ptr(), std::ptr::null()) };
-        assert_eq!(rc, 1, "CATERVA_ERR_INVALID_ARGUMENT");
+        assert_eq!(rc, 0);
         // SAFETY: live, freed once.
         assert_eq!(unsafe { caterva_free(ctx, &mut arr) }, 0);
-        let (s, got) = caterva_read(ctx, &path, 70);
-        assert_eq!((&s[..2], got.as_slice()), (&shape[..], data.as_slice()));
+        let b = NdArray::open(&path).unwrap();
+        assert_eq!(b.shape(), &[6, 7]);
+        let m = NdMeta::from_caterva_bytes(&b.metalayer("caterva").unwrap(), 2).unwrap();
+        assert_eq!(m.shape, vec![6, 7]);
+        let mut grown = data.clone();
+        grown.extend_from_slice(&[0; 14]);
+        let (s, got) = caterva_read(ctx, &path, 84);
+        assert_eq!(
+            (&s[..2], got.as_slice()),
+            (&[6i64, 7][..], grown.as_slice())
+        );
     }
     let mut ctx = ctx;
     // SAFETY: live context, freed once.

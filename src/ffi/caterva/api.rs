@@ -62,11 +62,11 @@ enum Filling<'a> {
     Buffer(&'a [u8]),
 }
 
-/// Shared body of the constructors.
+/// Shared body of the constructors (runs inside the panic guard).
 ///
 /// # Safety
 /// The pointers are NULL or valid per the public functions' contracts.
-unsafe fn create(
+unsafe fn with_new_array(
     ctx: *mut caterva_ctx_t,
     params: *mut caterva_params_t,
     storage: *mut caterva_storage_t,
@@ -124,7 +124,7 @@ pub unsafe extern "C" fn caterva_uninit(
     array: *mut *mut caterva_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { create(ctx, params, storage, array, |_| Ok(Filling::Uninit)) }
+    unsafe { with_new_array(ctx, params, storage, array, |_| Ok(Filling::Uninit)) }
 }
 
 /// Creates an array ready to be filled (zero chunks).
@@ -139,7 +139,7 @@ pub unsafe extern "C" fn caterva_empty(
     array: *mut *mut caterva_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { create(ctx, params, storage, array, |_| Ok(Filling::Zeros)) }
+    unsafe { with_new_array(ctx, params, storage, array, |_| Ok(Filling::Zeros)) }
 }
 
 /// Creates an array of zeros.
@@ -154,7 +154,7 @@ pub unsafe extern "C" fn caterva_zeros(
     array: *mut *mut caterva_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { create(ctx, params, storage, array, |_| Ok(Filling::Zeros)) }
+    unsafe { with_new_array(ctx, params, storage, array, |_| Ok(Filling::Zeros)) }
 }
 
 /// Creates an array whose items all equal `fill_value` (itemsize bytes).
@@ -179,7 +179,7 @@ pub unsafe extern "C" fn caterva_full(
         Ok(Filling::Full(v))
     };
     // SAFETY: forwarded contract.
-    unsafe { create(ctx, params, storage, array, fill) }
+    unsafe { with_new_array(ctx, params, storage, array, fill) }
 }
 
 /// Creates an array holding `buffer` (C order, exactly nitems * itemsize
@@ -207,7 +207,7 @@ pub unsafe extern "C" fn caterva_from_buffer(
         Ok(Filling::Buffer(v))
     };
     // SAFETY: forwarded contract.
-    unsafe { create(ctx, params, storage, array, fill) }
+    unsafe { with_new_array(ctx, params, storage, array, fill) }
 }
 
 /// Frees an array (and closes its storage) and sets `*array` to NULL.
