@@ -283,8 +283,9 @@ int caterva_from_buffer(struct caterva_ctx_t *ctx,
 int caterva_free(struct caterva_ctx_t *ctx, struct caterva_array_t **array);
 
 // Builds an array over a super-chunk described by a `caterva` or `b2nd`
-// metalayer. The array takes the super-chunk over: `schunk` is freed and
-// must not be used afterwards (in Caterva it became `array->sc`).
+// metalayer. On success the array takes the super-chunk over: `schunk` is
+// freed and must not be used afterwards (in Caterva it became
+// `array->sc`); on failure it is left as it was.
 //
 // # Safety
 // `schunk` is NULL or a live super-chunk from this library.
@@ -638,8 +639,9 @@ int caterva_from_buffer(struct caterva_ctx_t *ctx,
 int caterva_free(struct caterva_ctx_t *ctx, struct caterva_array_t **array);
 
 // Builds an array over a super-chunk described by a `caterva` or `b2nd`
-// metalayer. The array takes the super-chunk over: `schunk` is freed and
-// must not be used afterwards (in Caterva it became `array->sc`).
+// metalayer. On success the array takes the super-chunk over: `schunk` is
+// freed and must not be used afterwards (in Caterva it became
+// `array->sc`); on failure it is left as it was.
 //
 // # Safety
 // `schunk` is NULL or a live super-chunk from this library.

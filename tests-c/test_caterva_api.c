@@ -477,9 +477,30 @@ static void run_from_schunk(caterva_ctx_t *ctx) {
     int64_t back[15];
     CHECK_EQ_INT(caterva_to_buffer(ctx, a, back, sizeof(back)), CATERVA_SUCCEED);
     CHECK(memcmp(back, data, sizeof(back)) == 0);
+    /* The array still writes to the file it came from. */
+    int64_t start[2] = {4, 0}, stop[2] = {5, 3}, bshape[2] = {1, 3}, row[3] = {-1, -2, -3};
+    CHECK_EQ_INT(caterva_set_slice_buffer(ctx, row, bshape, sizeof(row), start, stop, a), CATERVA_SUCCEED);
     caterva_free(ctx, &a);
+    CHECK_EQ_INT(caterva_open(ctx, backend_path[CONTIG], &a), CATERVA_SUCCEED);
+    if (a) {
+      CHECK_EQ_INT(caterva_to_buffer(ctx, a, back, sizeof(back)), CATERVA_SUCCEED);
+      CHECK_EQ_INT(back[12], -1);
+      CHECK_EQ_INT(back[14], -3);
+      CHECK_EQ_INT(back[11], data[11]);
+      caterva_free(ctx, &a);
+    }
   }
   CHECK_EQ_INT(caterva_from_schunk(ctx, NULL, &a), CATERVA_ERR_NULL_POINTER);
+  /* A super-chunk without either metalayer is refused and left usable. */
+  blosc2_storage bst = BLOSC2_STORAGE_DEFAULTS;
+  blosc2_schunk *plain = blosc2_schunk_new(&bst);
+  CHECK(plain != NULL);
+  if (plain) {
+    CHECK_EQ_INT(caterva_from_schunk(ctx, plain, &a), CATERVA_ERR_BLOSC_FAILED);
+    CHECK(a == NULL);
+    CHECK_EQ_INT(plain->nchunks, 0);
+    blosc2_schunk_free(plain);
+  }
   caterva_remove(ctx, (char *)backend_path[CONTIG]);
 }
 

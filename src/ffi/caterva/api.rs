@@ -66,12 +66,12 @@ enum Filling<'a> {
 ///
 /// # Safety
 /// The pointers are NULL or valid per the public functions' contracts.
-unsafe fn with_new_array(
+unsafe fn with_new_array<'a>(
     ctx: *mut caterva_ctx_t,
     params: *mut caterva_params_t,
     storage: *mut caterva_storage_t,
     array: *mut *mut caterva_array_t,
-    fill: impl FnOnce(u8) -> Result<Filling<'static>>,
+    fill: impl FnOnce(u8) -> Result<Filling<'a>>,
 ) -> c_int {
     run(|| {
         // SAFETY: per the contract.
@@ -203,7 +203,7 @@ pub unsafe extern "C" fn caterva_from_buffer(
             .map_err(|_| crate::err!(InvalidParam, "negative buffersize"))?;
         // SAFETY: readable for `buffersize` bytes per the contract; the
         // slice is used only during this call.
-        let v: &'static [u8] = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), n) };
+        let v: &[u8] = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), n) };
         Ok(Filling::Buffer(v))
     };
     // SAFETY: forwarded contract.
@@ -248,8 +248,9 @@ fn hand_out(
 }
 
 /// Builds an array over a super-chunk described by a `caterva` or `b2nd`
-/// metalayer. The array takes the super-chunk over: `schunk` is freed and
-/// must not be used afterwards (in Caterva it became `array->sc`).
+/// metalayer. On success the array takes the super-chunk over: `schunk` is
+/// freed and must not be used afterwards (in Caterva it became
+/// `array->sc`); on failure it is left as it was.
 ///
 /// # Safety
 /// `schunk` is NULL or a live super-chunk from this library.
@@ -264,12 +265,16 @@ pub unsafe extern "C" fn caterva_from_schunk(
         let cx = unsafe { ctx_ref(ctx) }?;
         let array = nonnull(array, "array")?;
         nonnull(schunk, "schunk")?;
-        // A copy of the super-chunk's frame, so that a failure leaves the
-        // caller's super-chunk untouched.
+        // The caller's super-chunk stays untouched until the array exists:
+        // a file-backed one is reopened from its file (so the array keeps
+        // writing there), an in-memory one is copied through its frame.
         // SAFETY: `schunk` is a live super-chunk per the contract.
         let b = unsafe { crate::ffi::schunk::this(schunk) }?;
-        let frame = b.core.to_buffer()?;
-        let core = NdArray::from_cframe(&frame, true)?;
+        let core = match b.core.storage().urlpath.clone() {
+            Some(path) if b.file_offset == 0 => NdArray::open(path)?,
+            Some(path) => NdArray::open_offset(path, b.file_offset as i64)?,
+            None => NdArray::from_cframe(&b.core.to_buffer()?, true)?,
+        };
         hand_out(cx.cfg, Ok(core), array)?;
         // SAFETY: live and not used by the caller afterwards (ownership
         // passed to the array, as in Caterva).
