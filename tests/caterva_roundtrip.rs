@@ -62,6 +62,16 @@ struct ArrayHead {
     cfg: *mut c_void,
     sc: *mut c_void,
     shape: [i64; 8],
+    chunkshape: [i32; 8],
+    extshape: [i64; 8],
+    blockshape: [i32; 8],
+    extchunkshape: [i64; 8],
+    nitems: i64,
+    chunknitems: i32,
+    extnitems: i64,
+    blocknitems: i32,
+    extchunknitems: i64,
+    ndim: i8,
 }
 
 extern "C" {
@@ -88,6 +98,7 @@ extern "C" {
         new_shape: *const i64,
         start: *const i64,
     ) -> c_int;
+    fn caterva_squeeze(ctx: *mut c_void, array: *mut ArrayHead) -> c_int;
     fn caterva_free(ctx: *mut c_void, array: *mut *mut ArrayHead) -> c_int;
 }
 
@@ -293,6 +304,86 @@ fn b2nd_and_caterva_only_files_open_through_caterva() {
             (&[6i64, 7][..], grown.as_slice())
         );
     }
+    let mut ctx = ctx;
+    // SAFETY: live context, freed once.
+    assert_eq!(unsafe { caterva_ctx_free(&mut ctx) }, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn squeeze_works_on_b2nd_only_arrays_and_refuses_caterva_ones() {
+    let dir = scratch("squeeze");
+    let ctx = new_ctx();
+    let data: Vec<u8> = (0..15).collect();
+    let path = dir.join("unit-dims.b2frame");
+    let mut cp = b2nd::schunk::CParams::default();
+    cp.typesize = 1;
+    let st = Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cp,
+        ..Storage::default()
+    };
+    let c = Context::new(
+        ArrayStorage::Schunk(st),
+        1,
+        &[1, 5, 1, 3],
+        &[1, 2, 1, 3],
+        &[1, 2, 1, 1],
+        None,
+        0,
+        Vec::new(),
+    )
+    .unwrap();
+    drop(NdArray::from_cbuffer(&c, &data).unwrap());
+    let cpath = CString::new(path.to_str().unwrap()).unwrap();
+    let mut arr = std::ptr::null_mut();
+    // SAFETY: valid pointers.
+    assert_eq!(unsafe { caterva_open(ctx, cpath.as_ptr(), &mut arr) }, 0);
+    // SAFETY: live array.
+    assert_eq!(unsafe { caterva_squeeze(ctx, arr) }, 0);
+    // SAFETY: live array.
+    let (nd, shape, nitems) = unsafe { ((*arr).ndim, (*arr).shape, (*arr).nitems) };
+    assert_eq!((nd, &shape[..3], nitems), (2, &[5i64, 3, 1][..], 15));
+    let mut out = vec![0u8; 15];
+    // SAFETY: live array; `out` holds 15 bytes.
+    assert_eq!(
+        unsafe { caterva_to_buffer(ctx, arr, out.as_mut_ptr().cast(), 15) },
+        0
+    );
+    assert_eq!(out, data);
+    // SAFETY: live, freed once.
+    assert_eq!(unsafe { caterva_free(ctx, &mut arr) }, 0);
+
+    // Arrays carrying the caterva layer: the core refuses (reported gap).
+    let mut params = Params {
+        itemsize: 1,
+        shape: [0; 8],
+        ndim: 2,
+    };
+    params.shape[..2].copy_from_slice(&[1, 15]);
+    let none = CString::new("").unwrap();
+    let mut st = storage(&[1, 5], &[1, 5], false, &none);
+    st.urlpath = std::ptr::null_mut();
+    let mut buf = data.clone();
+    // SAFETY: valid pointers; `buf` holds 15 bytes.
+    let rc = unsafe {
+        caterva_from_buffer(
+            ctx,
+            buf.as_mut_ptr().cast(),
+            15,
+            &mut params,
+            &mut st,
+            &mut arr,
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: live array.
+    assert_eq!(unsafe { caterva_squeeze(ctx, arr) }, 1);
+    // SAFETY: live array, unchanged.
+    assert_eq!(unsafe { (*arr).ndim }, 2);
+    // SAFETY: live, freed once.
+    assert_eq!(unsafe { caterva_free(ctx, &mut arr) }, 0);
     let mut ctx = ctx;
     // SAFETY: live context, freed once.
     assert_eq!(unsafe { caterva_ctx_free(&mut ctx) }, 0);
