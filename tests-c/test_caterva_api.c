@@ -504,6 +504,19 @@ static void run_from_schunk(caterva_ctx_t *ctx) {
   caterva_remove(ctx, (char *)backend_path[CONTIG]);
 }
 
+/* The error macros Caterva callers use in their own functions. */
+static int uses_error_macros(caterva_ctx_t *ctx, caterva_array_t *maybe_null) {
+  CATERVA_ERROR_NULL(maybe_null);
+  CATERVA_ERROR(caterva_print_meta(maybe_null));
+  CATERVA_UNUSED_PARAM(ctx);
+  return CATERVA_SUCCEED;
+}
+
+static int forwards_errors(caterva_ctx_t *ctx) {
+  CATERVA_ERROR(caterva_open(ctx, "no_such_caterva_file.b2frame", NULL));
+  return CATERVA_SUCCEED;
+}
+
 int main(void) {
   blosc2_init();
   caterva_config_t cfg = CATERVA_CONFIG_DEFAULTS;
@@ -526,6 +539,11 @@ int main(void) {
   for (int backend = MEM; backend <= SPARSE; backend++) run_reshape(ctx, backend);
   run_errors(ctx);
   run_from_schunk(ctx);
+  CHECK_EQ_INT(uses_error_macros(ctx, NULL), CATERVA_ERR_NULL_POINTER);
+  CHECK_EQ_INT(forwards_errors(ctx), CATERVA_ERR_NULL_POINTER);
+  CHECK_EQ_INT(CATERVA_VERSION_MAJOR * 10 + CATERVA_VERSION_MINOR, 5);
+  CHECK(strncmp(CATERVA_VERSION_STRING, "0.5", 3) == 0);
+  CHECK_EQ_INT(CATERVA_METALAYER_VERSION, 0);
 
   CHECK_EQ_INT(caterva_ctx_free(&ctx), CATERVA_SUCCEED);
   CHECK(ctx == NULL);
