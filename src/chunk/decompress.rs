@@ -421,11 +421,17 @@ impl<'a> Prepared<'a> {
         let use_tmp = filtered || postfilter.is_some();
         let mut work = std::mem::take(&mut w.a);
         if use_tmp {
-            work.clear();
-            work.resize(bsize, 0);
+            // Every byte gets written below (streams, then the tail), so the
+            // scratch is only grown, never cleared.
+            if work.len() < bsize {
+                work.resize(bsize, 0);
+            }
+            work.truncate(bsize);
         }
         let result = (|| -> crate::Result<()> {
             let target: &mut [u8] = if use_tmp { &mut work[..] } else { &mut *out };
+            // Bytes past the last whole stream (none when the block divides).
+            target[neblock * nstreams..].fill(0);
             let mut pos = 0usize;
             for dst in target.chunks_exact_mut(neblock).take(nstreams) {
                 let csize = rd_i32(bytes, pos)?;
@@ -501,23 +507,33 @@ impl<'a> Prepared<'a> {
             return Ok(());
         }
         let r = (|| -> crate::Result<()> {
-            if filtered {
-                let ctx = BlockCtx {
-                    filters: &self.h.filters,
-                    filters_meta: &self.h.filters_meta,
-                    typesize,
-                    offset: if vl { 0 } else { offset },
-                    version: self.h.version,
-                    info,
-                };
-                pipeline::backward(&ctx, &mut work, &mut w.b, dref)?;
-            }
+            let ctx = BlockCtx {
+                filters: &self.h.filters,
+                filters_meta: &self.h.filters_meta,
+                typesize,
+                offset: if vl { 0 } else { offset },
+                version: self.h.version,
+                info,
+            };
             match postfilter {
-                Some(pf) => run_postfilter(pf, dp, &work, out, offset, j, tid, typesize),
-                None => {
-                    out.copy_from_slice(&work[..bsize]);
-                    Ok(())
+                Some(pf) => {
+                    if filtered {
+                        // The filters' result goes to `b`, the postfilter's input.
+                        let mut mid = std::mem::take(&mut w.b);
+                        mid.resize(bsize, 0);
+                        let mut spare = Vec::new();
+                        let r = pipeline::backward(&ctx, &mut work, &mut spare, dref, &mut mid)
+                            .and_then(|()| {
+                                run_postfilter(pf, dp, &mid, out, offset, j, tid, typesize)
+                            });
+                        w.b = mid;
+                        r
+                    } else {
+                        run_postfilter(pf, dp, &work, out, offset, j, tid, typesize)
+                    }
                 }
+                // Filters only: the last one writes straight into `out`.
+                None => pipeline::backward(&ctx, &mut work, &mut w.b, dref, out),
             }
         })();
         w.a = work;
