@@ -1,36 +1,20 @@
-//! Zlib (deflate with zlib framing) through the zlib that `libz-sys` builds.
+//! Zlib (deflate with zlib framing) through zlib-rs (`libz-rs-sys`).
 //!
-//! `compress2`/`uncompress` are part of that library but only exposed by
-//! `libz-sys` with its `libc` feature, so they are declared here.
-
-// Links the zlib that libz-sys builds (nothing else from the crate is used).
-extern crate libz_sys;
+//! Why zlib-rs and not the stock zlib that `libz-sys` builds: the reference
+//! wheel links zlib-ng, and zlib-rs is a port of zlib-ng in Rust. Measured
+//! with `scripts/bench.py` on the chunk rows, stock zlib decoded at 0.2-0.6x
+//! and encoded at 0.1-0.7x the reference; zlib-rs brings both to about the
+//! reference's speed and its streams to the reference's size. Both directions
+//! interoperate with the reference (tests/chunk_python round-trips chunks
+//! through the python oracle). The other candidates: `libz-sys` with its
+//! zlib-ng feature and `libz-ng-sys` need cmake when building, which a plain
+//! `cargo build` must not require; zlib-rs is pure Rust and needs nothing.
+//! Its functions are used as Rust functions (the crate's `export-symbols`
+//! feature stays off), so no zlib symbol leaks out of our C library.
 
 use std::os::raw::{c_int, c_ulong};
 
-/// Private imports; kept out of the generated C header.
-/// cbindgen:ignore
-mod sys {
-    #[allow(unused_imports)]
-    use std::os::raw::{c_char, c_int, c_ulong, c_void};
-
-    extern "C" {
-        pub(super) fn compress2(
-            dest: *mut u8,
-            dest_len: *mut c_ulong,
-            source: *const u8,
-            source_len: c_ulong,
-            level: c_int,
-        ) -> c_int;
-        pub(super) fn uncompress(
-            dest: *mut u8,
-            dest_len: *mut c_ulong,
-            source: *const u8,
-            source_len: c_ulong,
-        ) -> c_int;
-    }
-}
-use sys::*;
+use libz_sys::{compress2, uncompress};
 
 const Z_OK: c_int = 0;
 
