@@ -10,7 +10,7 @@ use super::header::HeaderOut;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, EncDict, EncodeParams};
-use super::{Bytes, CParams, Fmt, PrefilterArgs, Special};
+use super::{CParams, Fmt, PrefilterArgs, Special};
 use crate::codecs::registry::{self, CallInfo};
 use crate::codecs::{zstd, Codec};
 use std::cell::RefCell;
@@ -24,6 +24,15 @@ pub(crate) struct EncWorker {
     b: Vec<u8>,
     /// Codec output when the chunk buffer has too little room left.
     spill: Vec<u8>,
+}
+
+/// Scratch of finished helper threads, for the next parallel call.
+static SPARE_ENC: std::sync::Mutex<Vec<EncWorker>> = std::sync::Mutex::new(Vec::new());
+
+impl pool::Scratch for EncWorker {
+    fn stash() -> &'static std::sync::Mutex<Vec<Self>> {
+        &SPARE_ENC
+    }
 }
 
 thread_local! {
@@ -64,29 +73,12 @@ struct BlockPlan<'a> {
     training: bool,
     dict: Option<Arc<EncDict>>,
     /// The (prefiltered) source of a regular chunk.
-    src: Bytes<'a>,
+    src: &'a [u8],
     /// The sources of a VL-block chunk.
-    vl_srcs: Vec<Bytes<'a>>,
+    vl_srcs: Vec<&'a [u8]>,
 }
 
 impl BlockPlan<'_> {
-    /// A copy that owns (shares) its inputs, for the worker pool.
-    fn to_static(&self) -> BlockPlan<'static> {
-        BlockPlan {
-            cp: self.cp.clone(),
-            typesize: self.typesize,
-            blocksize: self.blocksize,
-            nblocks: self.nblocks,
-            leftover: self.leftover,
-            dont_split: self.dont_split,
-            vl: self.vl,
-            training: self.training,
-            dict: self.dict.clone(),
-            src: self.src.to_shared(),
-            vl_srcs: self.vl_srcs.iter().map(Bytes::to_shared).collect(),
-        }
-    }
-
     fn block_src(&self, j: usize) -> (&[u8], usize) {
         if self.vl {
             return (&self.vl_srcs[j], 0);
@@ -478,7 +470,7 @@ impl Compressor {
                 vl: false,
                 training: false,
                 dict: None,
-                src: Bytes::Borrowed(data),
+                src: data,
                 vl_srcs: Vec::new(),
             };
             let dict = if use_dict {
@@ -613,11 +605,15 @@ impl Compressor {
         if nthreads <= 1 {
             return with_worker(|w| (0..plan.nblocks).map(|j| one(plan, w, j)).collect());
         }
-        let shared = Arc::new(plan.to_static());
-        let f = Arc::new(move |j: usize| with_worker(|w| one(&shared, w, j)));
-        pool::run_indexed(plan.nblocks, nthreads, f)
-            .into_iter()
-            .collect()
+        let mut blocks: Vec<Vec<u8>> = vec![Vec::new(); plan.nblocks];
+        let items: Vec<(usize, &mut Vec<u8>)> = blocks.iter_mut().enumerate().collect();
+        with_worker(|w| {
+            pool::run_scoped(items, nthreads, w, |w, _tid, (j, out)| {
+                *out = one(plan, w, j)?;
+                Ok(())
+            })
+        })?;
+        Ok(blocks)
     }
 
     /// Writes the bstarts, the optional dictionary and every encoded block
@@ -731,8 +727,8 @@ impl Compressor {
             vl: true,
             training: false,
             dict: None,
-            src: Bytes::Borrowed(&[]),
-            vl_srcs: srcs.iter().map(|s| Bytes::Borrowed(s)).collect(),
+            src: &[],
+            vl_srcs: srcs.to_vec(),
         };
         let mut plan = plan;
         let dict = if cp.use_dict && cp.clevel > 0 {
