@@ -750,3 +750,69 @@ impl Compressor {
         Ok(n)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_run_finds_any_odd_byte() {
+        for len in [0usize, 1, 7, 8, 63, 64, 65, 200, 1000] {
+            let v = vec![0xa5u8; len];
+            assert!(is_run(&v), "len {len}");
+            // (A single byte is always a run.)
+            for at in (0..len).filter(|_| len > 1) {
+                let mut w = v.clone();
+                w[at] = 0xa4;
+                assert!(!is_run(&w), "len {len}, odd byte at {at}");
+            }
+        }
+    }
+
+    /// Compressing repeated items with SHUFFLE (which skips the shuffle)
+    /// must give the streams that compressing the shuffled blocks with no
+    /// filter gives.
+    #[test]
+    fn repeated_items_under_shuffle_match_the_shuffled_streams() {
+        for ts in [2usize, 3, 4, 8, 16] {
+            for splitmode in [Fmt::ALWAYS_SPLIT, Fmt::NEVER_SPLIT] {
+                let item: Vec<u8> = (0..ts).map(|k| (k * 37 + 1) as u8).collect();
+                let blocksize = 256 * ts;
+                // Two whole blocks and a leftover one.
+                let data: Vec<u8> = item
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take(blocksize * 2 + 5 * ts)
+                    .collect();
+                let mut pre = vec![0u8; data.len()];
+                for (s, d) in data.chunks(blocksize).zip(pre.chunks_mut(blocksize)) {
+                    crate::filters::shuffle::shuffle(ts, s, d);
+                }
+                let cp = |filters: [u8; 6]| CParams {
+                    compcode: Codec::LZ4,
+                    typesize: ts as i32,
+                    blocksize: blocksize as i32,
+                    splitmode,
+                    filters,
+                    ..CParams::default()
+                };
+                let mut a = vec![0u8; data.len() + 64];
+                let mut b = vec![0u8; data.len() + 64];
+                let na = Compressor::new(cp([0, 0, 0, 0, 0, Fmt::SHUFFLE]))
+                    .unwrap()
+                    .compress(&data, &mut a)
+                    .unwrap();
+                let nb = Compressor::new(cp([0; 6]))
+                    .unwrap()
+                    .compress(&pre, &mut b)
+                    .unwrap();
+                assert_eq!(na, nb, "ts {ts} split {splitmode}");
+                assert_eq!(a[32..na], b[32..nb], "ts {ts} split {splitmode}");
+                let mut back = vec![0u8; data.len()];
+                super::super::decompress(&a[..na], &mut back).unwrap();
+                assert_eq!(back, data);
+            }
+        }
+    }
+}
