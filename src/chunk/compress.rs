@@ -129,7 +129,9 @@ impl BlockPlan<'_> {
         if self.training || self.vl || ts == 0 || bsrc.len() % ts != 0 || bsrc.len() < ts {
             return None;
         }
-        if nstreams != ts && nstreams != 1 {
+        // Unsplit, the shuffled block is a run only if the item is one: test
+        // that before scanning the block.
+        if nstreams != ts && (nstreams != 1 || !is_run(&bsrc[..ts])) {
             return None;
         }
         // Periodic with period `ts` <=> every item equals the first.
@@ -154,10 +156,8 @@ impl BlockPlan<'_> {
                 }
                 return Ok(Some(at));
             }
-            // Not split: the shuffled block is a run only if the item is.
-            if is_run(item) {
-                return Ok(put_run(out, 0, item[0]));
-            }
+            // Not split (the item is a run): so is the shuffled block.
+            return Ok(put_run(out, 0, item[0]));
         }
         let info = CallInfo {
             typesize: self.cp.typesize,
