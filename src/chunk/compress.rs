@@ -79,6 +79,15 @@ struct BlockPlan<'a> {
 }
 
 impl BlockPlan<'_> {
+    /// Bytes to encode in all.
+    fn total_bytes(&self) -> usize {
+        if self.vl {
+            self.vl_srcs.iter().map(|s| s.len()).sum()
+        } else {
+            self.src.len()
+        }
+    }
+
     fn block_src(&self, j: usize) -> (&[u8], usize) {
         if self.vl {
             return (&self.vl_srcs[j], 0);
@@ -601,7 +610,8 @@ impl Compressor {
                 None => crate::bail!(Failure, "block {j} overflowed its worst-case size"),
             }
         }
-        let nthreads = (self.cparams.nthreads.max(1) as usize).min(plan.nblocks.max(1));
+        let nthreads =
+            pool::threads_for(self.cparams.nthreads, plan.total_bytes()).min(plan.nblocks.max(1));
         if nthreads <= 1 {
             return with_worker(|w| (0..plan.nblocks).map(|j| one(plan, w, j)).collect());
         }
@@ -641,7 +651,8 @@ impl Compressor {
             dst[at + 4..at + 4 + d.len()].copy_from_slice(d);
             at += 4 + d.len();
         }
-        let nthreads = (self.cparams.nthreads.max(1) as usize).min(nblocks.max(1));
+        let nthreads =
+            pool::threads_for(self.cparams.nthreads, plan.total_bytes()).min(nblocks.max(1));
         if nthreads <= 1 {
             return with_worker(|w| {
                 for j in 0..nblocks {

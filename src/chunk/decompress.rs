@@ -667,7 +667,8 @@ impl Decompressor {
                 items.push((j, piece));
             }
         }
-        let nthreads = (dp.nthreads.max(1) as usize).min(items.len());
+        let todo: usize = items.iter().map(|(_, o)| o.len()).sum();
+        let nthreads = pool::threads_for(dp.nthreads, todo).min(items.len());
         if nthreads <= 1 {
             return with_worker(|w| {
                 for (j, out) in items.iter_mut() {

@@ -11,6 +11,14 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
+/// Threads worth using for `nbytes` of work when `asked` were requested: a
+/// thread is started for each call, so each must get enough bytes (128 KiB)
+/// to pay for its start-up. Never less than 1.
+pub(crate) fn threads_for(asked: i16, nbytes: usize) -> usize {
+    const MIN_BYTES_PER_THREAD: usize = 128 * 1024;
+    (asked.max(1) as usize).min((nbytes / MIN_BYTES_PER_THREAD).max(1))
+}
+
 /// Per-thread scratch that helper threads borrow from a process-wide stash.
 pub(crate) trait Scratch: Default + Send + 'static {
     fn stash() -> &'static Mutex<Vec<Self>>;
@@ -96,6 +104,14 @@ mod tests {
         fn stash() -> &'static Mutex<Vec<Self>> {
             &PROBES
         }
+    }
+
+    #[test]
+    fn small_jobs_stay_on_fewer_threads() {
+        assert_eq!(threads_for(0, 10 << 20), 1);
+        assert_eq!(threads_for(4, 1000), 1);
+        assert_eq!(threads_for(4, 256 * 1024), 2);
+        assert_eq!(threads_for(4, 10 << 20), 4);
     }
 
     #[test]
