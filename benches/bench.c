@@ -7,8 +7,8 @@
  * memcpy_MBps (the machine's memory bandwidth, the ceiling).
  *
  * Usage: bench [--quick] [--only SUBSTRING] [--tmp DIR]
- * Built with -DBENCH_CHUNKS_ONLY it measures only the chunk rows (for a library
- * without the super-chunk and b2nd calls).
+ * -DBENCH_NO_SCHUNK / -DBENCH_NO_B2ND leave out the super-chunk / b2nd rows (for a
+ * library that does not export those calls yet).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <b2nd.h>
@@ -150,7 +150,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-#ifndef BENCH_CHUNKS_ONLY
+#ifndef BENCH_NO_SCHUNK
 /* Super-chunk on file: append throughput and read-back throughput of >= 256 MiB (64 MiB quick). */
 static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, int quick) {
   const char *codecs[] = {"blosclz", "lz4", "zstd"};
@@ -202,7 +202,9 @@ static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, 
   }
   return 0;
 }
+#endif /* BENCH_NO_SCHUNK */
 
+#ifndef BENCH_NO_B2ND
 /* b2nd rows: from_cbuffer, to_cbuffer, random 10x10x10 slices, full read of a file-backed array. */
 static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int quick) {
   const int64_t shape[3] = {quick ? 128 : 256, 256, 128}; /* 256*256*128*8 = 64 MiB */
@@ -283,7 +285,7 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
   return 0;
 }
 
-#endif /* BENCH_CHUNKS_ONLY */
+#endif /* BENCH_NO_B2ND */
 
 int main(int argc, char **argv) {
   const char *only = NULL, *tmpdir = "/tmp";
@@ -300,12 +302,13 @@ int main(int argc, char **argv) {
   make_datasets(ds, nbytes);
   bench_memcpy(nbytes, mintime);
   int rc = bench_chunks(ds, 5, only, mintime, quick);
-#ifndef BENCH_CHUNKS_ONLY
+#ifndef BENCH_NO_SCHUNK
   if (rc == 0) rc = bench_schunk_file(ds, only, tmpdir, quick);
-  if (rc == 0) rc = bench_b2nd(only, mintime, tmpdir, quick);
-#else
-  (void)tmpdir;
 #endif
+#ifndef BENCH_NO_B2ND
+  if (rc == 0) rc = bench_b2nd(only, mintime, tmpdir, quick);
+#endif
+  (void)tmpdir;
   for (int i = 0; i < 5; i++) free(ds[i].data);
   blosc2_destroy();
   return rc;

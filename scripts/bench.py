@@ -60,9 +60,10 @@ def main() -> None:
     ours_lib = ROOT / "target" / "release" / "libb2nd.so"
     exported = subprocess.run(["nm", "-D", "--defined-only", str(ours_lib)], capture_output=True, text=True).stdout
     defines = []
-    if " b2nd_open" not in exported or " blosc2_schunk_new" not in exported:
-        print("note: libb2nd lacks the super-chunk/b2nd calls: measuring chunk rows only")
-        defines = ["-DBENCH_CHUNKS_ONLY"]
+    for symbol, define in ((" blosc2_schunk_new", "-DBENCH_NO_SCHUNK"), (" b2nd_open", "-DBENCH_NO_B2ND")):
+        if symbol not in exported:
+            print(f"note: libb2nd does not export{symbol}: {define[9:].lower().replace('_', ' ')} rows left out")
+            defines.append(define)
     build(ours_bin, ROOT / "include", ROOT / "target" / "release", "b2nd", defines)
     build(ref_bin, wheel / "include", wheel / "lib", "blosc2", defines)
 

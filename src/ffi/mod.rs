@@ -22,3 +22,8 @@ pub(crate) mod types;
 
 #[allow(unused_imports)] // used by the exported functions as they land
 pub(crate) use guard::*;
+mod storage;
+mod io;
+mod schunk;
+mod meta;
+mod frame_util;

@@ -1,0 +1,733 @@
+//! The C face of super-chunks: `blosc2_schunk_*` lifecycle, serialization
+//! and parameter calls. Chunk-level calls live in [`chunks`], metalayers in
+//! `super::meta`.
+//!
+//! # The C object
+//!
+//! `blosc2_schunk` is a public struct C callers read directly. Each super-chunk
+//! handed to C is a heap [`SchunkBox`] whose *first* field is that struct, so
+//! the `blosc2_schunk*` given out is also the address of the box. The box
+//! owns the core [`SChunk`] and everything the C fields point into:
+//!
+//! - `storage` points to the box's own `blosc2_storage`, whose `urlpath`,
+//!   `cparams`, `dparams` and `io` point to a `CString`, copies of the
+//!   parameters and a copy of the `blosc2_io` (its `name`/`params` stay the
+//!   caller's);
+//! - `metalayers[i]` point to boxed `blosc2_metalayer`s with owned names and
+//!   contents; `vlmetalayers[i]` carry owned names (their `content` is NULL,
+//!   the compressed bytes stay in the core: read them with `blosc2_vlmeta_get`);
+//! - `frame` is non-NULL exactly when the super-chunk is frame-backed (an
+//!   in-memory contiguous frame, a frame file or a sparse directory), NULL for
+//!   an in-memory chunk list, as in the reference. It is an opaque token (the
+//!   box's address) and must not be dereferenced;
+//! - `cctx`/`dctx` are contexts made with `blosc2_create_cctx`/`_dctx` from
+//!   the super-chunk's parameters when it is created or opened (NULL if the
+//!   environment overrides make them invalid); the box frees them. The core
+//!   compresses with its own contexts inside [`SChunk`]; when the storage
+//!   given to `blosc2_schunk_new` carries a prefilter (postfilter),
+//!   `append_buffer` (`decompress_chunk`) goes through `cctx` (`dctx`)
+//!   instead so the C callback runs, with `current_nchunk` set as in the
+//!   reference;
+//! - `data`/`data_len` are NULL/0: chunk lists are not exposed as pointers.
+//!
+//! Every public field is refreshed by [`SchunkBox::sync`] after every call.
+//! Pointers read from the fields (chunk pointers from `get_chunk` with
+//! `needs_free == false`, metalayer contents) stay valid until the next call
+//! that changes the super-chunk.
+//!
+//! Freeing: `blosc2_schunk_free` drops the box (and with it everything
+//! above). Buffers returned with `needs_free == true`, from
+//! `blosc2_schunk_get_cparams`/`_get_dparams`, `blosc2_meta_get`,
+//! `blosc2_vlmeta_get` and `blosc2_frame_get_offsets`-like calls are
+//! `malloc`ed: the caller releases them with `free()`. A frame buffer passed
+//! to `blosc2_schunk_from_buffer` with `copy == false` is never freed unless
+//! the caller asks for it with `blosc2_schunk_avoid_cframe_free(sc, false)`.
+
+mod chunks;
+
+use core::ffi::{c_char, c_int, c_void};
+use std::ffi::CString;
+
+use super::guard;
+use super::storage::{cparams_to_c, dparams_to_c, path_from_c, storage_from_c};
+use super::types::{
+    blosc2_cparams, blosc2_dparams, blosc2_frame, blosc2_io, blosc2_metalayer, blosc2_schunk,
+    blosc2_storage,
+};
+use crate::schunk::SChunk;
+use crate::Result;
+
+/// A metalayer entry whose name and content the box owns.
+pub(crate) struct OwnedLayer {
+    pub(crate) c: blosc2_metalayer,
+    name: CString,
+    content: Vec<u8>,
+}
+
+impl OwnedLayer {
+    fn new(name: &str, content: Option<Vec<u8>>) -> Box<OwnedLayer> {
+        let name = CString::new(name).unwrap_or_default();
+        let has_content = content.is_some();
+        let content = content.unwrap_or_default();
+        let mut b = Box::new(OwnedLayer {
+            c: blosc2_metalayer {
+                name: core::ptr::null_mut(),
+                content: core::ptr::null_mut(),
+                content_len: 0,
+            },
+            name,
+            content,
+        });
+        b.c.name = b.name.as_ptr() as *mut c_char;
+        if has_content {
+            b.c.content = b.content.as_mut_ptr();
+            b.c.content_len = i32::try_from(b.content.len()).unwrap_or(i32::MAX);
+        }
+        b
+    }
+}
+
+/// The heap object behind every `blosc2_schunk*` this library hands out.
+#[repr(C)]
+pub(crate) struct SchunkBox {
+    /// Must stay first: the C pointer is the box's address.
+    pub(crate) c: blosc2_schunk,
+    pub(crate) core: SChunk,
+    storage: blosc2_storage,
+    cparams: blosc2_cparams,
+    dparams: blosc2_dparams,
+    io: blosc2_io,
+    urlpath: Option<CString>,
+    metas: Vec<Box<OwnedLayer>>,
+    vlmetas: Vec<Box<OwnedLayer>>,
+    /// The caller's compression parameters when they carry a prefilter:
+    /// `append_buffer` then compresses through `cctx`, which runs it.
+    pub(crate) user_cparams: Option<blosc2_cparams>,
+    /// The caller's decompression parameters when they carry a postfilter:
+    /// `decompress_chunk` then decompresses through `dctx`, which runs it.
+    pub(crate) user_dparams: Option<blosc2_dparams>,
+    /// Where the frame starts in its file (`blosc2_schunk_open_offset`).
+    pub(crate) file_offset: u64,
+    /// The caller's frame buffer given to `from_buffer` without copy.
+    borrowed_cframe: *mut u8,
+    avoid_cframe_free: bool,
+}
+
+impl SchunkBox {
+    /// Moves `core` to the heap and returns the C pointer.
+    pub(crate) fn into_c(core: SChunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
+        SchunkBox::into_c_with(core, io, None, None)
+    }
+
+    /// Like [`SchunkBox::into_c`], keeping the caller's parameters when they
+    /// carry a prefilter or postfilter (see `user_cparams`/`user_dparams`).
+    pub(crate) fn into_c_with(
+        core: SChunk,
+        io: Option<blosc2_io>,
+        user_cparams: Option<blosc2_cparams>,
+        user_dparams: Option<blosc2_dparams>,
+    ) -> *mut blosc2_schunk {
+        let mut b = Box::new(SchunkBox {
+            // SAFETY: blosc2_schunk holds only integers, bools, arrays of them
+            // and raw pointers, for all of which all-zero bytes are valid.
+            c: unsafe { core::mem::zeroed() },
+            core,
+            // SAFETY: as above for these plain C structs.
+            storage: unsafe { core::mem::zeroed() },
+            cparams: unsafe { core::mem::zeroed() },
+            dparams: unsafe { core::mem::zeroed() },
+            io: io.unwrap_or(blosc2_io {
+                id: super::constants::BLOSC2_IO_FILESYSTEM as u8,
+                name: c"filesystem".as_ptr(),
+                params: core::ptr::null_mut(),
+            }),
+            urlpath: None,
+            metas: Vec::new(),
+            vlmetas: Vec::new(),
+            user_cparams: None,
+            user_dparams: None,
+            file_offset: 0,
+            borrowed_cframe: core::ptr::null_mut(),
+            avoid_cframe_free: true,
+        });
+        b.c.current_nchunk = -1;
+        b.urlpath = b
+            .core
+            .storage()
+            .urlpath
+            .as_ref()
+            .and_then(|p| CString::new(p.to_string_lossy().as_bytes()).ok());
+        b.sync();
+        // Contexts for C callers that compress or decompress with the
+        // super-chunk's parameters (`blosc2_compress_ctx(sc->cctx, ..)`); the
+        // core keeps its own. Their `schunk` field points back to this box.
+        let me = (&mut *b as *mut SchunkBox).cast::<c_void>();
+        b.user_cparams = user_cparams.filter(|c| c.prefilter.is_some()).map(|mut c| {
+            // The super-chunk's own settings, with the caller's filter hooks.
+            let mut own = b.cparams;
+            own.prefilter = c.prefilter;
+            own.preparams = c.preparams;
+            own.schunk = me;
+            c = own;
+            c
+        });
+        b.user_dparams = user_dparams.filter(|d| d.postfilter.is_some()).map(|d| {
+            let mut own = b.dparams;
+            own.postfilter = d.postfilter;
+            own.postparams = d.postparams;
+            own.schunk = me;
+            own
+        });
+        b.c.cctx = super::context::blosc2_create_cctx(b.user_cparams.unwrap_or(b.cparams));
+        b.c.dctx = super::context::blosc2_create_dctx(b.user_dparams.unwrap_or(b.dparams));
+        Box::into_raw(b).cast()
+    }
+
+    /// Refreshes every public field of the C struct from the core.
+    pub(crate) fn sync(&mut self) {
+        let me = self as *mut SchunkBox;
+        let cp = self.core.cparams().clone();
+        let c = &mut self.c;
+        c.compcode = cp.compcode;
+        c.compcode_meta = cp.compcode_meta;
+        c.clevel = cp.clevel;
+        c.splitmode = u8::try_from(cp.splitmode).unwrap_or(0);
+        c.typesize = self.core.typesize();
+        c.blocksize = self.core.blocksize();
+        c.chunksize = self.core.chunksize();
+        c.flags2 = u8::from(self.core.vl_blocks());
+        c.use_dict = u8::from(cp.use_dict);
+        c.filters = cp.filters;
+        c.filters_meta = cp.filters_meta;
+        c.nchunks = self.core.nchunks();
+        c.nbytes = self.core.nbytes();
+        c.cbytes = self.core.cbytes();
+        c.tuner_id = cp.tuner_id;
+        c.frame = if self.core.is_frame() {
+            me.cast::<blosc2_frame>()
+        } else {
+            core::ptr::null_mut()
+        };
+        c.data = core::ptr::null_mut();
+        c.data_len = 0;
+
+        self.cparams = cparams_to_c(&cp, me.cast::<c_void>());
+        self.dparams = dparams_to_c(self.core.dparams(), cp.typesize, me.cast::<c_void>());
+        self.storage = blosc2_storage {
+            contiguous: self.core.storage().contiguous,
+            urlpath: self
+                .urlpath
+                .as_ref()
+                .map_or(core::ptr::null_mut(), |u| u.as_ptr() as *mut c_char),
+            cparams: &mut self.cparams,
+            dparams: &mut self.dparams,
+            io: &mut self.io,
+        };
+        self.c.storage = &mut self.storage;
+
+        let mut changed = self.sync_metas();
+        changed |= self.sync_vlmetas();
+        if changed {
+            self.c.change_tick += 1;
+        }
+    }
+
+    /// Rebuilds the metalayer entries if the core's differ; true if they did.
+    fn sync_metas(&mut self) -> bool {
+        let names = self.core.meta_names();
+        let current: Vec<(String, Vec<u8>)> = names
+            .into_iter()
+            .map(|n| {
+                let v = self.core.meta_get(&n).unwrap_or_default();
+                (n, v)
+            })
+            .collect();
+        let same = current.len() == self.metas.len()
+            && current
+                .iter()
+                .zip(&self.metas)
+                .all(|((n, v), m)| m.name.as_bytes() == n.as_bytes() && m.content == *v);
+        if same {
+            return false;
+        }
+        self.metas = current
+            .into_iter()
+            .map(|(n, v)| OwnedLayer::new(&n, Some(v)))
+            .collect();
+        self.c.metalayers = [core::ptr::null_mut(); 16];
+        for (slot, m) in self.c.metalayers.iter_mut().zip(self.metas.iter_mut()) {
+            *slot = &mut m.c;
+        }
+        self.c.nmetalayers = self.metas.len().min(16) as u16;
+        true
+    }
+
+    /// Rebuilds the vlmetalayer entries if the names differ; true if they did.
+    /// Content changes are not visible in the names, so callers that change
+    /// content bump `change_tick` themselves.
+    fn sync_vlmetas(&mut self) -> bool {
+        let names = self.core.vlmeta_names();
+        let same = names.len() == self.vlmetas.len()
+            && names
+                .iter()
+                .zip(&self.vlmetas)
+                .all(|(n, m)| m.name.as_bytes() == n.as_bytes());
+        if same {
+            return false;
+        }
+        self.vlmetas = names.iter().map(|n| OwnedLayer::new(n, None)).collect();
+        for slot in self.c.vlmetalayers.iter_mut() {
+            *slot = core::ptr::null_mut();
+        }
+        for (slot, m) in self.c.vlmetalayers.iter_mut().zip(self.vlmetas.iter_mut()) {
+            *slot = &mut m.c;
+        }
+        self.c.nvlmetalayers = i16::try_from(self.vlmetas.len()).unwrap_or(i16::MAX);
+        true
+    }
+}
+
+impl Drop for SchunkBox {
+    fn drop(&mut self) {
+        // SAFETY: the contexts were created in `into_c` for this box only
+        // (or are NULL) and are freed once, here.
+        unsafe {
+            super::context::blosc2_free_ctx(self.c.cctx);
+            super::context::blosc2_free_ctx(self.c.dctx);
+        }
+        if !self.borrowed_cframe.is_null() && !self.avoid_cframe_free {
+            // SAFETY: the caller gave up this malloc'ed buffer by calling
+            // `blosc2_schunk_avoid_cframe_free(sc, false)`; freed once.
+            unsafe { libc::free(self.borrowed_cframe.cast()) };
+        }
+    }
+}
+
+/// The box behind a C pointer, or `NullPointer`.
+///
+/// # Safety
+/// `p` is NULL or a pointer returned by this library and not yet freed.
+pub(crate) unsafe fn this<'a>(p: *mut blosc2_schunk) -> Result<&'a mut SchunkBox> {
+    // SAFETY: every non-NULL `blosc2_schunk*` we hand out is the address of a
+    // live `SchunkBox` whose first field is the C struct (repr(C)).
+    unsafe { p.cast::<SchunkBox>().as_mut() }
+        .ok_or_else(|| crate::err!(NullPointer, "schunk is NULL"))
+}
+
+/// Runs `f` on the box behind `p`, syncs the C fields, and returns the value
+/// or the error's code.
+///
+/// # Safety
+/// As for [`this`].
+pub(crate) unsafe fn with_schunk(
+    p: *mut blosc2_schunk,
+    f: impl FnOnce(&mut SchunkBox) -> Result<i64>,
+) -> i64 {
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let b = unsafe { this(p) }?;
+        let r = f(b);
+        b.sync();
+        r
+    })
+}
+
+/// Logs the error and returns NULL, for constructors.
+fn null_on_err(r: Result<*mut blosc2_schunk>) -> *mut blosc2_schunk {
+    match r {
+        Ok(p) => p,
+        Err(e) => {
+            super::report(&e);
+            core::ptr::null_mut()
+        }
+    }
+}
+
+/// The caller's `blosc2_io`, copied, when the storage names one.
+///
+/// # Safety
+/// `st` is NULL or a valid `blosc2_storage`.
+unsafe fn io_copy(st: *const blosc2_storage) -> Option<blosc2_io> {
+    // SAFETY: NULL or valid per the contract; its io is NULL or valid.
+    unsafe { st.as_ref().and_then(|s| s.io.as_ref()).copied() }
+}
+
+/// Creates an empty super-chunk as `storage` says (NULL: in memory, default
+/// parameters). Existing files or directories at `urlpath` are replaced.
+/// Returns NULL on error.
+///
+/// # Safety
+/// `storage` is NULL or a valid `blosc2_storage` whose pointers are NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut blosc2_schunk {
+    guard(core::ptr::null_mut(), || {
+        null_on_err((|| {
+            // SAFETY: forwarded contract.
+            let st = unsafe { storage_from_c(storage) }?;
+            let core = SChunk::new(st)?;
+            // SAFETY: forwarded contract: the storage and its parameter
+            // pointers are NULL or valid.
+            let (io, cp, dp) = unsafe {
+                let s = storage.as_ref();
+                (
+                    io_copy(storage),
+                    s.and_then(|s| s.cparams.as_ref()).copied(),
+                    s.and_then(|s| s.dparams.as_ref()).copied(),
+                )
+            };
+            Ok(SchunkBox::into_c_with(core, io, cp, dp))
+        })())
+    })
+}
+
+/// Copies a super-chunk (chunks, metalayers, vlmetalayers) into `storage`;
+/// the copy keeps the source's compression parameters. NULL on error.
+///
+/// # Safety
+/// `schunk` is a live super-chunk; `storage` as for `blosc2_schunk_new`.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_copy(
+    schunk: *mut blosc2_schunk,
+    storage: *mut blosc2_storage,
+) -> *mut blosc2_schunk {
+    guard(core::ptr::null_mut(), || {
+        null_on_err((|| {
+            // SAFETY: forwarded contracts.
+            let b = unsafe { this(schunk) }?;
+            // SAFETY: forwarded contract.
+            let st = unsafe { storage_from_c(storage) }?;
+            let copy = b.core.copy(st);
+            b.sync();
+            // SAFETY: forwarded contract.
+            Ok(SchunkBox::into_c(copy?, unsafe { io_copy(storage) }))
+        })())
+    })
+}
+
+/// Opens a frame as `blosc2_schunk_open_offset_udio` with the defaults.
+///
+/// # Safety
+/// `urlpath` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_open(urlpath: *const c_char) -> *mut blosc2_schunk {
+    // SAFETY: forwarded contract; NULL io means the file system.
+    unsafe { blosc2_schunk_open_offset_udio(urlpath, 0, core::ptr::null()) }
+}
+
+/// Opens a contiguous frame that starts `offset` bytes into a file.
+///
+/// # Safety
+/// `urlpath` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_open_offset(
+    urlpath: *const c_char,
+    offset: i64,
+) -> *mut blosc2_schunk {
+    // SAFETY: forwarded contract.
+    unsafe { blosc2_schunk_open_offset_udio(urlpath, offset, core::ptr::null()) }
+}
+
+/// Opens a frame through the I/O backend `udio` names.
+///
+/// # Safety
+/// `urlpath` is NULL or a NUL-terminated string; `udio` is NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_open_udio(
+    urlpath: *const c_char,
+    udio: *const blosc2_io,
+) -> *mut blosc2_schunk {
+    // SAFETY: forwarded contract.
+    unsafe { blosc2_schunk_open_offset_udio(urlpath, 0, udio) }
+}
+
+/// Opens a frame file (at `offset`) or sparse frame directory through the
+/// I/O backend `udio` (NULL: the file system). NULL on error, including a
+/// negative offset, a missing path and bytes that are not a frame.
+///
+/// # Safety
+/// `urlpath` is NULL or a NUL-terminated string; `udio` is NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
+    urlpath: *const c_char,
+    offset: i64,
+    udio: *const blosc2_io,
+) -> *mut blosc2_schunk {
+    guard(core::ptr::null_mut(), || {
+        null_on_err((|| {
+            // SAFETY: forwarded contract.
+            let path = unsafe { path_from_c(urlpath, "urlpath") }?;
+            let offset = u64::try_from(offset)
+                .map_err(|_| crate::err!(InvalidParam, "offset {offset} is negative"))?;
+            // SAFETY: forwarded contract.
+            let io = unsafe { super::io::io_from_c(udio) }?;
+            let core = SChunk::open_with_io(&path, offset, io)?;
+            // SAFETY: NULL or valid per the contract.
+            let p = SchunkBox::into_c(core, unsafe { udio.as_ref() }.copied());
+            // SAFETY: `p` was just created by `into_c`.
+            unsafe { this(p) }?.file_offset = offset;
+            Ok(p)
+        })())
+    })
+}
+
+/// A super-chunk from a contiguous frame buffer of `len` bytes. With `copy`
+/// the result is an in-memory chunk list; without, an in-memory frame that
+/// remembers `cframe` but never writes to it: the caller's buffer is never
+/// freed unless `blosc2_schunk_avoid_cframe_free(sc, false)` hands it over.
+/// NULL on error (NULL buffer, length not the frame's, not a frame).
+///
+/// # Safety
+/// `cframe` is NULL or readable for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_from_buffer(
+    cframe: *mut u8,
+    len: i64,
+    copy: bool,
+) -> *mut blosc2_schunk {
+    guard(core::ptr::null_mut(), || {
+        null_on_err((|| {
+            if cframe.is_null() {
+                crate::bail!(NullPointer, "cframe is NULL");
+            }
+            let n = usize::try_from(len)
+                .map_err(|_| crate::err!(InvalidParam, "length {len} is negative"))?;
+            // SAFETY: non-NULL and readable for `len` bytes per the contract.
+            let bytes = unsafe { core::slice::from_raw_parts(cframe, n) };
+            let core = SChunk::from_buffer(bytes, copy)?;
+            let p = SchunkBox::into_c(core, None);
+            if !copy {
+                // SAFETY: `p` was just created by `into_c`.
+                unsafe { this(p) }?.borrowed_cframe = cframe;
+            }
+            Ok(p)
+        })())
+    })
+}
+
+/// Whether freeing the super-chunk leaves the buffer given to
+/// `blosc2_schunk_from_buffer(.., copy = false)` alone (the default, true)
+/// or `free()`s it (false). No effect on other super-chunks.
+///
+/// # Safety
+/// `schunk` is NULL or a live super-chunk.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_avoid_cframe_free(
+    schunk: *mut blosc2_schunk,
+    avoid_cframe_free: bool,
+) {
+    guard((), || {
+        // SAFETY: forwarded contract.
+        if let Ok(b) = unsafe { this(schunk) } {
+            if b.core.is_frame() {
+                b.avoid_cframe_free = avoid_cframe_free;
+            }
+        }
+    })
+}
+
+/// Takes the frame lock. This library has no file locking, so (as the
+/// reference documents for handles without locking) it is a no-op that
+/// returns 0; NULL gives `BLOSC2_ERROR_NULL_POINTER`.
+///
+/// # Safety
+/// `schunk` is NULL or a live super-chunk.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_lock(schunk: *mut blosc2_schunk) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_schunk(schunk, |_| Ok(0)) as c_int }
+}
+
+/// Releases the lock of `blosc2_schunk_lock`: a no-op returning 0.
+///
+/// # Safety
+/// `schunk` is NULL or a live super-chunk.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_unlock(schunk: *mut blosc2_schunk) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_schunk(schunk, |_| Ok(0)) as c_int }
+}
+
+/// Re-reads an on-disk frame changed through another handle. Returns 1 when
+/// the counters changed, 0 when they were current, negative on error.
+///
+/// # Safety
+/// `schunk` is NULL or a live super-chunk.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let before = (b.core.nchunks(), b.core.nbytes(), b.core.cbytes());
+            let metas_before = b.c.change_tick;
+            b.core.refresh()?;
+            b.sync();
+            let after = (b.core.nchunks(), b.core.nbytes(), b.core.cbytes());
+            Ok(i64::from(
+                before != after || metas_before != b.c.change_tick,
+            ))
+        }) as c_int
+    }
+}
+
+/// Serializes the super-chunk as a contiguous frame into a `malloc`ed buffer
+/// (`*needs_free` is set to true: the caller frees it). Returns its length.
+///
+/// # Safety
+/// `schunk` is NULL or live; `cframe` and `needs_free` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_to_buffer(
+    schunk: *mut blosc2_schunk,
+    cframe: *mut *mut u8,
+    needs_free: *mut bool,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            if cframe.is_null() || needs_free.is_null() {
+                crate::bail!(NullPointer, "cframe or needs_free is NULL");
+            }
+            let bytes = b.core.to_buffer()?;
+            let p = malloc_copy(&bytes)?;
+            // SAFETY: both out-pointers are non-NULL and writable per the contract.
+            *cframe = p;
+            *needs_free = true;
+            Ok(bytes.len() as i64)
+        })
+    }
+}
+
+/// A `malloc`ed copy of `bytes` (at least one byte is allocated).
+pub(crate) fn malloc_copy(bytes: &[u8]) -> Result<*mut u8> {
+    // SAFETY: plain allocation, checked for NULL below.
+    let p = unsafe { libc::malloc(bytes.len().max(1)) }.cast::<u8>();
+    if p.is_null() {
+        crate::bail!(MemoryAlloc, "malloc of {} bytes failed", bytes.len());
+    }
+    // SAFETY: `p` is a fresh allocation of at least `bytes.len()` bytes.
+    unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+    Ok(p)
+}
+
+/// Writes the super-chunk as a contiguous frame file; returns its length.
+///
+/// # Safety
+/// `schunk` is NULL or live; `urlpath` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_to_file(
+    schunk: *mut blosc2_schunk,
+    urlpath: *const c_char,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let path = path_from_c(urlpath, "urlpath")?;
+            Ok(b.core.to_file(&path)? as i64)
+        })
+    }
+}
+
+/// Appends the super-chunk as a contiguous frame to the end of `urlpath`
+/// (created if missing); returns the offset where the frame starts.
+///
+/// # Safety
+/// `schunk` is NULL or live; `urlpath` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_append_file(
+    schunk: *mut blosc2_schunk,
+    urlpath: *const c_char,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let path = path_from_c(urlpath, "urlpath")?;
+            Ok(b.core.append_file(&path)? as i64)
+        })
+    }
+}
+
+/// Frees a super-chunk and everything it owns (on-disk data stays). NULL is
+/// accepted. Returns 0.
+///
+/// # Safety
+/// `schunk` is NULL or a live super-chunk, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_free(schunk: *mut blosc2_schunk) -> c_int {
+    guard(0, || {
+        if !schunk.is_null() {
+            // SAFETY: `schunk` came from `Box::into_raw` of a `SchunkBox`
+            // (see `into_c`) and is released exactly once here.
+            drop(unsafe { Box::from_raw(schunk.cast::<SchunkBox>()) });
+        }
+        0
+    })
+}
+
+/// Length of the frame behind the super-chunk (or that it would serialize to).
+///
+/// # Safety
+/// `schunk` is NULL or a live super-chunk.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_frame_len(schunk: *mut blosc2_schunk) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe { with_schunk(schunk, |b| Ok(b.core.frame_len()? as i64)) }
+}
+
+/// Stores in `*cparams` a `malloc`ed copy of the compression parameters
+/// (`schunk` field set to the super-chunk). Returns 0.
+///
+/// # Safety
+/// `schunk` is NULL or live; `cparams` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_cparams(
+    schunk: *mut blosc2_schunk,
+    cparams: *mut *mut blosc2_cparams,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            if cparams.is_null() {
+                crate::bail!(NullPointer, "cparams is NULL");
+            }
+            let p = malloc_struct(b.cparams)?;
+            // SAFETY: non-NULL and writable per the contract.
+            *cparams = p;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Stores in `*dparams` a `malloc`ed copy of the decompression parameters.
+/// Returns 0.
+///
+/// # Safety
+/// `schunk` is NULL or live; `dparams` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_dparams(
+    schunk: *mut blosc2_schunk,
+    dparams: *mut *mut blosc2_dparams,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            if dparams.is_null() {
+                crate::bail!(NullPointer, "dparams is NULL");
+            }
+            let p = malloc_struct(b.dparams)?;
+            // SAFETY: non-NULL and writable per the contract.
+            *dparams = p;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// A `malloc`ed copy of a plain C struct.
+fn malloc_struct<T: Copy>(v: T) -> Result<*mut T> {
+    // SAFETY: plain allocation of `size_of::<T>()` bytes, checked for NULL.
+    let p = unsafe { libc::malloc(core::mem::size_of::<T>()) }.cast::<T>();
+    if p.is_null() {
+        crate::bail!(MemoryAlloc, "malloc failed");
+    }
+    // SAFETY: malloc returns memory aligned for any C struct; `p` is fresh.
+    unsafe { p.write(v) };
+    Ok(p)
+}

@@ -1,0 +1,572 @@
+//! Chunk-level calls on a super-chunk: append, insert, update, delete,
+//! reorder, read (whole, lazy, decompressed), slices, sparse items and
+//! special fills.
+//!
+//! Chunks passed in by C are measured from their own header before a slice
+//! is built over them: the first 16 bytes (the minimal header) are read, then
+//! the slice spans the `cbytes` the header declares.
+
+use core::ffi::{c_int, c_void};
+
+use super::{malloc_copy, with_schunk, SchunkBox};
+use crate::ffi::constants::{
+    BLOSC2_SPECIAL_NAN, BLOSC2_SPECIAL_UNINIT, BLOSC2_SPECIAL_VALUE, BLOSC2_SPECIAL_ZERO,
+    BLOSC_EXTENDED_HEADER_LENGTH, BLOSC_MIN_HEADER_LENGTH,
+};
+use crate::ffi::types::blosc2_schunk;
+use crate::schunk::Special;
+use crate::Result;
+use std::borrow::Cow;
+
+/// The bytes of a compressed chunk given by pointer.
+///
+/// # Safety
+/// `chunk` is NULL or points to a chunk whose header is readable and whose
+/// declared `cbytes` bytes are readable.
+unsafe fn chunk_slice<'a>(chunk: *const u8) -> Result<&'a [u8]> {
+    if chunk.is_null() {
+        crate::bail!(NullPointer, "chunk is NULL");
+    }
+    // SAFETY: every chunk starts with a header of at least the minimal length.
+    let head = unsafe { core::slice::from_raw_parts(chunk, BLOSC_MIN_HEADER_LENGTH as usize) };
+    let cbytes = match crate::chunk::cbuffer_sizes(head) {
+        Ok((_, cbytes, _)) => cbytes,
+        // The parser asks for more bytes only for an extended header, after
+        // checking that the chunk's cbytes covers one: reading it is in bounds.
+        Err(crate::Error::ReadBuffer(_)) => {
+            let ext = BLOSC_EXTENDED_HEADER_LENGTH as usize;
+            // SAFETY: the chunk declares at least `ext` bytes (see above).
+            let head = unsafe { core::slice::from_raw_parts(chunk, ext) };
+            crate::chunk::cbuffer_sizes(head)?.1
+        }
+        Err(e) => return Err(e),
+    };
+    // SAFETY: the chunk's header says it spans `cbytes` bytes; the caller
+    // promises they are readable.
+    Ok(unsafe { core::slice::from_raw_parts(chunk, cbytes) })
+}
+
+/// The reference's index check: negative or past-the-end chunk numbers
+/// (past `nchunks` when `allow_end`) are `BLOSC2_ERROR_INVALID_PARAM`.
+fn check_nchunk(b: &SchunkBox, nchunk: i64, allow_end: bool) -> Result<()> {
+    let n = b.core.nchunks();
+    let ok = nchunk >= 0 && (nchunk < n || (allow_end && nchunk == n));
+    if !ok {
+        crate::bail!(InvalidParam, "chunk number {nchunk} outside the {n} chunks");
+    }
+    Ok(())
+}
+
+/// Compresses `data` with the super-chunk's `cctx` (which runs a C prefilter).
+fn compress_with_ctx(b: &mut SchunkBox, data: &[u8]) -> Result<Vec<u8>> {
+    let cap = data.len() + BLOSC_EXTENDED_HEADER_LENGTH as usize;
+    let mut out = vec![0u8; cap];
+    let (srclen, dstlen) = i32::try_from(data.len())
+        .ok()
+        .zip(i32::try_from(cap).ok())
+        .ok_or_else(|| crate::err!(TwoGbLimit, "{} bytes do not fit a chunk", data.len()))?;
+    // SAFETY: `cctx` is the context made for this box (or NULL, which the
+    // callee rejects); both buffers are live with the stated lengths.
+    let rc = unsafe {
+        crate::ffi::chunk::blosc2_compress_ctx(
+            b.c.cctx,
+            data.as_ptr().cast(),
+            srclen,
+            out.as_mut_ptr().cast(),
+            dstlen,
+        )
+    };
+    if rc <= 0 {
+        return Err(if rc < 0 {
+            crate::Error::from_code(rc, "super-chunk context")
+        } else {
+            crate::err!(WriteBuffer, "chunk did not fit")
+        });
+    }
+    out.truncate(rc as usize);
+    Ok(out)
+}
+
+/// Frees a chunk whose ownership the caller passed with `copy == false`.
+///
+/// # Safety
+/// `chunk` was allocated with `malloc` and is not used by the caller again.
+unsafe fn take_chunk(chunk: *mut u8, copy: bool) {
+    if !copy {
+        // SAFETY: per the contract; the core keeps its own copy of the bytes.
+        unsafe { libc::free(chunk.cast()) };
+    }
+}
+
+/// Compresses `nbytes` of `src` into a new chunk and appends it; returns the
+/// number of chunks.
+///
+/// # Safety
+/// `schunk` is NULL or live; `src` is NULL or readable for `nbytes` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_append_buffer(
+    schunk: *mut blosc2_schunk,
+    src: *const c_void,
+    nbytes: i32,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = usize::try_from(nbytes)
+                .map_err(|_| crate::err!(InvalidParam, "nbytes {nbytes} is negative"))?;
+            if src.is_null() && n > 0 {
+                crate::bail!(NullPointer, "src is NULL");
+            }
+            let data: &[u8] = if n == 0 {
+                &[]
+            } else {
+                // SAFETY: non-NULL and readable for `n` bytes per the contract.
+                core::slice::from_raw_parts(src.cast::<u8>(), n)
+            };
+            let r = if b.user_cparams.is_some() {
+                // A C prefilter runs inside the context, with the chunk
+                // number it reads from `current_nchunk`.
+                b.c.current_nchunk = b.core.nchunks();
+                let chunk = compress_with_ctx(b, data)?;
+                b.core.append_chunk(&chunk)?
+            } else {
+                b.core.append_buffer(data)?
+            };
+            b.c.current_nchunk = r - 1;
+            Ok(r)
+        })
+    }
+}
+
+/// Appends a compressed chunk; returns the number of chunks. With
+/// `copy == false` the super-chunk takes the `malloc`ed chunk and `free()`s
+/// it once stored (only on success; on error the caller keeps it).
+///
+/// # Safety
+/// `schunk` is NULL or live; `chunk` is NULL or a readable chunk, `malloc`ed
+/// when `copy` is false.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_append_chunk(
+    schunk: *mut blosc2_schunk,
+    chunk: *mut u8,
+    copy: bool,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let r = b.core.append_chunk(chunk_slice(chunk)?)?;
+            take_chunk(chunk, copy);
+            Ok(r)
+        })
+    }
+}
+
+/// Inserts a compressed chunk at `nchunk`; returns the number of chunks.
+/// Ownership as for `blosc2_schunk_append_chunk`.
+///
+/// # Safety
+/// As for `blosc2_schunk_append_chunk`.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_insert_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut u8,
+    copy: bool,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            check_nchunk(b, nchunk, true)?;
+            let r = b.core.insert_chunk(nchunk, chunk_slice(chunk)?)?;
+            take_chunk(chunk, copy);
+            Ok(r)
+        })
+    }
+}
+
+/// Replaces chunk `nchunk`; returns the number of chunks. Ownership as for
+/// `blosc2_schunk_append_chunk`.
+///
+/// # Safety
+/// As for `blosc2_schunk_append_chunk`.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_update_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut u8,
+    copy: bool,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            check_nchunk(b, nchunk, false)?;
+            let r = b.core.update_chunk(nchunk, chunk_slice(chunk)?)?;
+            take_chunk(chunk, copy);
+            Ok(r)
+        })
+    }
+}
+
+/// Removes chunk `nchunk`; returns the number of chunks.
+///
+/// # Safety
+/// `schunk` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_delete_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            check_nchunk(b, nchunk, false)?;
+            b.core.delete_chunk(nchunk)
+        })
+    }
+}
+
+/// Reorders the chunks: new chunk `i` is old chunk `offsets_order[i]`
+/// (`nchunks` entries). Returns 0.
+///
+/// # Safety
+/// `schunk` is NULL or live; `offsets_order` is NULL or readable for
+/// `nchunks` entries.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
+    schunk: *mut blosc2_schunk,
+    offsets_order: *mut i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = usize::try_from(b.core.nchunks()).unwrap_or(0);
+            if offsets_order.is_null() {
+                crate::bail!(NullPointer, "offsets_order is NULL");
+            }
+            // SAFETY: readable for `nchunks` entries per the contract.
+            let order = core::slice::from_raw_parts(offsets_order, n);
+            // The reference rejects a non-permutation as BLOSC2_ERROR_DATA.
+            let mut seen = vec![false; n];
+            for &o in order {
+                match usize::try_from(o).ok().filter(|&i| i < n) {
+                    Some(i) if !seen[i] => seen[i] = true,
+                    _ => crate::bail!(Data, "offsets_order is not a permutation (entry {o})"),
+                }
+            }
+            b.core.reorder_offsets(order)?;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Hands a chunk to C: borrowed bytes are returned in place
+/// (`needs_free = false`, valid until the super-chunk changes), owned ones as
+/// a `malloc`ed copy (`needs_free = true`). Returns the chunk's length.
+///
+/// # Safety
+/// `chunk` and `needs_free` are writable.
+unsafe fn hand_out(c: Cow<'_, [u8]>, chunk: *mut *mut u8, needs_free: *mut bool) -> Result<i64> {
+    let len = c.len() as i64;
+    let (p, free) = match c {
+        Cow::Borrowed(s) => (s.as_ptr() as *mut u8, false),
+        Cow::Owned(v) => (malloc_copy(&v)?, true),
+    };
+    // SAFETY: both out-pointers are writable per the contract.
+    unsafe {
+        *chunk = p;
+        *needs_free = free;
+    }
+    Ok(len)
+}
+
+/// Shared body of `get_chunk` and `get_lazychunk`.
+///
+/// # Safety
+/// `schunk` is NULL or live; `chunk` and `needs_free` are NULL or writable.
+unsafe fn get_chunk_with(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut *mut u8,
+    needs_free: *mut bool,
+    lazy: bool,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let r = unsafe {
+        with_schunk(schunk, |b: &mut SchunkBox| {
+            if chunk.is_null() || needs_free.is_null() {
+                crate::bail!(NullPointer, "chunk or needs_free is NULL");
+            }
+            check_nchunk(b, nchunk, false)?;
+            b.c.current_nchunk = nchunk;
+            let c = if lazy {
+                b.core.get_lazychunk(nchunk)?
+            } else {
+                b.core.get_chunk(nchunk)?
+            };
+            hand_out(c, chunk, needs_free)
+        })
+    };
+    i32::try_from(r).unwrap_or(i32::MAX)
+}
+
+/// The compressed chunk `nchunk` in `*chunk`; see `hand_out` for
+/// `needs_free`. Returns the chunk's size or a negative code.
+///
+/// # Safety
+/// `schunk` is NULL or live; `chunk` and `needs_free` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut *mut u8,
+    needs_free: *mut bool,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { get_chunk_with(schunk, nchunk, chunk, needs_free, false) }
+}
+
+/// Like `blosc2_schunk_get_chunk`, but for on-disk frames only the chunk's
+/// header and block index are read (a lazy chunk, always `malloc`ed).
+///
+/// # Safety
+/// As for `blosc2_schunk_get_chunk`.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_lazychunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    chunk: *mut *mut u8,
+    needs_free: *mut bool,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { get_chunk_with(schunk, nchunk, chunk, needs_free, true) }
+}
+
+/// Decompresses chunk `nchunk` into `dest` (`nbytes` bytes of room);
+/// returns the bytes written or a negative code.
+///
+/// # Safety
+/// `schunk` is NULL or live; `dest` is NULL or writable for `nbytes` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_decompress_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    dest: *mut c_void,
+    nbytes: i32,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = usize::try_from(nbytes)
+                .map_err(|_| crate::err!(InvalidParam, "nbytes {nbytes} is negative"))?;
+            if dest.is_null() {
+                crate::bail!(NullPointer, "dest is NULL");
+            }
+            // SAFETY: writable for `nbytes` bytes per the contract.
+            let dst = core::slice::from_raw_parts_mut(dest.cast::<u8>(), n);
+            check_nchunk(b, nchunk, false)?;
+            b.c.current_nchunk = nchunk;
+            if b.user_dparams.is_some() {
+                // A C postfilter runs inside the context.
+                let dctx = b.c.dctx;
+                let chunk = b.core.get_chunk(nchunk)?;
+                let len = i32::try_from(chunk.len())
+                    .map_err(|_| crate::err!(TwoGbLimit, "chunk too large"))?;
+                // SAFETY: `dctx` belongs to this box; the chunk and `dst` are
+                // live with the stated lengths.
+                let rc = crate::ffi::chunk::blosc2_decompress_ctx(
+                    dctx,
+                    chunk.as_ptr().cast(),
+                    len,
+                    dst.as_mut_ptr().cast(),
+                    nbytes,
+                );
+                if rc < 0 {
+                    return Err(crate::Error::from_code(rc, "super-chunk context"));
+                }
+                return Ok(i64::from(rc));
+            }
+            Ok(b.core.decompress_chunk(nchunk, dst)? as i64)
+        }) as c_int
+    }
+}
+
+/// Bytes between items `start` and `stop`, checked.
+fn slice_len(b: &SchunkBox, start: i64, stop: i64) -> Result<usize> {
+    let ts = i64::from(b.core.typesize());
+    let nitems = b.core.nbytes() / ts.max(1);
+    if start < 0 || stop < start || stop > nitems {
+        crate::bail!(InvalidParam, "slice {start}..{stop} outside 0..{nitems}");
+    }
+    usize::try_from((stop - start) * ts).map_err(|_| crate::err!(InvalidParam, "slice too large"))
+}
+
+/// Decompresses items `start..stop` into `buffer`. Returns 0.
+///
+/// # Safety
+/// `schunk` is NULL or live; `buffer` is NULL or writable for
+/// `(stop - start) * typesize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_slice_buffer(
+    schunk: *mut blosc2_schunk,
+    start: i64,
+    stop: i64,
+    buffer: *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = slice_len(b, start, stop)?;
+            if buffer.is_null() {
+                crate::bail!(NullPointer, "buffer is NULL");
+            }
+            // SAFETY: writable for `n` bytes per the contract.
+            let dst = core::slice::from_raw_parts_mut(buffer.cast::<u8>(), n);
+            b.core.get_slice_buffer(start, stop, dst)?;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Overwrites items `start..stop` from `buffer`. Returns 0.
+///
+/// # Safety
+/// `schunk` is NULL or live; `buffer` is NULL or readable for
+/// `(stop - start) * typesize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
+    schunk: *mut blosc2_schunk,
+    start: i64,
+    stop: i64,
+    buffer: *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = slice_len(b, start, stop)?;
+            if buffer.is_null() {
+                crate::bail!(NullPointer, "buffer is NULL");
+            }
+            // SAFETY: readable for `n` bytes per the contract.
+            let src = core::slice::from_raw_parts(buffer.cast::<u8>(), n);
+            b.core.set_slice_buffer(start, stop, src)?;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Gathers the items at `coords` (item indices) into `buffer`, one
+/// `typesize` item after another. Returns 0; `BLOSC2_ERROR_INVALID_PARAM`
+/// for negative `ncoords`, NULL arrays or coordinates out of range.
+///
+/// # Safety
+/// `schunk` is NULL or live; `coords` is readable for `ncoords` entries and
+/// `buffer` writable for `ncoords * typesize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
+    schunk: *mut blosc2_schunk,
+    ncoords: i64,
+    coords: *const i64,
+    buffer: *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let n = usize::try_from(ncoords)
+                .map_err(|_| crate::err!(InvalidParam, "ncoords {ncoords} is negative"))?;
+            if n == 0 {
+                return Ok(0);
+            }
+            if coords.is_null() || buffer.is_null() {
+                crate::bail!(InvalidParam, "coords and buffer must not be NULL");
+            }
+            let ts = usize::try_from(b.core.typesize()).unwrap_or(0);
+            let total = n
+                .checked_mul(ts)
+                .ok_or_else(|| crate::err!(InvalidParam, "ncoords too large"))?;
+            // SAFETY: readable for `n` entries and writable for `total`
+            // bytes per the contract.
+            let coords = core::slice::from_raw_parts(coords, n);
+            let dst = core::slice::from_raw_parts_mut(buffer.cast::<u8>(), total);
+            for (&c, out) in coords.iter().zip(dst.chunks_exact_mut(ts.max(1))) {
+                let stop = c
+                    .checked_add(1)
+                    .ok_or_else(|| crate::err!(InvalidParam, "coordinate {c} out of range"))?;
+                slice_len(b, c, stop)?;
+                b.core.get_slice_buffer(c, stop, out)?;
+            }
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Fills an empty super-chunk with `nitems` zeros, NaNs or uninitialized
+/// items in chunks of `chunksize` bytes; returns the number of chunks.
+/// `BLOSC2_SPECIAL_VALUE` and unknown kinds give `BLOSC2_ERROR_INVALID_PARAM`.
+///
+/// # Safety
+/// `schunk` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_fill_special(
+    schunk: *mut blosc2_schunk,
+    nitems: i64,
+    special_value: c_int,
+    chunksize: i32,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let kind = match special_value {
+                BLOSC2_SPECIAL_ZERO => Special::Zero,
+                BLOSC2_SPECIAL_NAN => Special::Nan,
+                BLOSC2_SPECIAL_UNINIT => Special::Uninit,
+                BLOSC2_SPECIAL_VALUE => Special::Value,
+                other => crate::bail!(InvalidParam, "special value {other} not supported"),
+            };
+            b.core.fill_special(nitems, kind, chunksize)
+        })
+    }
+}
+
+/// Decompresses block `nblock` of the variable-length-block chunk `nchunk`
+/// into a new `malloc`ed buffer (`*dest`, the caller frees it) and stores its
+/// size in `*destsize`; returns that size. A chunk without VL blocks or a
+/// block out of range gives `BLOSC2_ERROR_INVALID_PARAM`.
+///
+/// # Safety
+/// `schunk` is NULL or live; `dest` and `destsize` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blosc2_schunk_get_vlblock(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    nblock: i32,
+    dest: *mut *mut u8,
+    destsize: *mut i32,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            if dest.is_null() || destsize.is_null() {
+                crate::bail!(InvalidParam, "dest or destsize is NULL");
+            }
+            let nb = usize::try_from(nblock)
+                .map_err(|_| crate::err!(InvalidParam, "block {nblock} is negative"))?;
+            check_nchunk(b, nchunk, false)?;
+            let dparams = b.core.dparams().clone();
+            let chunk = b.core.get_chunk(nchunk)?;
+            let block = crate::chunk::Decompressor::new(dparams)
+                .decompress_vl_block(&chunk, nb)
+                .map_err(|e| match e {
+                    // The reference reports a block out of range as a bad parameter.
+                    crate::Error::InvalidIndex(m) => crate::Error::InvalidParam(m),
+                    other => other,
+                })?;
+            let size = i32::try_from(block.len())
+                .map_err(|_| crate::err!(TwoGbLimit, "block of {} bytes", block.len()))?;
+            let p = malloc_copy(&block)?;
+            // SAFETY: both out-pointers are writable per the contract.
+            *dest = p;
+            *destsize = size;
+            Ok(i64::from(size))
+        }) as c_int
+    }
+}
