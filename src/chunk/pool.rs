@@ -106,6 +106,19 @@ mod tests {
         }
     }
 
+    /// Scratch of the error test: its own stash, so the two tests, which run
+    /// at the same time, do not take each other's scratch.
+    #[derive(Default)]
+    struct Quiet;
+
+    static QUIET: Mutex<Vec<Quiet>> = Mutex::new(Vec::new());
+
+    impl Scratch for Quiet {
+        fn stash() -> &'static Mutex<Vec<Self>> {
+            &QUIET
+        }
+    }
+
     #[test]
     fn small_jobs_stay_on_fewer_threads() {
         assert_eq!(threads_for(0, 10 << 20), 1);
@@ -136,12 +149,12 @@ mod tests {
 
     #[test]
     fn the_first_error_in_item_order_is_reported() {
-        let mut mine = Probe::default();
+        let mut mine = Quiet;
         let r = run_scoped(
             (0..8).collect::<Vec<usize>>(),
             3,
             &mut mine,
-            |_: &mut Probe, _tid, j| match j {
+            |_: &mut Quiet, _tid, j| match j {
                 3 => Err(crate::err!(Data, "three")),
                 5 => panic!("five"),
                 _ => Ok(()),
@@ -152,7 +165,7 @@ mod tests {
             vec![5usize],
             1,
             &mut mine,
-            |_: &mut Probe, _tid, _j| -> crate::Result<()> { panic!("five") },
+            |_: &mut Quiet, _tid, _j| -> crate::Result<()> { panic!("five") },
         );
         assert_eq!(r.unwrap_err().code(), -1);
     }
