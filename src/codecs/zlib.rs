@@ -51,6 +51,15 @@ pub(crate) fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
     Some(out_len as usize)
 }
 
+/// The zlib version string of the linked library (for `blosc2_get_complib_info`).
+#[allow(dead_code)] // for src/ffi, which still asks zlibVersion directly
+pub(crate) fn version() -> String {
+    // SAFETY: zlibVersion returns a pointer to a static NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(zlibVersion()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// `sizeof(z_stream)`, which the init calls check.
 fn stream_size() -> c_int {
     std::mem::size_of::<z_stream>() as c_int
@@ -193,6 +202,11 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    #[test]
+    fn version_names_a_zlib_1_x() {
+        assert!(version().starts_with("1."), "{}", version());
     }
 
     #[test]
