@@ -3,16 +3,8 @@
 
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+mod common;
+use common::XorShift;
 
 fn shuffle(src: &[u8], typesize: usize) -> Vec<u8> {
     let n = src.len() / typesize;

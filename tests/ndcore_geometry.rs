@@ -4,19 +4,8 @@
 use b2nd::ndarray::geometry::padded;
 use b2nd::ndarray::{Geometry, NdMeta};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: i64) -> i64 {
-        (self.next() % n as u64) as i64
-    }
-}
+mod common;
+use common::Rng;
 
 fn round_up(x: i64, m: i64) -> i64 {
     (x + m - 1) / m * m
