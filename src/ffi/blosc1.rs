@@ -9,10 +9,10 @@
 //! ignored).
 
 use super::chunk::{
-    chunk_slice, compcode_of, dst_slice, header_slice, run, src_slice, trusted_chunk,
+    chunk_slice, compcode_of, dst_for_chunk, header_slice, src_dst_slices, src_slice, trusted_chunk,
 };
-use super::guard;
 use super::types::blosc_threads_callback;
+use super::{guard, guard_code};
 use crate::chunk::{CParams, ChunkHeader, Compressor, DParams, Decompressor};
 use crate::global;
 use core::ffi::{c_char, c_int, c_void, CStr};
@@ -242,29 +242,20 @@ pub unsafe extern "C" fn blosc2_compress(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         global::init();
         let (mut clevel, mut doshuffle, mut typesize) = (clevel, doshuffle, typesize);
         compress_env(&mut clevel, &mut doshuffle, &mut typesize);
-        // SAFETY: the caller's contract.
-        let src = unsafe { src_slice(src, srcsize, "src") }?;
         // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
-        let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
+        let (src, dst) = unsafe { src_dst_slices(src, srcsize, dest, destsize) }?;
         Ok(compress_global(clevel, doshuffle, typesize, src, dst)? as c_int)
     })
 }
 
 fn decompress_global(chunk: &[u8], dest: *mut c_void, destsize: i32) -> crate::Result<c_int> {
     let h = ChunkHeader::parse(chunk)?;
-    if destsize < 0 || h.nbytes() > destsize as usize {
-        crate::bail!(
-            WriteBuffer,
-            "chunk holds {} bytes, dest has {destsize}",
-            h.nbytes()
-        );
-    }
     // SAFETY: the caller's contract: `dest` writable for `destsize` bytes.
-    let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
+    let dst = unsafe { dst_for_chunk(h.nbytes(), dest, destsize) }?;
     let dp = DParams {
         nthreads: global::settings().nthreads,
         ..DParams::default()
@@ -297,7 +288,7 @@ pub unsafe extern "C" fn blosc2_decompress(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         global::init();
         decompress_env()?;
         // SAFETY: the caller's contract.
@@ -338,7 +329,7 @@ pub unsafe extern "C" fn blosc2_getitem(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
         getitem_global(chunk, start, nitems, dest, destsize)
@@ -364,7 +355,7 @@ pub unsafe extern "C" fn blosc1_compress(
     dest: *mut c_void,
     destsize: usize,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         let Ok(nbytes) = i32::try_from(nbytes) else {
             crate::bail!(MaxBufsizeExceeded, "{nbytes} bytes over the maximum");
         };
@@ -397,7 +388,7 @@ pub unsafe extern "C" fn blosc1_decompress(
     dest: *mut c_void,
     destsize: usize,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         global::init();
         decompress_env()?;
         // SAFETY: the caller's contract.
@@ -418,7 +409,7 @@ pub unsafe extern "C" fn blosc1_getitem(
     nitems: c_int,
     dest: *mut c_void,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract.
         let chunk = unsafe { trusted_chunk(src) }?;
         let ts = ChunkHeader::parse(chunk)?.typesize() as i64;
@@ -471,7 +462,7 @@ pub unsafe extern "C" fn blosc1_cbuffer_validate(
     cbytes: usize,
     nbytes: *mut usize,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         let r = (|| {
             if cbytes < 16 {
                 crate::bail!(WriteBuffer, "{cbytes} bytes cannot hold a header");
@@ -531,7 +522,7 @@ pub unsafe extern "C" fn blosc1_cbuffer_metainfo(
 /// `compname` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn blosc1_set_compressor(compname: *const c_char) -> c_int {
-    run(|| {
+    guard_code(|| {
         if compname.is_null() {
             return Ok(-1);
         }
