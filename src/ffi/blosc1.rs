@@ -9,7 +9,8 @@
 //! ignored).
 
 use super::chunk::{
-    chunk_slice, compcode_of, dst_for_chunk, header_slice, src_dst_slices, src_slice, trusted_chunk,
+    chunk_slice, compcode_of, dst_for_chunk, getitem_on, header_slice, src_dst_slices, src_slice,
+    trusted_chunk,
 };
 use super::types::blosc_threads_callback;
 use super::{guard, guard_code};
@@ -297,24 +298,6 @@ pub unsafe extern "C" fn blosc2_decompress(
     })
 }
 
-fn getitem_global(
-    chunk: &[u8],
-    start: c_int,
-    nitems: c_int,
-    dest: *mut c_void,
-    destsize: i32,
-) -> crate::Result<c_int> {
-    let mut d = Decompressor::new(DParams::default());
-    super::chunk::getitem_on(
-        &mut d,
-        chunk,
-        i64::from(start),
-        i64::from(nitems),
-        dest,
-        destsize,
-    )
-}
-
 /// Decodes `nitems` items from item `start` of a chunk into `dest`, on the
 /// calling thread. Returns the bytes written or a negative error.
 ///
@@ -332,7 +315,26 @@ pub unsafe extern "C" fn blosc2_getitem(
     guard_code(|| {
         // SAFETY: the caller's contract.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
-        getitem_global(chunk, start, nitems, dest, destsize)
+        let mut d = Decompressor::new(DParams::default());
+        getitem_on(&mut d, chunk, start, nitems, dest, destsize)
+    })
+}
+
+/// Changes the global settings (set up first from the environment), as the
+/// `blosc1_set_*` calls do; a contained panic changes nothing more.
+fn set_global(f: impl FnOnce(&mut global::GlobalSettings)) {
+    guard((), || {
+        global::init();
+        global::update(f);
+    })
+}
+
+/// Reads one global setting (set up first from the environment), or
+/// `on_panic` if that panics.
+fn get_global<T>(on_panic: T, f: impl FnOnce(&global::GlobalSettings) -> T) -> T {
+    guard(on_panic, || {
+        global::init();
+        f(&global::settings())
     })
 }
 
@@ -414,7 +416,8 @@ pub unsafe extern "C" fn blosc1_getitem(
         let chunk = unsafe { trusted_chunk(src) }?;
         let ts = ChunkHeader::parse(chunk)?.typesize() as i64;
         let want = (i64::from(nitems.max(0)) * ts).min(i64::from(i32::MAX)) as i32;
-        getitem_global(chunk, start, nitems, dest, want)
+        let mut d = Decompressor::new(DParams::default());
+        getitem_on(&mut d, chunk, start, nitems, dest, want)
     })
 }
 
@@ -543,16 +546,10 @@ pub unsafe extern "C" fn blosc1_set_compressor(compname: *const c_char) -> c_int
 /// The name of the global codec (a static string).
 #[no_mangle]
 pub extern "C" fn blosc1_get_compressor() -> *const c_char {
-    guard(core::ptr::null(), || {
-        global::init();
+    get_global(core::ptr::null(), |g| {
         let mut name: *const c_char = core::ptr::null();
         // SAFETY: `name` is a valid place for the result.
-        unsafe {
-            super::chunk::blosc2_compcode_to_compname(
-                c_int::from(global::settings().compcode),
-                &mut name,
-            )
-        };
+        unsafe { super::chunk::blosc2_compcode_to_compname(c_int::from(g.compcode), &mut name) };
         name
     })
 }
@@ -560,28 +557,19 @@ pub extern "C" fn blosc1_get_compressor() -> *const c_char {
 /// Forces the global block size (0: automatic).
 #[no_mangle]
 pub extern "C" fn blosc1_set_blocksize(blocksize: usize) {
-    guard((), || {
-        global::init();
-        global::update(|g| g.blocksize = clamp_i32(blocksize));
-    })
+    set_global(|g| g.blocksize = clamp_i32(blocksize))
 }
 
 /// The forced global block size (0: automatic).
 #[no_mangle]
 pub extern "C" fn blosc1_get_blocksize() -> c_int {
-    guard(0, || {
-        global::init();
-        global::settings().blocksize
-    })
+    get_global(0, |g| g.blocksize)
 }
 
 /// Sets the global split mode (`BLOSC_*_SPLIT`).
 #[no_mangle]
 pub extern "C" fn blosc1_set_splitmode(splitmode: c_int) {
-    guard((), || {
-        global::init();
-        global::update(|g| g.splitmode = splitmode);
-    })
+    set_global(|g| g.splitmode = splitmode)
 }
 
 /// Sets the global thread count; returns the previous one, or
@@ -602,19 +590,13 @@ pub extern "C" fn blosc2_set_nthreads(nthreads: i16) -> i16 {
 /// The global thread count.
 #[no_mangle]
 pub extern "C" fn blosc2_get_nthreads() -> i16 {
-    guard(1, || {
-        global::init();
-        global::settings().nthreads
-    })
+    get_global(1, |g| g.nthreads)
 }
 
 /// Adds (`dodelta > 0`) or removes the delta filter in the global settings.
 #[no_mangle]
 pub extern "C" fn blosc2_set_delta(dodelta: c_int) {
-    guard((), || {
-        global::init();
-        global::update(|g| g.delta = dodelta > 0);
-    })
+    set_global(|g| g.delta = dodelta > 0)
 }
 
 /// The caller's threading backend, as set by `blosc2_set_threads_callback`.

@@ -264,11 +264,12 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
 pub(super) fn getitem_on(
     d: &mut crate::chunk::Decompressor,
     chunk: &[u8],
-    start: i64,
-    nitems: i64,
+    start: impl Into<i64>,
+    nitems: impl Into<i64>,
     dest: *mut c_void,
     destsize: i32,
 ) -> crate::Result<c_int> {
+    let (start, nitems) = (start.into(), nitems.into());
     let h = ChunkHeader::parse(chunk)?;
     if h.vl_blocks() {
         crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
@@ -312,14 +313,7 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
         let c = unsafe { ctx_ref(context) }?;
         // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
-        getitem_on(
-            &mut c.decomp,
-            chunk,
-            i64::from(start),
-            i64::from(nitems),
-            dest,
-            destsize,
-        )
+        getitem_on(&mut c.decomp, chunk, start, nitems, dest, destsize)
     })
 }
 
@@ -360,8 +354,8 @@ pub unsafe extern "C" fn blosc2_getitem_bytes_ctx(
         getitem_on(
             &mut c.decomp,
             chunk,
-            i64::from(start / ts),
-            i64::from(nbytes / ts),
+            start / ts,
+            nbytes / ts,
             dest,
             destsize,
         )
