@@ -9,24 +9,10 @@
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
 
 mod common;
-use common::{manifest_row, read_fixture, sha256_hex, ManifestRow};
+use common::{manifest_row, read_fixture, sha256_hex, unshuffle, ManifestRow};
 
 fn le_i32(b: &[u8], at: usize) -> i32 {
     i32::from_le_bytes(b[at..at + 4].try_into().unwrap())
-}
-
-/// Reverses the byte shuffle of `src` (elements of `typesize` bytes, stored
-/// byte plane by byte plane); trailing bytes that do not fill an element are
-/// stored as is.
-fn unshuffle(src: &[u8], typesize: usize) -> Vec<u8> {
-    let n = src.len() / typesize;
-    let mut out = src.to_vec();
-    for i in 0..n {
-        for b in 0..typesize {
-            out[i * typesize + b] = src[b * n + i];
-        }
-    }
-    out
 }
 
 /// One compressed stream of a block, as found in the chunk.

@@ -4,18 +4,7 @@
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
 
 mod common;
-use common::XorShift;
-
-fn shuffle(src: &[u8], typesize: usize) -> Vec<u8> {
-    let n = src.len() / typesize;
-    let mut out = src.to_vec();
-    for i in 0..n {
-        for b in 0..typesize {
-            out[b * n + i] = src[i * typesize + b];
-        }
-    }
-    out
-}
+use common::{shuffle, XorShift};
 
 fn ramp_i32(len: usize) -> Vec<u8> {
     (0..len / 4 + 1)

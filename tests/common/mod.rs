@@ -51,6 +51,56 @@ impl Rng {
         let b = a + self.below(n - a + 1);
         (a, b)
     }
+
+    /// A random array layout of `ndim` dimensions: each dimension is empty
+    /// one time in `empty_one_in`, else 1..=`max_dim` long; chunks are
+    /// 1..=`max_chunk` and blocks 1..=chunk.
+    pub fn layout(
+        &mut self,
+        ndim: usize,
+        empty_one_in: i64,
+        max_dim: i64,
+        max_chunk: i64,
+    ) -> (Vec<i64>, Vec<i32>, Vec<i32>) {
+        let mut shape = vec![0i64; ndim];
+        let mut chunks = vec![0i32; ndim];
+        let mut blocks = vec![0i32; ndim];
+        for i in 0..ndim {
+            shape[i] = if self.below(empty_one_in) == 0 {
+                0
+            } else {
+                1 + self.below(max_dim)
+            };
+            chunks[i] = 1 + self.below(max_chunk) as i32;
+            blocks[i] = 1 + self.below(chunks[i] as i64) as i32;
+        }
+        (shape, chunks, blocks)
+    }
+}
+
+/// Byte shuffle: the bytes of `typesize`-byte items regrouped plane by
+/// plane; trailing bytes that do not fill an item stay as they are.
+pub fn shuffle(src: &[u8], typesize: usize) -> Vec<u8> {
+    let n = src.len() / typesize;
+    let mut out = src.to_vec();
+    for i in 0..n {
+        for b in 0..typesize {
+            out[b * n + i] = src[i * typesize + b];
+        }
+    }
+    out
+}
+
+/// Inverse of [`shuffle`].
+pub fn unshuffle(src: &[u8], typesize: usize) -> Vec<u8> {
+    let n = src.len() / typesize;
+    let mut out = src.to_vec();
+    for i in 0..n {
+        for b in 0..typesize {
+            out[i * typesize + b] = src[b * n + i];
+        }
+    }
+    out
 }
 
 /// The shared folder that holds `fixtures/`: `$B2ND_SHARED`, else `../shared`
