@@ -51,11 +51,14 @@ pub(crate) mod env_overrides {
         var(name).map(|s| strtol(&s))
     }
 
+    /// An integer variable of at least `min`, clamped to `max`.
+    fn int_at_least(name: &str, min: i64, max: i64) -> Option<i64> {
+        int(name).filter(|&v| v >= min).map(|v| v.min(max))
+    }
+
     /// `BLOSC_CLEVEL` (values >= 0).
     pub(crate) fn clevel() -> Option<i32> {
-        int("BLOSC_CLEVEL")
-            .filter(|&v| v >= 0)
-            .map(|v| v.min(i64::from(i32::MAX)) as i32)
+        int_at_least("BLOSC_CLEVEL", 0, i64::from(i32::MAX)).map(|v| v as i32)
     }
 
     /// `BLOSC_SHUFFLE`: NOSHUFFLE, SHUFFLE or BITSHUFFLE.
@@ -79,23 +82,17 @@ pub(crate) mod env_overrides {
 
     /// `BLOSC_TYPESIZE` (values > 0).
     pub(crate) fn typesize() -> Option<i32> {
-        int("BLOSC_TYPESIZE")
-            .filter(|&v| v > 0)
-            .map(|v| v.min(i64::from(i32::MAX)) as i32)
+        int_at_least("BLOSC_TYPESIZE", 1, i64::from(i32::MAX)).map(|v| v as i32)
     }
 
     /// `BLOSC_BLOCKSIZE` (values > 0).
     pub(crate) fn blocksize() -> Option<i32> {
-        int("BLOSC_BLOCKSIZE")
-            .filter(|&v| v > 0)
-            .map(|v| v.min(i64::from(i32::MAX)) as i32)
+        int_at_least("BLOSC_BLOCKSIZE", 1, i64::from(i32::MAX)).map(|v| v as i32)
     }
 
     /// `BLOSC_NTHREADS` (values > 0).
     pub(crate) fn nthreads() -> Option<i16> {
-        int("BLOSC_NTHREADS")
-            .filter(|&v| v > 0)
-            .map(|v| v.min(i64::from(i16::MAX)) as i16)
+        int_at_least("BLOSC_NTHREADS", 1, i64::from(i16::MAX)).map(|v| v as i16)
     }
 
     /// `BLOSC_SPLITMODE`: ALWAYS, NEVER, AUTO or FORWARD_COMPAT.

@@ -78,29 +78,27 @@ impl Rng {
     }
 }
 
-/// Byte shuffle: the bytes of `typesize`-byte items regrouped plane by
-/// plane; trailing bytes that do not fill an item stay as they are.
-pub fn shuffle(src: &[u8], typesize: usize) -> Vec<u8> {
-    let n = src.len() / typesize;
+/// Transposes the leading `rows * cols` bytes of `src`, read as a row-major
+/// `rows` x `cols` matrix; the bytes after them stay as they are.
+fn transpose(src: &[u8], rows: usize, cols: usize) -> Vec<u8> {
     let mut out = src.to_vec();
-    for i in 0..n {
-        for b in 0..typesize {
-            out[b * n + i] = src[i * typesize + b];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = src[r * cols + c];
         }
     }
     out
 }
 
+/// Byte shuffle: the bytes of `typesize`-byte items regrouped plane by
+/// plane; trailing bytes that do not fill an item stay as they are.
+pub fn shuffle(src: &[u8], typesize: usize) -> Vec<u8> {
+    transpose(src, src.len() / typesize, typesize)
+}
+
 /// Inverse of [`shuffle`].
 pub fn unshuffle(src: &[u8], typesize: usize) -> Vec<u8> {
-    let n = src.len() / typesize;
-    let mut out = src.to_vec();
-    for i in 0..n {
-        for b in 0..typesize {
-            out[i * typesize + b] = src[b * n + i];
-        }
-    }
-    out
+    transpose(src, typesize, src.len() / typesize)
 }
 
 /// The shared folder that holds `fixtures/`: `$B2ND_SHARED`, else `../shared`
