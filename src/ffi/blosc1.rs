@@ -61,14 +61,18 @@ pub(crate) mod env_overrides {
         int_at_least("BLOSC_CLEVEL", 0, i64::from(i32::MAX)).map(|v| v as i32)
     }
 
+    /// A variable holding one of the words of `table`, as its value.
+    fn word(name: &str, table: &[(&str, i32)]) -> Option<i32> {
+        let v = var(name)?;
+        table.iter().find(|(w, _)| *w == v).map(|&(_, code)| code)
+    }
+
     /// `BLOSC_SHUFFLE`: NOSHUFFLE, SHUFFLE or BITSHUFFLE.
     pub(crate) fn shuffle() -> Option<i32> {
-        match var("BLOSC_SHUFFLE")?.as_str() {
-            "NOSHUFFLE" => Some(0),
-            "SHUFFLE" => Some(1),
-            "BITSHUFFLE" => Some(2),
-            _ => None,
-        }
+        word(
+            "BLOSC_SHUFFLE",
+            &[("NOSHUFFLE", 0), ("SHUFFLE", 1), ("BITSHUFFLE", 2)],
+        )
     }
 
     /// `BLOSC_DELTA`: "1" or "0".
@@ -97,13 +101,15 @@ pub(crate) mod env_overrides {
 
     /// `BLOSC_SPLITMODE`: ALWAYS, NEVER, AUTO or FORWARD_COMPAT.
     pub(crate) fn splitmode() -> Option<i32> {
-        match var("BLOSC_SPLITMODE")?.as_str() {
-            "ALWAYS" => Some(1),
-            "NEVER" => Some(2),
-            "AUTO" => Some(3),
-            "FORWARD_COMPAT" => Some(4),
-            _ => None,
-        }
+        word(
+            "BLOSC_SPLITMODE",
+            &[
+                ("ALWAYS", 1),
+                ("NEVER", 2),
+                ("AUTO", 3),
+                ("FORWARD_COMPAT", 4),
+            ],
+        )
     }
 
     /// `BLOSC_COMPRESSOR`: a codec name, in any case (the header documents
