@@ -53,6 +53,7 @@ fn input(k: u32) -> Vec<u8> {
 struct Counts {
     read: AtomicU64,
     written: AtomicU64,
+    opened: AtomicU64,
 }
 
 struct CountingIo(Arc<Counts>);
@@ -84,6 +85,7 @@ impl IoFile for CountingFile {
 
 impl Io for CountingIo {
     fn open(&self, path: &Path, mode: OpenMode) -> b2nd::Result<Box<dyn IoFile>> {
+        self.0.opened.fetch_add(1, Ordering::SeqCst);
         Ok(Box::new(CountingFile {
             inner: StdIo.open(path, mode)?,
             counts: self.0.clone(),
@@ -224,4 +226,40 @@ fn chunk_reads_fetch_each_stored_byte_once_across_sizes() {
         );
     }
     let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn sparse_chunk_reads_open_the_chunk_file_at_most_twice() {
+    let dir = scratch("sparse.b2frame");
+    let _ = std::fs::remove_dir_all(&dir);
+    {
+        let mut w = SChunk::new(Storage {
+            contiguous: false,
+            urlpath: Some(dir.clone()),
+            cparams: cparams(),
+            ..Storage::default()
+        })
+        .unwrap();
+        for k in 0..4u32 {
+            w.append_buffer(&input(k)).unwrap();
+        }
+    }
+    let counts = Arc::new(Counts::default());
+    let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
+    let mut r = SChunk::open_with_io(&dir, 0, Some(io)).unwrap();
+    for k in [1i64, 0, 3] {
+        let src = input(k as u32);
+        let mut out = vec![0u8; src.len()];
+        let opened = counts.opened.load(Ordering::SeqCst);
+        let read = counts.read.load(Ordering::SeqCst);
+        assert_eq!(r.decompress_chunk(k, &mut out).unwrap(), src.len());
+        assert_eq!(out, src, "sparse chunk {k}");
+        let opens = counts.opened.load(Ordering::SeqCst) - opened;
+        assert!(opens <= 2, "chunk {k}: {opens} opens");
+        let stored = r.get_chunk(k).unwrap().len() as u64;
+        let fetched = counts.read.load(Ordering::SeqCst) - read;
+        // The decompress read plus the get_chunk read just above.
+        assert_eq!(fetched, 2 * stored, "bytes read for sparse chunk {k}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -441,6 +441,8 @@ impl Frame {
             };
             Ok(FrameChunk::Bytes(Cow::Borrowed(&m.data[start..start + cb])))
         } else {
+            // A sparse chunk file is opened once for the size check and the read.
+            let mut sparse_file = None;
             match loc {
                 ChunkLoc::Stored(off)
                     if !self.is_sparse() && off as u64 + cb as u64 > self.data_len =>
@@ -452,27 +454,31 @@ impl Frame {
                 }
                 ChunkLoc::Stored(id) if self.is_sparse() => {
                     let (io, path) = self.chunk_file(id)?;
-                    let size = io.open(&path, OpenMode::Read)?.size()?;
+                    let mut f = io.open(&path, OpenMode::Read)?;
+                    let size = f.size()?;
                     if (cb as u64) > size {
                         crate::bail!(
                             InvalidHeader,
                             "chunk {n} says {cb} bytes, its file has {size}"
                         );
                     }
+                    sparse_file = Some(f);
                 }
                 _ => {}
             }
-            // The header was just read by `chunk_info`: fetch only the rest.
+            // The header was just read by `chunk_header`: fetch only the rest.
             let mut buf = std::mem::take(&mut self.chunk_buf);
             if buf.len() < cb {
                 buf.resize(cb, 0);
             }
             buf[..EXTENDED_HEADER_LEN].copy_from_slice(&header);
-            let rest = self.read_stored(
-                n,
-                EXTENDED_HEADER_LEN as u64,
-                &mut buf[EXTENDED_HEADER_LEN..cb],
-            );
+            let dst = &mut buf[EXTENDED_HEADER_LEN..cb];
+            let rest = match sparse_file.as_mut() {
+                Some(f) => {
+                    read_exact_at(f.as_mut(), EXTENDED_HEADER_LEN as u64, dst, "sparse chunk")
+                }
+                None => self.read_stored(n, EXTENDED_HEADER_LEN as u64, dst),
+            };
             self.chunk_buf = buf;
             rest?;
             Ok(FrameChunk::Bytes(Cow::Borrowed(&self.chunk_buf[..cb])))
