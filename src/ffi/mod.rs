@@ -27,3 +27,5 @@ mod io;
 mod schunk;
 mod meta;
 mod frame_util;
+// The Caterva 0.5 API (include/caterva.h) over the b2nd array engine.
+mod caterva;
