@@ -7,7 +7,7 @@
 //! check runs before the first chunk is touched, and the "b2nd" metalayer is
 //! rewritten in place once the chunks are in place.
 
-use super::layout::{for_each_index, Layout};
+use super::layout::Layout;
 use super::store::Fill;
 use super::NdArray;
 use crate::Result;
@@ -75,16 +75,8 @@ impl NdArray {
             .unwrap_or_else(|| shrunk_shape.clone());
         let mut doomed = Vec::new();
         if shrunk_shape != old.shape && old.nchunks() > 0 {
-            let per_dim = old.chunks_per_dim();
-            for_each_index(&vec![0; nd], &per_dim, |coords| {
-                let hit = (0..nd).any(|j| {
-                    let pos = coords[j] * old.chunkshape[j] as i64;
-                    del_start[j] <= pos && pos < del_start[j] + old.shape[j] - shrunk_shape[j]
-                });
-                if hit {
-                    doomed.push(old.chunk_index(coords));
-                }
-            });
+            let removed: Vec<i64> = (0..nd).map(|j| old.shape[j] - shrunk_shape[j]).collect();
+            doomed = chunks_starting_in(&old, &del_start, &removed);
         }
         // Grow: insert zero chunks at the new-grid positions that start
         // inside an added range.
@@ -93,16 +85,8 @@ impl NdArray {
             .unwrap_or_else(|| shrunk_shape.clone());
         let mut fresh = Vec::new();
         if grown.shape != shrunk.shape && grown.nchunks() != shrunk.nchunks() {
-            let per_dim = grown.chunks_per_dim();
-            for_each_index(&vec![0; nd], &per_dim, |coords| {
-                let hit = (0..nd).any(|j| {
-                    let pos = coords[j] * grown.chunkshape[j] as i64;
-                    ins_start[j] <= pos && pos < ins_start[j] + grown.shape[j] - shrunk.shape[j]
-                });
-                if hit {
-                    fresh.push(grown.chunk_index(coords));
-                }
-            });
+            let added: Vec<i64> = (0..nd).map(|j| grown.shape[j] - shrunk.shape[j]).collect();
+            fresh = chunks_starting_in(&grown, &ins_start, &added);
         }
         let expected = self.store.nchunks() - doomed.len() as i64 + fresh.len() as i64;
         if expected != grown.nchunks() {
@@ -222,6 +206,28 @@ impl NdArray {
             self.resize(&new_shape, Some(&start))
         }
     }
+}
+
+/// Numbers (C order) of the chunks of `l` whose origin lies, in some
+/// dimension `j`, inside `[from[j], from[j] + len[j])`.
+fn chunks_starting_in(l: &Layout, from: &[i64], len: &[i64]) -> Vec<i64> {
+    let grid = l.chunk_grid();
+    let zero = vec![0i64; l.ndim()];
+    let mut out = Vec::new();
+    // The whole array is always a valid region of its own chunk grid.
+    if let Ok(mut walk) = grid.walk(&zero, &l.shape) {
+        while let Some(cell) = walk.next() {
+            let hit = cell
+                .origin()
+                .iter()
+                .zip(from.iter().zip(len))
+                .any(|(&pos, (&f, &n))| f <= pos && pos < f + n);
+            if hit {
+                out.push(cell.index());
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
