@@ -15,3 +15,4 @@ pub use copy::copy_nd;
 pub use geometry::{padded, Geometry};
 pub use grid::{block_mask, Cell, Grid, GridWalker};
 pub use meta::{default_dtype_for_typesize, MetaLayout, NdMeta};
+pub mod array;

@@ -1,0 +1,569 @@
+//! The b2nd N-dimensional array: a super-chunk whose chunks tile an
+//! N-dimensional shape, described by the "b2nd" metalayer.
+//!
+//! Every function of the reference `b2nd.h` maps to one method of [`NdArray`]
+//! (or of [`Context`] for the creation parameters) with the same semantics
+//! and the same error categories, so the C wrappers stay thin:
+//!
+//! | reference                      | here                                   |
+//! |--------------------------------|----------------------------------------|
+//! | `b2nd_create_ctx`              | [`Context::new`]                       |
+//! | `b2nd_uninit/empty/zeros/nans/full` | [`NdArray::uninit`] .. [`NdArray::full`] |
+//! | `b2nd_from_cbuffer/to_cbuffer` | [`NdArray::from_cbuffer`], [`NdArray::to_cbuffer`] |
+//! | `b2nd_get/set_slice_cbuffer`   | [`NdArray::get_slice_cbuffer`], [`NdArray::set_slice_cbuffer`] |
+//! | `b2nd_get_sparse_cbuffer`      | [`NdArray::get_sparse_cbuffer`]        |
+//! | `b2nd_get_slice`, `b2nd_copy`, `b2nd_concatenate` | [`NdArray::get_slice`], [`NdArray::copy`], [`NdArray::concatenate`] |
+//! | `b2nd_squeeze(_index)`, `b2nd_expand_dims` | [`NdArray::squeeze`], [`NdArray::squeeze_index`], [`NdArray::expand_dims`] |
+//! | `b2nd_resize/insert/append/delete` | [`NdArray::resize`], [`NdArray::insert`], [`NdArray::append`], [`NdArray::delete`] |
+//! | `b2nd_get/set_orthogonal_selection` | [`NdArray::get_orthogonal_selection`], [`NdArray::set_orthogonal_selection`] |
+//! | `b2nd_print_meta`, `b2nd_refresh` | [`NdArray::print_meta`] / [`NdArray::meta_text`], [`NdArray::refresh`] |
+
+mod layout;
+mod meta_codec;
+mod persist;
+mod reshape;
+mod schunk_store;
+mod select;
+mod slice;
+mod store;
+mod views;
+
+pub use layout::Layout;
+pub use store::ArrayStorage;
+
+use layout::MAX_DIM;
+use store::{ChunkStore, Fill};
+
+use crate::Result;
+
+/// The dtype the reference writes when none is given: `|S<typesize>`.
+pub fn default_dtype(typesize: i32) -> String {
+    format!("|S{typesize}")
+}
+
+/// Largest typesize the reference accepts (`BLOSC2_MAXTYPESIZE`).
+pub(crate) const MAX_TYPESIZE: i32 = 536_866_816;
+
+/// Creation parameters of an array (the reference `b2nd_context_t`).
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub storage: ArrayStorage,
+    pub typesize: i32,
+    pub shape: Vec<i64>,
+    pub chunkshape: Vec<i32>,
+    pub blockshape: Vec<i32>,
+    pub dtype: String,
+    pub dtype_format: i8,
+    /// User metalayers added after "b2nd", in order.
+    pub metalayers: Vec<(String, Vec<u8>)>,
+}
+
+impl Context {
+    /// Validates the parameters the way `b2nd_create_ctx` does (ndim range,
+    /// shape/chunkshape/blockshape signs and pairing, block size overflow);
+    /// `dtype` defaults to `|S<typesize>`.
+    pub fn new(
+        storage: ArrayStorage,
+        typesize: i32,
+        shape: &[i64],
+        chunkshape: &[i32],
+        blockshape: &[i32],
+        dtype: Option<&str>,
+        dtype_format: i8,
+        metalayers: Vec<(String, Vec<u8>)>,
+    ) -> Result<Context> {
+        let ctx = Context {
+            storage,
+            typesize,
+            shape: shape.to_vec(),
+            chunkshape: chunkshape.to_vec(),
+            blockshape: blockshape.to_vec(),
+            dtype: dtype
+                .map(str::to_string)
+                .unwrap_or_else(|| default_dtype(typesize)),
+            dtype_format,
+            metalayers,
+        };
+        ctx.validate()?;
+        Ok(ctx)
+    }
+
+    /// Checks everything creation depends on, before anything is written.
+    fn validate(&self) -> Result<Layout> {
+        if self.shape.len() > MAX_DIM {
+            crate::bail!(
+                InvalidParam,
+                "ndim {} must be in [0, {MAX_DIM}]",
+                self.shape.len()
+            );
+        }
+        if self.typesize <= 0 || self.typesize > MAX_TYPESIZE {
+            crate::bail!(
+                InvalidParam,
+                "typesize {} must be in [1, {MAX_TYPESIZE}]",
+                self.typesize
+            );
+        }
+        if self.dtype_format < 0 {
+            crate::bail!(InvalidParam, "dtype_format cannot be negative");
+        }
+        if self.dtype.is_empty() || self.dtype.contains('\0') {
+            crate::bail!(InvalidParam, "invalid dtype {:?}", self.dtype);
+        }
+        let layout = Layout::new(&self.shape, &self.chunkshape, &self.blockshape)?;
+        for i in 0..layout.ndim() {
+            if self.blockshape[i] > self.chunkshape[i] {
+                crate::bail!(
+                    InvalidParam,
+                    "blockshape[{i}] ({}) cannot be larger than chunkshape[{i}] ({})",
+                    self.blockshape[i],
+                    self.chunkshape[i]
+                );
+            }
+        }
+        layout
+            .blocknitems
+            .checked_mul(self.typesize as i64)
+            .filter(|b| *b <= i32::MAX as i64)
+            .ok_or_else(|| {
+                crate::err!(
+                    InvalidParam,
+                    "blockshape product overflows the maximum blocksize"
+                )
+            })?;
+        layout.chunk_nbytes(self.typesize)?;
+        if self.metalayers.len() + 1 > store::MAX_METALAYERS {
+            crate::bail!(Failure, "too many metalayers ({})", self.metalayers.len());
+        }
+        for (i, (name, _)) in self.metalayers.iter().enumerate() {
+            if name.is_empty() || name.len() > 31 || name == "b2nd" {
+                crate::bail!(InvalidParam, "invalid metalayer name {name:?}");
+            }
+            if self.metalayers[..i].iter().any(|(n, _)| n == name) {
+                crate::bail!(Failure, "metalayer {name:?} given twice");
+            }
+        }
+        Ok(layout)
+    }
+}
+
+/// An N-dimensional array stored in a super-chunk.
+#[derive(Debug)]
+pub struct NdArray {
+    store: Box<dyn ChunkStore>,
+    layout: Layout,
+    dtype: String,
+    dtype_format: i8,
+}
+
+impl NdArray {
+    fn new_filled(ctx: &Context, fill: Fill) -> Result<NdArray> {
+        let layout = ctx.validate()?;
+        let chunksize = layout.chunk_nbytes(ctx.typesize)?;
+        let blocksize = (layout.blocknitems * ctx.typesize as i64) as i32;
+        let smeta = meta_codec::encode(
+            &layout.shape,
+            &layout.chunkshape,
+            &layout.blockshape,
+            &ctx.dtype,
+            ctx.dtype_format,
+        )?;
+        let mut store = store::new_store(&ctx.storage, ctx.typesize, chunksize, blocksize)?;
+        store.meta_add("b2nd", &smeta)?;
+        for (name, content) in &ctx.metalayers {
+            store.meta_add(name, content)?;
+        }
+        store.append_fill(layout.nchunks(), &fill)?;
+        Ok(NdArray {
+            store,
+            layout,
+            dtype: ctx.dtype.clone(),
+            dtype_format: ctx.dtype_format,
+        })
+    }
+
+    /// An array whose contents are undefined (`b2nd_uninit`; reads give zeros).
+    pub fn uninit(ctx: &Context) -> Result<NdArray> {
+        NdArray::new_filled(ctx, Fill::Uninit)
+    }
+
+    /// An array ready to be written (`b2nd_empty`: zero chunks, so that
+    /// compression ratios do not vary).
+    pub fn empty(ctx: &Context) -> Result<NdArray> {
+        NdArray::new_filled(ctx, Fill::Zero)
+    }
+
+    /// An array of zeros (`b2nd_zeros`).
+    pub fn zeros(ctx: &Context) -> Result<NdArray> {
+        NdArray::new_filled(ctx, Fill::Zero)
+    }
+
+    /// An array of NaNs (`b2nd_nans`): typesize must be 4 or 8, else
+    /// `Data` as in the reference.
+    pub fn nans(ctx: &Context) -> Result<NdArray> {
+        if ctx.typesize != 4 && ctx.typesize != 8 {
+            crate::bail!(Data, "unsupported typesize {} for NaN", ctx.typesize);
+        }
+        NdArray::new_filled(ctx, Fill::Nan)
+    }
+
+    /// An array with every item equal to `fill_value` (`b2nd_full`); the
+    /// value must be exactly one item.
+    pub fn full(ctx: &Context, fill_value: &[u8]) -> Result<NdArray> {
+        if fill_value.len() != ctx.typesize as usize {
+            crate::bail!(
+                InvalidParam,
+                "fill value has {} bytes, typesize is {}",
+                fill_value.len(),
+                ctx.typesize
+            );
+        }
+        NdArray::new_filled(ctx, Fill::Value(fill_value.to_vec()))
+    }
+
+    /// Builds an array over an existing super-chunk from its "b2nd" (else
+    /// "caterva") metalayer (`b2nd_from_schunk`). A metalayer without dtype
+    /// gives `|S<typesize>`.
+    #[cfg(test)]
+    pub(crate) fn from_store(store: Box<dyn ChunkStore>) -> Result<NdArray> {
+        let smeta = store.meta_get("b2nd").or_else(|| store.meta_get("caterva"));
+        let (layout, dtype, dtype_format) = NdArray::geometry_from_meta(smeta, store.typesize())?;
+        let expect = layout.chunk_nbytes(store.typesize())?;
+        NdArray::check_chunks(&layout, expect, store.nchunks(), store.chunksize())?;
+        Ok(NdArray {
+            store,
+            layout,
+            dtype,
+            dtype_format,
+        })
+    }
+
+    /// Geometry and dtype from a "b2nd"/"caterva" metalayer content.
+    pub(crate) fn geometry_from_meta(
+        smeta: Option<Vec<u8>>,
+        typesize: i32,
+    ) -> Result<(Layout, String, i8)> {
+        let smeta = smeta.ok_or_else(|| {
+            crate::err!(
+                MetalayerNotFound,
+                "neither a \"b2nd\" nor a \"caterva\" metalayer"
+            )
+        })?;
+        let m = meta_codec::decode(&smeta)?;
+        let layout = Layout::new(&m.shape, &m.chunkshape, &m.blockshape)?;
+        let (dtype_format, dtype) = m.dtype.unwrap_or_else(|| (0, default_dtype(typesize)));
+        Ok((layout, dtype, dtype_format))
+    }
+
+    /// The super-chunk must hold exactly the chunks the geometry implies.
+    pub(crate) fn check_chunks(
+        layout: &Layout,
+        expect: i32,
+        nchunks: i64,
+        chunksize: i32,
+    ) -> Result<()> {
+        if layout.nchunks() != nchunks || (nchunks > 0 && expect != chunksize) {
+            crate::bail!(
+                InvalidParam,
+                "metalayer geometry ({} chunks of {expect} bytes) does not match the super-chunk ({nchunks} chunks of {chunksize} bytes)",
+                layout.nchunks()
+            );
+        }
+        Ok(())
+    }
+
+    /// Writes the current geometry into the "b2nd" metalayer (adding it when
+    /// the array came from a caterva-only super-chunk).
+    fn publish_meta(&mut self) -> Result<()> {
+        let l = &self.layout;
+        let smeta = meta_codec::encode(
+            &l.shape,
+            &l.chunkshape,
+            &l.blockshape,
+            &self.dtype,
+            self.dtype_format,
+        )?;
+        if self.store.meta_get("b2nd").is_some() {
+            self.store.meta_update("b2nd", &smeta)
+        } else {
+            self.store.meta_add("b2nd", &smeta)
+        }
+    }
+
+    /// Re-reads the geometry from the "b2nd" metalayer (`b2nd_refresh`).
+    /// Returns whether the shape changed. Only shape changes are followed:
+    /// a different ndim, chunkshape or blockshape is `Data`, as in the
+    /// reference.
+    pub fn refresh(&mut self) -> Result<bool> {
+        if !self.store.is_persistent() {
+            // Nobody else can change an in-memory super-chunk.
+            return Ok(false);
+        }
+        self.store.reload()?;
+        self.reload_geometry()
+    }
+
+    /// Re-reads the geometry from the metalayer; the work behind `refresh`.
+    fn reload_geometry(&mut self) -> Result<bool> {
+        let Some(smeta) = self
+            .store
+            .meta_get("b2nd")
+            .or_else(|| self.store.meta_get("caterva"))
+        else {
+            return Ok(false);
+        };
+        let m = meta_codec::decode(&smeta)?;
+        if m.shape.len() != self.ndim()
+            || m.chunkshape != self.layout.chunkshape
+            || m.blockshape != self.layout.blockshape
+        {
+            crate::bail!(
+                Data,
+                "ndim/chunkshape/blockshape changed behind this handle"
+            );
+        }
+        if m.shape == self.layout.shape {
+            return Ok(false);
+        }
+        self.layout = Layout::new(&m.shape, &m.chunkshape, &m.blockshape)?;
+        Ok(true)
+    }
+
+    /// The text `b2nd_print_meta` prints, read back from the metalayer.
+    pub fn meta_text(&self) -> Result<String> {
+        let smeta = self
+            .store
+            .meta_get("b2nd")
+            .or_else(|| self.store.meta_get("caterva"))
+            .ok_or_else(|| crate::err!(MetalayerNotFound, "no b2nd metalayer"))?;
+        let m = meta_codec::decode(&smeta)?;
+        let join = |v: Vec<String>| {
+            if v.is_empty() {
+                "0".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        let mut s = format!("b2nd metalayer parameters:\n Ndim:       {}", m.shape.len());
+        s += &format!(
+            "\n shape:      {}",
+            join(m.shape.iter().map(|x| x.to_string()).collect())
+        );
+        s += &format!(
+            "\n chunkshape: {}",
+            join(m.chunkshape.iter().map(|x| x.to_string()).collect())
+        );
+        if let Some((_, d)) = &m.dtype {
+            s += &format!("\n dtype: {d}");
+        }
+        s += &format!(
+            "\n blockshape: {}\n",
+            join(m.blockshape.iter().map(|x| x.to_string()).collect())
+        );
+        Ok(s)
+    }
+
+    /// Prints [`NdArray::meta_text`] to stdout (`b2nd_print_meta`).
+    pub fn print_meta(&self) -> Result<()> {
+        print!("{}", self.meta_text()?);
+        Ok(())
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    pub fn ndim(&self) -> usize {
+        self.layout.ndim()
+    }
+    pub fn shape(&self) -> &[i64] {
+        &self.layout.shape
+    }
+    pub fn chunkshape(&self) -> &[i32] {
+        &self.layout.chunkshape
+    }
+    pub fn blockshape(&self) -> &[i32] {
+        &self.layout.blockshape
+    }
+    pub fn nitems(&self) -> i64 {
+        self.layout.nitems
+    }
+    pub fn typesize(&self) -> i32 {
+        self.store.typesize()
+    }
+    pub fn dtype(&self) -> &str {
+        &self.dtype
+    }
+    pub fn dtype_format(&self) -> i8 {
+        self.dtype_format
+    }
+    /// Chunks in the underlying super-chunk.
+    pub fn nchunks(&self) -> i64 {
+        self.store.nchunks()
+    }
+    /// Names of the fixed-size metalayers, "b2nd" included.
+    pub fn metalayer_names(&self) -> Vec<String> {
+        self.store.meta_names()
+    }
+    pub fn metalayer(&self, name: &str) -> Option<Vec<u8>> {
+        self.store.meta_get(name)
+    }
+    pub fn vlmetalayer_names(&self) -> Vec<String> {
+        self.store.vlmeta_names()
+    }
+    pub fn vlmetalayer(&self, name: &str) -> Option<Vec<u8>> {
+        self.store.vlmeta_get(name)
+    }
+    pub fn add_vlmetalayer(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        self.store.vlmeta_add(name, content)
+    }
+
+    /// The creation context that reproduces this array's geometry and dtype
+    /// in memory (used for slices, views and copies).
+    pub fn like_context(&self) -> Context {
+        let storage = match self.store.as_schunk() {
+            Some(s) => s
+                .with(|sc| {
+                    Ok(ArrayStorage::Schunk(crate::schunk::Storage::in_memory(
+                        sc.cparams().clone(),
+                    )))
+                })
+                .unwrap_or_default(),
+            None => ArrayStorage::Decoded,
+        };
+        Context {
+            storage,
+            typesize: self.typesize(),
+            shape: self.layout.shape.clone(),
+            chunkshape: self.layout.chunkshape.clone(),
+            blockshape: self.layout.blockshape.clone(),
+            dtype: self.dtype.clone(),
+            dtype_format: self.dtype_format,
+            metalayers: Vec::new(),
+        }
+    }
+
+    /// Bytes of the array's items (`nitems * typesize`).
+    pub fn nbytes(&self) -> i64 {
+        self.layout.nitems * self.typesize() as i64
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    pub(crate) fn ctx(ts: i32, shape: &[i64], cs: &[i32], bs: &[i32]) -> Context {
+        Context::new(
+            ArrayStorage::Decoded,
+            ts,
+            shape,
+            cs,
+            bs,
+            None,
+            0,
+            Vec::new(),
+        )
+        .unwrap()
+    }
+
+    /// A deterministic, item-distinct test pattern.
+    pub(crate) fn pattern(nbytes: usize) -> Vec<u8> {
+        (0..nbytes).map(|i| (i * 7 + i / 251) as u8).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn creation_writes_the_b2nd_metalayer_and_special_chunks() {
+        let mut c = ctx(4, &[10, 7], &[4, 3], &[2, 3]);
+        c.metalayers.push(("user".into(), vec![1, 2, 3]));
+        let a = NdArray::full(&c, &[1, 0, 0, 0]).unwrap();
+        assert_eq!(a.nchunks(), 9);
+        assert_eq!(
+            a.metalayer_names(),
+            vec!["b2nd".to_string(), "user".to_string()]
+        );
+        let m = meta_codec::decode(&a.metalayer("b2nd").unwrap()).unwrap();
+        assert_eq!(
+            (m.shape, m.chunkshape, m.blockshape),
+            (vec![10, 7], vec![4, 3], vec![2, 3])
+        );
+        assert_eq!(m.dtype, Some((0, "|S4".to_string())));
+        let mut out = vec![0u8; 280];
+        a.to_cbuffer(&mut out).unwrap();
+        assert!(out.chunks_exact(4).all(|c| c == [1, 0, 0, 0]));
+        assert_eq!(
+            NdArray::nans(&ctx(2, &[3], &[2], &[1])).unwrap_err().code(),
+            -3
+        );
+        assert_eq!(NdArray::full(&c, &[1]).unwrap_err().code(), -12);
+    }
+
+    #[test]
+    fn bad_contexts_are_rejected() {
+        let mk = |ts, s: &[i64], cs: &[i32], bs: &[i32]| {
+            Context::new(ArrayStorage::Decoded, ts, s, cs, bs, None, 0, Vec::new())
+                .map(|_| ())
+                .unwrap_err()
+                .code()
+        };
+        assert_eq!(mk(4, &[10], &[4], &[5]), -12);
+        assert_eq!(mk(0, &[10], &[4], &[2]), -12);
+        assert_eq!(mk(4, &[10], &[0], &[0]), -12);
+        assert_eq!(mk(4, &[-1], &[4], &[2]), -12);
+        assert_eq!(mk(4, &[1; 17], &[1; 17], &[1; 17]), -12);
+        assert_eq!(mk(4, &[1 << 30], &[1 << 29], &[1 << 10]), -35);
+    }
+
+    #[test]
+    fn from_store_reads_b2nd_six_entry_and_caterva_metalayers() {
+        let seven = meta_codec::encode(&[3, 2], &[2, 2], &[1, 2], "<u2", 0).unwrap();
+        let mut six = seven[..seven.len() - 9].to_vec();
+        six[0] = 0x96;
+        for (name, meta, dtype) in [
+            ("b2nd", &seven, "<u2"),
+            ("b2nd", &six, "|S2"),
+            ("caterva", &six, "|S2"),
+        ] {
+            let mut s = store::MemStore::new(2, 8, 4).unwrap();
+            s.meta_add(name, meta).unwrap();
+            s.append_fill(2, &Fill::Value(vec![7, 0])).unwrap();
+            let a = NdArray::from_store(Box::new(s)).unwrap();
+            assert_eq!((a.shape(), a.dtype()), (&[3i64, 2][..], dtype));
+            assert_eq!(a.to_vec().unwrap(), [7, 0].repeat(6));
+        }
+        // Geometry that disagrees with the chunks, no metalayer, corrupt bytes.
+        let mut s = store::MemStore::new(2, 8, 4).unwrap();
+        s.meta_add("b2nd", &seven).unwrap();
+        s.append_fill(1, &Fill::Zero).unwrap();
+        assert_eq!(NdArray::from_store(Box::new(s)).unwrap_err().code(), -12);
+        let s = store::MemStore::new(2, 8, 4).unwrap();
+        assert_eq!(NdArray::from_store(Box::new(s)).unwrap_err().code(), -34);
+        let mut s = store::MemStore::new(2, 8, 4).unwrap();
+        s.meta_add("b2nd", &seven[..20]).unwrap();
+        assert_eq!(NdArray::from_store(Box::new(s)).unwrap_err().code(), -1);
+    }
+
+    #[test]
+    fn print_meta_text_and_refresh() {
+        let mut a = NdArray::zeros(&ctx(1, &[5, 6], &[2, 3], &[1, 3])).unwrap();
+        assert_eq!(
+            a.meta_text().unwrap(),
+            "b2nd metalayer parameters:\n Ndim:       2\n shape:      5, 6\n chunkshape: 2, 3\n dtype: |S1\n blockshape: 1, 3\n"
+        );
+        assert!(!a.reload_geometry().unwrap());
+        let m = meta_codec::encode(&[3, 6], &[2, 3], &[1, 3], "|S1", 0).unwrap();
+        a.store.meta_update("b2nd", &m).unwrap();
+        // In memory nothing else can change the array: refresh is a no-op.
+        assert!(!a.refresh().unwrap());
+        assert!(a.reload_geometry().unwrap());
+        assert_eq!(a.shape(), &[3, 6]);
+        let m = meta_codec::encode(&[3, 6], &[3, 3], &[1, 3], "|S1", 0).unwrap();
+        a.store.meta_update("b2nd", &m).unwrap();
+        assert_eq!(a.reload_geometry().unwrap_err().code(), -3);
+    }
+}

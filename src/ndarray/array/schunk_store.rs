@@ -1,0 +1,318 @@
+//! [`ChunkStore`] over a real super-chunk (`crate::schunk::SChunk`): the
+//! store behind every array that can be saved, opened or serialized.
+//!
+//! Chunks are encoded and decoded here with the chunk engine
+//! (`crate::chunk::{Compressor, Decompressor}`) using the super-chunk's
+//! parameters, so reads can skip blocks with a mask; the super-chunk stores
+//! and fetches the compressed chunks.
+//!
+//! Reads take `&self` in the array API while the super-chunk fetches through
+//! `&mut self` (it owns file handles), so super-chunk and decoder sit behind
+//! a mutex.
+
+use std::sync::{Mutex, MutexGuard};
+
+use super::store::{ChunkStore, Fill};
+use crate::chunk::{ChunkHeader, Compressor, Decompressor};
+use crate::schunk::SChunk;
+use crate::Result;
+
+struct Inner {
+    sc: SChunk,
+    dec: Decompressor,
+}
+
+pub(crate) struct SChunkStore {
+    inner: Mutex<Inner>,
+    comp: Compressor,
+    typesize: i32,
+    /// Bytes of one padded chunk (known even while there are no chunks).
+    chunksize: i32,
+    /// Bytes of one block (for partial reads).
+    blocksize: i32,
+    persistent: bool,
+}
+
+impl std::fmt::Debug for SChunkStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SChunkStore")
+            .field("typesize", &self.typesize)
+            .field("chunksize", &self.chunksize)
+            .field("blocksize", &self.blocksize)
+            .field("persistent", &self.persistent)
+            .finish()
+    }
+}
+
+impl SChunkStore {
+    pub(crate) fn new(sc: SChunk, chunksize: i32, blocksize: i32) -> Result<SChunkStore> {
+        let typesize = sc.typesize();
+        let persistent = sc.storage().urlpath.is_some();
+        let mut cp = sc.cparams().clone();
+        cp.blocksize = blocksize;
+        let comp = Compressor::new(cp)?;
+        let dec = Decompressor::new(crate::chunk::DParams {
+            nthreads: sc.dparams().nthreads,
+            ..crate::chunk::DParams::default()
+        });
+        Ok(SChunkStore {
+            inner: Mutex::new(Inner { sc, dec }),
+            comp,
+            typesize,
+            chunksize,
+            blocksize,
+            persistent,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the super-chunk in a
+        // state worse than the error it reported; keep using it.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn sc(&self) -> MappedSc<'_> {
+        MappedSc(self.lock())
+    }
+
+    /// Exclusive access to the super-chunk (serialization, copies).
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut SChunk) -> Result<T>) -> Result<T> {
+        f(&mut self.lock().sc)
+    }
+
+    fn encode(&mut self, data: &[u8]) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; data.len() + 32];
+        let n = self.comp.compress(data, &mut out)?;
+        if n == 0 {
+            crate::bail!(Failure, "chunk did not fit its compression buffer");
+        }
+        out.truncate(n);
+        Ok(out)
+    }
+
+    fn special_chunk(&self, fill: &Fill) -> Result<Vec<u8>> {
+        use crate::chunk::{make_special_with, Special};
+        // Built with the array's parameters so the header's blocksize is the
+        // array's block (readers mask blocks by the array's block count).
+        let cp = self.comp.cparams();
+        let nbytes = self.chunksize as usize;
+        match fill {
+            Fill::Zero => make_special_with(cp, Special::Zero, nbytes, None),
+            Fill::Nan => make_special_with(cp, Special::Nan, nbytes, None),
+            Fill::Uninit => make_special_with(cp, Special::Uninit, nbytes, None),
+            Fill::Value(v) => make_special_with(cp, Special::Value, nbytes, Some(v)),
+        }
+    }
+
+    fn chunk_items(&self) -> i64 {
+        self.chunksize as i64 / self.typesize as i64
+    }
+}
+
+impl ChunkStore for SChunkStore {
+    fn typesize(&self) -> i32 {
+        self.typesize
+    }
+    fn chunksize(&self) -> i32 {
+        self.chunksize
+    }
+    fn nchunks(&self) -> i64 {
+        self.sc().nchunks()
+    }
+
+    fn read_chunk(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+        if dst.len() != self.chunksize as usize {
+            crate::bail!(
+                InvalidParam,
+                "chunk buffer of {} bytes, expected {}",
+                dst.len(),
+                self.chunksize
+            );
+        }
+        let mut inner = self.lock();
+        let Inner { sc, dec } = &mut *inner;
+        // On disk, when few blocks are needed, fetch just those (the
+        // reference's compact path): the super-chunk reads the chunk's
+        // block index and then only the wanted blocks' bytes.
+        if let (true, Some(skip)) = (self.persistent, skip) {
+            let needed = skip.iter().filter(|s| !**s).count();
+            if needed * 4 <= skip.len() {
+                let lazy = sc.get_lazychunk(n)?.into_owned();
+                if let Ok(h) = ChunkHeader::parse(&lazy) {
+                    if h.nbytes() == dst.len() && h.blocksize() > 0 && h.nblocks() == skip.len() {
+                        let (idx, bs) = (n as usize, h.blocksize());
+                        for (b, block) in dst.chunks_mut(bs).enumerate() {
+                            if !skip[b] {
+                                sc.read_chunk_range(idx, b * bs, block)?;
+                            }
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        let chunk = sc.get_chunk(n)?.into_owned();
+        let h = match ChunkHeader::parse(&chunk) {
+            Ok(h) => h,
+            // Special chunks the super-chunk synthesises for its special
+            // offsets are decoded by the super-chunk itself.
+            Err(_) => {
+                let got = sc.decompress_chunk(n, dst)?;
+                if got != dst.len() {
+                    crate::bail!(Data, "chunk {n} holds {got} bytes, expected {}", dst.len());
+                }
+                return Ok(());
+            }
+        };
+        if h.nbytes() != dst.len() {
+            crate::bail!(
+                Data,
+                "chunk {n} holds {} bytes, expected {}",
+                h.nbytes(),
+                dst.len()
+            );
+        }
+        // The mask is in array blocks; use it when the chunk's blocks are
+        // the array's blocks (always, for chunks written by b2nd).
+        if let Some(skip) = skip {
+            if h.blocksize() > 0 && h.nblocks() == skip.len() && skip.iter().any(|s| *s) {
+                dec.set_maskout(skip)?;
+            }
+        }
+        dec.decompress(&chunk, dst)?;
+        Ok(())
+    }
+
+    fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()> {
+        if data.len() != self.chunksize as usize {
+            crate::bail!(
+                InvalidParam,
+                "chunk of {} bytes, expected {}",
+                data.len(),
+                self.chunksize
+            );
+        }
+        let chunk = self.encode(data)?;
+        self.sc().update_chunk(n, &chunk).map(|_| ())
+    }
+
+    fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
+        if data.len() != self.chunksize as usize {
+            crate::bail!(
+                InvalidParam,
+                "chunk of {} bytes, expected {}",
+                data.len(),
+                self.chunksize
+            );
+        }
+        let chunk = self.encode(data)?;
+        self.sc().append_chunk(&chunk).map(|_| ())
+    }
+
+    fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
+        let chunk = self.special_chunk(fill)?;
+        self.sc().insert_chunk(n, &chunk).map(|_| ())
+    }
+
+    fn append_fill(&mut self, count: i64, fill: &Fill) -> Result<()> {
+        if count <= 0 {
+            return Ok(());
+        }
+        let special = match fill {
+            Fill::Zero => Some(crate::schunk::Special::Zero),
+            Fill::Nan => Some(crate::schunk::Special::Nan),
+            Fill::Uninit => Some(crate::schunk::Special::Uninit),
+            Fill::Value(_) => None,
+        };
+        let mut sc = self.sc();
+        if let (Some(kind), 0) = (special, sc.nchunks()) {
+            let nitems = count
+                .checked_mul(self.chunk_items())
+                .ok_or_else(|| crate::err!(InvalidParam, "too many items"))?;
+            return sc.fill_special(nitems, kind, self.chunksize).map(|_| ());
+        }
+        drop(sc);
+        let chunk = self.special_chunk(fill)?;
+        let mut sc = self.sc();
+        for _ in 0..count {
+            sc.append_chunk(&chunk)?;
+        }
+        Ok(())
+    }
+
+    fn delete_chunk(&mut self, n: i64) -> Result<()> {
+        self.sc().delete_chunk(n).map(|_| ())
+    }
+
+    fn raw_chunk(&self, n: i64) -> Result<Vec<u8>> {
+        Ok(self.sc().get_chunk(n)?.into_owned())
+    }
+
+    fn write_raw_chunk(&mut self, n: i64, raw: &[u8]) -> Result<()> {
+        self.sc().update_chunk(n, raw).map(|_| ())
+    }
+
+    fn meta_names(&self) -> Vec<String> {
+        self.sc().meta_names()
+    }
+    fn meta_get(&self, name: &str) -> Option<Vec<u8>> {
+        self.sc().meta_get(name).ok()
+    }
+    fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        self.sc().meta_add(name, content).map(|_| ())
+    }
+    fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        let mut sc = self.sc();
+        let old = sc.meta_get(name)?;
+        if old.len() != content.len() {
+            crate::bail!(
+                Failure,
+                "metalayer \"{name}\" cannot change size ({} to {})",
+                old.len(),
+                content.len()
+            );
+        }
+        sc.meta_update(name, content).map(|_| ())
+    }
+    fn vlmeta_names(&self) -> Vec<String> {
+        self.sc().vlmeta_names()
+    }
+    fn vlmeta_get(&self, name: &str) -> Option<Vec<u8>> {
+        self.sc().vlmeta_get(name).ok()
+    }
+    fn vlmeta_add(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        let mut sc = self.sc();
+        let cparams = sc.cparams().clone();
+        sc.vlmeta_add(name, content, Some(&cparams)).map(|_| ())
+    }
+    fn is_persistent(&self) -> bool {
+        self.persistent
+    }
+    fn reload(&mut self) -> Result<()> {
+        self.sc().refresh()?;
+        let cs = self.sc().chunksize();
+        if cs > 0 {
+            self.chunksize = cs;
+        }
+        Ok(())
+    }
+    fn as_schunk(&self) -> Option<&SChunkStore> {
+        Some(self)
+    }
+}
+
+/// The super-chunk part of the locked state.
+struct MappedSc<'a>(MutexGuard<'a, Inner>);
+
+impl std::ops::Deref for MappedSc<'_> {
+    type Target = SChunk;
+    fn deref(&self) -> &SChunk {
+        &self.0.sc
+    }
+}
+
+impl std::ops::DerefMut for MappedSc<'_> {
+    fn deref_mut(&mut self) -> &mut SChunk {
+        &mut self.0.sc
+    }
+}

@@ -1,0 +1,498 @@
+//! Reading and writing hyper-rectangular regions through C-order buffers.
+//!
+//! Only the chunks that intersect the region are touched. Reads decode, inside
+//! each such chunk, only the blocks that intersect the region (a block skip
+//! mask); writes decode a chunk only when the region covers it partially and
+//! re-encode exactly the chunks they change.
+
+use super::layout::{copy_region, for_each_index};
+use super::{Context, NdArray};
+use crate::Result;
+
+impl NdArray {
+    /// Checks a region and a buffer against the array; returns the number of
+    /// bytes the buffer shape spans.
+    fn check_region(
+        &self,
+        start: &[i64],
+        stop: &[i64],
+        buffershape: &[i64],
+        buflen: usize,
+    ) -> Result<usize> {
+        let nd = self.ndim();
+        if start.len() != nd || stop.len() != nd || buffershape.len() != nd {
+            crate::bail!(
+                InvalidParam,
+                "start, stop and buffershape need {nd} entries (got {}, {}, {})",
+                start.len(),
+                stop.len(),
+                buffershape.len()
+            );
+        }
+        let mut bufitems = 1i64;
+        for i in 0..nd {
+            if start[i] < 0 || start[i] > stop[i] || stop[i] > self.layout.shape[i] {
+                crate::bail!(
+                    InvalidParam,
+                    "slice [{}, {}) out of range for dimension {i} of extent {}",
+                    start[i],
+                    stop[i],
+                    self.layout.shape[i]
+                );
+            }
+            if buffershape[i] < stop[i] - start[i] {
+                crate::bail!(
+                    InvalidParam,
+                    "the buffer shape can not be smaller than the slice shape (dimension {i})"
+                );
+            }
+            bufitems = bufitems
+                .checked_mul(buffershape[i])
+                .ok_or_else(|| crate::err!(InvalidParam, "buffer shape overflows"))?;
+        }
+        let need = bufitems
+            .checked_mul(self.typesize() as i64)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| crate::err!(InvalidParam, "buffer shape overflows"))?;
+        if buflen < need {
+            crate::bail!(
+                InvalidParam,
+                "buffer of {buflen} bytes is smaller than its shape needs ({need})"
+            );
+        }
+        Ok(need)
+    }
+
+    /// Copies the region [start, stop) into `buffer`, a C-order array of
+    /// shape `buffershape` (the region lands at its origin; the rest of the
+    /// spanned bytes are zeroed). `b2nd_get_slice_cbuffer`.
+    pub fn get_slice_cbuffer(
+        &self,
+        start: &[i64],
+        stop: &[i64],
+        buffer: &mut [u8],
+        buffershape: &[i64],
+    ) -> Result<()> {
+        let need = self.check_region(start, stop, buffershape, buffer.len())?;
+        let buffer = &mut buffer[..need];
+        buffer.fill(0);
+        let ts = self.typesize() as usize;
+        if self.ndim() == 0 {
+            let mut item = vec![0u8; self.store.chunksize() as usize];
+            self.store.read_chunk(0, &mut item, None)?;
+            buffer[..ts].copy_from_slice(&item[..ts]);
+            return Ok(());
+        }
+        let l = &self.layout;
+        let nblocks = l.nblocks() as usize;
+        let bbytes = l.blocknitems as usize * ts;
+        let mut scratch = vec![0u8; self.store.chunksize() as usize];
+        let mut skip = vec![true; nblocks];
+        let bpd = l.blocks_per_dim();
+        for nchunk in l.chunks_in_region(start, stop) {
+            let (cstart, cstop) = l.chunk_bounds(&l.chunk_coords(nchunk));
+            let (lo, hi) = self.block_range(&cstart, &cstop, start, stop);
+            skip.fill(true);
+            for_each_index(&lo, &hi, |b| {
+                skip[super::layout::flatten(b, &bpd) as usize] = false
+            });
+            self.store.read_chunk(nchunk, &mut scratch, Some(&skip))?;
+            let mut result = Ok(());
+            for_each_index(&lo, &hi, |b| {
+                if result.is_err() {
+                    return;
+                }
+                let nblock = super::layout::flatten(b, &bpd) as usize;
+                let block = &scratch[nblock * bbytes..(nblock + 1) * bbytes];
+                result = self.copy_block_out(
+                    block,
+                    b,
+                    &cstart,
+                    &cstop,
+                    start,
+                    stop,
+                    buffer,
+                    buffershape,
+                );
+            });
+            result?;
+        }
+        Ok(())
+    }
+
+    /// Writes `buffer` (a C-order array of shape `buffershape`, whose origin
+    /// holds the data) into the region [start, stop). `b2nd_set_slice_cbuffer`.
+    pub fn set_slice_cbuffer(
+        &mut self,
+        buffer: &[u8],
+        buffershape: &[i64],
+        start: &[i64],
+        stop: &[i64],
+    ) -> Result<()> {
+        let need = self.check_region(start, stop, buffershape, buffer.len())?;
+        let buffer = &buffer[..need];
+        let ts = self.typesize() as usize;
+        let chunksize = self.store.chunksize() as usize;
+        if self.ndim() == 0 {
+            let mut item = vec![0u8; chunksize];
+            item[..ts].copy_from_slice(&buffer[..ts]);
+            return self.store.write_chunk(0, &item);
+        }
+        let l = self.layout.clone();
+        let bbytes = l.blocknitems as usize * ts;
+        let bpd = l.blocks_per_dim();
+        let mut scratch = vec![0u8; chunksize];
+        for nchunk in l.chunks_in_region(start, stop) {
+            let (cstart, cstop) = l.chunk_bounds(&l.chunk_coords(nchunk));
+            let covered = (0..l.ndim()).all(|i| start[i] <= cstart[i] && cstop[i] <= stop[i]);
+            if covered {
+                // Padding must be zeros, as the reference writes it.
+                scratch.fill(0);
+            } else {
+                self.store.read_chunk(nchunk, &mut scratch, None)?;
+            }
+            let (lo, hi) = self.block_range(&cstart, &cstop, start, stop);
+            let mut result = Ok(());
+            for_each_index(&lo, &hi, |b| {
+                if result.is_err() {
+                    return;
+                }
+                let nblock = super::layout::flatten(b, &bpd) as usize;
+                let block = &mut scratch[nblock * bbytes..(nblock + 1) * bbytes];
+                result =
+                    self.copy_block_in(block, b, &cstart, &cstop, start, stop, buffer, buffershape);
+            });
+            result?;
+            self.store.write_chunk(nchunk, &scratch)?;
+        }
+        Ok(())
+    }
+
+    /// Range [lo, hi) of block coordinates of the chunk at `cstart` (valid
+    /// part up to `cstop`) that intersect [start, stop).
+    fn block_range(
+        &self,
+        cstart: &[i64],
+        cstop: &[i64],
+        start: &[i64],
+        stop: &[i64],
+    ) -> (Vec<i64>, Vec<i64>) {
+        let bs = &self.layout.blockshape;
+        let nd = self.ndim();
+        let lo = (0..nd)
+            .map(|i| (start[i].max(cstart[i]) - cstart[i]) / bs[i] as i64)
+            .collect();
+        let hi = (0..nd)
+            .map(|i| {
+                let end = stop[i].min(cstop[i]) - cstart[i];
+                (end + bs[i] as i64 - 1) / bs[i] as i64
+            })
+            .collect();
+        (lo, hi)
+    }
+
+    /// The part of block `b` of a chunk that lies in the region: its
+    /// [start, stop) in block-local coordinates and its offset in the region.
+    fn block_piece(
+        &self,
+        b: &[i64],
+        cstart: &[i64],
+        cstop: &[i64],
+        start: &[i64],
+        stop: &[i64],
+    ) -> [Vec<i64>; 3] {
+        let bs = &self.layout.blockshape;
+        let nd = self.ndim();
+        let (mut s, mut e, mut off) = (vec![0; nd], vec![0; nd], vec![0; nd]);
+        for i in 0..nd {
+            let bstart = cstart[i] + b[i] * bs[i] as i64;
+            let bstop = (bstart + bs[i] as i64).min(cstop[i]);
+            let from = start[i].max(bstart);
+            let to = stop[i].min(bstop);
+            s[i] = from - bstart;
+            e[i] = to.max(from) - bstart;
+            off[i] = from - start[i];
+        }
+        [s, e, off]
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn copy_block_out(
+        &self,
+        block: &[u8],
+        b: &[i64],
+        cstart: &[i64],
+        cstop: &[i64],
+        start: &[i64],
+        stop: &[i64],
+        buffer: &mut [u8],
+        buffershape: &[i64],
+    ) -> Result<()> {
+        let [s, e, off] = self.block_piece(b, cstart, cstop, start, stop);
+        let bshape: Vec<i64> = self.layout.blockshape.iter().map(|&x| x as i64).collect();
+        copy_region(
+            self.typesize() as usize,
+            block,
+            &bshape,
+            &s,
+            &e,
+            buffer,
+            buffershape,
+            &off,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn copy_block_in(
+        &self,
+        block: &mut [u8],
+        b: &[i64],
+        cstart: &[i64],
+        cstop: &[i64],
+        start: &[i64],
+        stop: &[i64],
+        buffer: &[u8],
+        buffershape: &[i64],
+    ) -> Result<()> {
+        let [s, e, off] = self.block_piece(b, cstart, cstop, start, stop);
+        let bshape: Vec<i64> = self.layout.blockshape.iter().map(|&x| x as i64).collect();
+        let src_stop: Vec<i64> = off
+            .iter()
+            .zip(s.iter().zip(&e))
+            .map(|(&o, (&a, &z))| o + z - a)
+            .collect();
+        copy_region(
+            self.typesize() as usize,
+            buffer,
+            buffershape,
+            &off,
+            &src_stop,
+            block,
+            &bshape,
+            &s,
+        )
+    }
+
+    /// Indices (C order) of the chunks that hold part of the region
+    /// [start, stop) (`b2nd_get_slice_nchunks`).
+    pub fn get_slice_nchunks(&self, start: &[i64], stop: &[i64]) -> Result<Vec<i64>> {
+        let extent: Vec<i64> = start
+            .iter()
+            .zip(stop)
+            .map(|(a, b)| (b - a).max(0))
+            .collect();
+        // The region is checked as if read into a buffer of its own extent.
+        self.check_region(start, stop, &extent, usize::MAX)?;
+        Ok(self.layout.chunks_in_region(start, stop))
+    }
+
+    /// Copies the whole array into `buffer` in C order (`b2nd_to_cbuffer`).
+    pub fn to_cbuffer(&self, buffer: &mut [u8]) -> Result<()> {
+        if (buffer.len() as u64) < self.nbytes() as u64 {
+            crate::bail!(
+                InvalidParam,
+                "buffer of {} bytes is smaller than the array ({})",
+                buffer.len(),
+                self.nbytes()
+            );
+        }
+        if self.nitems() == 0 {
+            return Ok(());
+        }
+        let start = vec![0; self.ndim()];
+        let shape = self.layout.shape.clone();
+        self.get_slice_cbuffer(&start, &shape, buffer, &shape)
+    }
+
+    /// The whole array as a C-order byte vector.
+    pub fn to_vec(&self) -> Result<Vec<u8>> {
+        let n = usize::try_from(self.nbytes())
+            .map_err(|_| crate::err!(MemoryAlloc, "array too large"))?;
+        let mut v = vec![0u8; n];
+        self.to_cbuffer(&mut v)?;
+        Ok(v)
+    }
+
+    /// A new array holding `buffer` (C order, `nitems * typesize` bytes at
+    /// least) with the geometry of `ctx` (`b2nd_from_cbuffer`). The buffer
+    /// size is checked before the array is created.
+    pub fn from_cbuffer(ctx: &Context, buffer: &[u8]) -> Result<NdArray> {
+        let layout = ctx.validate()?;
+        let need = layout.nitems as u64 * ctx.typesize as u64;
+        if (buffer.len() as u64) < need {
+            crate::bail!(
+                InvalidParam,
+                "the buffer size ({}) is smaller than the array size ({need})",
+                buffer.len()
+            );
+        }
+        let mut a = NdArray::empty(ctx)?;
+        if a.nitems() == 0 {
+            return Ok(a);
+        }
+        let start = vec![0; a.ndim()];
+        let shape = a.layout.shape.clone();
+        a.set_slice_cbuffer(buffer, &shape, &start, &shape)?;
+        Ok(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    /// Naive slice of a dense C-order buffer.
+    fn naive(src: &[u8], shape: &[i64], ts: usize, start: &[i64], stop: &[i64]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let strides = super::super::layout::c_strides(shape);
+        for_each_index(start, stop, |idx| {
+            let off = idx.iter().zip(&strides).map(|(a, b)| a * b).sum::<i64>() as usize * ts;
+            out.extend_from_slice(&src[off..off + ts]);
+        });
+        out
+    }
+
+    #[test]
+    fn slices_round_trip_against_naive() {
+        for ts in [1usize, 2, 4, 8, 13] {
+            let shape = [7i64, 9, 5];
+            let c = ctx(ts as i32, &shape, &[3, 4, 5], &[2, 3, 2]);
+            let data = pattern(7 * 9 * 5 * ts);
+            let a = NdArray::from_cbuffer(&c, &data).unwrap();
+            assert_eq!(a.to_vec().unwrap(), data);
+            let (start, stop) = ([1i64, 2, 0], [6i64, 9, 3]);
+            let want = naive(&data, &shape, ts, &start, &stop);
+            let mut got = vec![0u8; want.len()];
+            a.get_slice_cbuffer(&start, &stop, &mut got, &[5, 7, 3])
+                .unwrap();
+            assert_eq!(got, want, "ts {ts}");
+        }
+    }
+
+    #[test]
+    fn reads_decode_only_intersecting_blocks_and_writes_only_touched_chunks() {
+        let c = ctx(1, &[8, 8], &[4, 4], &[2, 2]);
+        let mut a = NdArray::from_cbuffer(&c, &pattern(64)).unwrap();
+        let before = stats(&a);
+        let mut out = [0u8; 1];
+        a.get_slice_cbuffer(&[5, 6], &[6, 7], &mut out, &[1, 1])
+            .unwrap();
+        let after = stats(&a);
+        assert_eq!(after.chunks_read - before.chunks_read, 1);
+        assert_eq!(after.blocks_decoded - before.blocks_decoded, 1);
+        // Full-chunk overwrite: no decoding; partial: decode; one chunk each.
+        let before = stats(&a);
+        a.set_slice_cbuffer(&[9; 16], &[4, 4], &[4, 0], &[8, 4])
+            .unwrap();
+        let mid = stats(&a);
+        assert_eq!(
+            (
+                mid.chunks_read - before.chunks_read,
+                mid.chunks_written - before.chunks_written
+            ),
+            (0, 1)
+        );
+        a.set_slice_cbuffer(&[7; 4], &[2, 2], &[3, 3], &[5, 5])
+            .unwrap();
+        let end = stats(&a);
+        assert_eq!(
+            (
+                end.chunks_read - mid.chunks_read,
+                end.chunks_written - mid.chunks_written
+            ),
+            (4, 4)
+        );
+        let mut want = pattern(64);
+        for r in 4..8 {
+            for c in 0..4 {
+                want[r * 8 + c] = 9;
+            }
+        }
+        for r in 3..5 {
+            for c in 3..5 {
+                want[r * 8 + c] = 7;
+            }
+        }
+        assert_eq!(a.to_vec().unwrap(), want);
+    }
+
+    fn stats(a: &NdArray) -> super::super::store::Stats {
+        a.store.test_stats()
+    }
+
+    #[test]
+    fn slice_chunk_indices() {
+        let a = NdArray::zeros(&ctx(1, &[10, 7], &[4, 3], &[2, 3])).unwrap();
+        assert_eq!(
+            a.get_slice_nchunks(&[3, 2], &[5, 4]).unwrap(),
+            vec![0, 1, 3, 4]
+        );
+        assert_eq!(a.get_slice_nchunks(&[8, 6], &[10, 7]).unwrap(), vec![8]);
+        assert_eq!(
+            a.get_slice_nchunks(&[2, 2], &[2, 5]).unwrap(),
+            Vec::<i64>::new()
+        );
+        assert_eq!(
+            a.get_slice_nchunks(&[0, 0], &[11, 1]).unwrap_err().code(),
+            -12
+        );
+    }
+
+    #[test]
+    fn bad_regions_and_buffers_fail() {
+        let c = ctx(2, &[4, 4], &[2, 2], &[1, 2]);
+        let mut a = NdArray::zeros(&c).unwrap();
+        let mut buf = vec![0u8; 32];
+        assert_eq!(
+            a.get_slice_cbuffer(&[0, 0], &[5, 4], &mut buf, &[5, 4])
+                .unwrap_err()
+                .code(),
+            -12
+        );
+        assert_eq!(
+            a.get_slice_cbuffer(&[2, 0], &[1, 4], &mut buf, &[4, 4])
+                .unwrap_err()
+                .code(),
+            -12
+        );
+        assert_eq!(
+            a.get_slice_cbuffer(&[0, 0], &[4, 4], &mut buf, &[3, 4])
+                .unwrap_err()
+                .code(),
+            -12
+        );
+        assert_eq!(
+            a.get_slice_cbuffer(&[0, 0], &[4, 4], &mut buf[..31], &[4, 4])
+                .unwrap_err()
+                .code(),
+            -12
+        );
+        assert_eq!(
+            a.set_slice_cbuffer(&buf[..8], &[2, 2], &[0], &[2])
+                .unwrap_err()
+                .code(),
+            -12
+        );
+        assert_eq!(a.to_cbuffer(&mut buf[..10]).unwrap_err().code(), -12);
+        assert_eq!(
+            NdArray::from_cbuffer(&c, &buf[..31]).unwrap_err().code(),
+            -12
+        );
+    }
+
+    #[test]
+    fn scalars_and_empty_arrays() {
+        let c = ctx(8, &[], &[], &[]);
+        let mut a = NdArray::from_cbuffer(&c, &1.5f64.to_le_bytes()).unwrap();
+        assert_eq!(a.to_vec().unwrap(), 1.5f64.to_le_bytes());
+        a.set_slice_cbuffer(&2.5f64.to_le_bytes(), &[], &[], &[])
+            .unwrap();
+        assert_eq!(a.to_vec().unwrap(), 2.5f64.to_le_bytes());
+        let e = NdArray::from_cbuffer(&ctx(4, &[3, 0, 2], &[2, 1, 2], &[1, 1, 1]), &[]).unwrap();
+        assert_eq!(
+            (e.nitems(), e.nchunks(), e.to_vec().unwrap().len()),
+            (0, 0, 0)
+        );
+    }
+}

@@ -1,0 +1,435 @@
+//! What an array needs from its super-chunk, as one narrow trait, and an
+//! in-memory implementation of it.
+//!
+//! The array logic (slices, resize, selections) only talks to [`ChunkStore`]:
+//! chunks are read whole (optionally skipping blocks), written whole, filled
+//! with special values, inserted, deleted or moved as opaque compressed
+//! bytes. The in-memory [`MemStore`] keeps chunks decoded and counts what is
+//! decoded and written, which lets tests prove that a slice touches only the
+//! chunks and blocks it must.
+
+use std::sync::Mutex;
+
+use crate::Result;
+
+/// A value every item of a chunk takes without the chunk being materialised
+/// (the reference's special chunks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fill {
+    Zero,
+    Nan,
+    Uninit,
+    /// One item's bytes, repeated.
+    Value(Vec<u8>),
+}
+
+/// The super-chunk operations an array uses. `n` is a chunk index.
+pub(crate) trait ChunkStore: Send + std::fmt::Debug {
+    fn typesize(&self) -> i32;
+    /// Bytes of one full (padded) chunk.
+    fn chunksize(&self) -> i32;
+    fn nchunks(&self) -> i64;
+    /// Decodes chunk `n` into `dst` (exactly `chunksize` bytes). Blocks whose
+    /// `skip` entry is true may be left unwritten.
+    fn read_chunk(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()>;
+    /// Encodes `data` (exactly `chunksize` bytes) and replaces chunk `n`.
+    fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()>;
+    fn append_chunk(&mut self, data: &[u8]) -> Result<()>;
+    fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()>;
+    fn append_fill(&mut self, count: i64, fill: &Fill) -> Result<()>;
+    fn delete_chunk(&mut self, n: i64) -> Result<()>;
+    /// The stored (compressed) form of chunk `n`, for copies that skip decoding.
+    fn raw_chunk(&self, n: i64) -> Result<Vec<u8>>;
+    fn write_raw_chunk(&mut self, n: i64, raw: &[u8]) -> Result<()>;
+    /// Fixed-size metalayers, in insertion order.
+    fn meta_names(&self) -> Vec<String>;
+    fn meta_get(&self, name: &str) -> Option<Vec<u8>>;
+    fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<()>;
+    fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<()>;
+    fn vlmeta_names(&self) -> Vec<String>;
+    fn vlmeta_get(&self, name: &str) -> Option<Vec<u8>>;
+    fn vlmeta_add(&mut self, name: &str, content: &[u8]) -> Result<()>;
+    /// True when the store is a file or directory that others may change.
+    fn is_persistent(&self) -> bool;
+    /// Re-reads the store's metadata from where it lives (a no-op in memory).
+    fn reload(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// The real super-chunk behind the store, if any.
+    fn as_schunk(&self) -> Option<&super::schunk_store::SChunkStore> {
+        None
+    }
+    /// Work counters (only the in-memory store counts).
+    #[cfg(test)]
+    fn test_stats(&self) -> Stats {
+        Stats::default()
+    }
+}
+
+/// Where a new array's super-chunk lives.
+#[derive(Clone)]
+pub enum ArrayStorage {
+    /// A real super-chunk: in memory (chunk list or contiguous frame), a
+    /// contiguous frame file or a sparse frame directory, with its
+    /// compression parameters. Its `cparams.typesize` and `blocksize` are
+    /// set from the array's context, as the reference does.
+    Schunk(crate::schunk::Storage),
+    /// Chunks kept decoded in memory, without a codec: scratch arrays and
+    /// tests (it counts decoded blocks). Cannot be serialized.
+    Decoded,
+}
+
+impl Default for ArrayStorage {
+    fn default() -> Self {
+        ArrayStorage::Schunk(crate::schunk::Storage::default())
+    }
+}
+
+impl std::fmt::Debug for ArrayStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArrayStorage::Schunk(st) => f
+                .debug_struct("Schunk")
+                .field("contiguous", &st.contiguous)
+                .field("urlpath", &st.urlpath)
+                .finish(),
+            ArrayStorage::Decoded => f.write_str("Decoded"),
+        }
+    }
+}
+
+/// Most metalayers a super-chunk holds (the reference `BLOSC2_MAX_METALAYERS`).
+pub(crate) const MAX_METALAYERS: usize = 16;
+
+/// Creates an empty store for chunks of `chunksize` bytes made of blocks of
+/// `blocksize` bytes.
+pub(crate) fn new_store(
+    storage: &ArrayStorage,
+    typesize: i32,
+    chunksize: i32,
+    blocksize: i32,
+) -> Result<Box<dyn ChunkStore>> {
+    match storage {
+        ArrayStorage::Decoded => Ok(Box::new(MemStore::new(typesize, chunksize, blocksize)?)),
+        ArrayStorage::Schunk(st) => {
+            let mut st = st.clone();
+            st.cparams.typesize = typesize;
+            st.cparams.blocksize = blocksize;
+            let sc = crate::schunk::SChunk::new(st)?;
+            Ok(Box::new(super::schunk_store::SChunkStore::new(
+                sc, chunksize, blocksize,
+            )?))
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Slot {
+    Data(Vec<u8>),
+    Fill(Fill),
+}
+
+/// Counters of the work done by a [`MemStore`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stats {
+    pub chunks_read: u64,
+    pub blocks_decoded: u64,
+    pub chunks_written: u64,
+}
+
+/// Super-chunk kept in memory with decoded chunks.
+#[derive(Debug)]
+pub(crate) struct MemStore {
+    typesize: i32,
+    chunksize: i32,
+    blocksize: i32,
+    chunks: Vec<Slot>,
+    metas: Vec<(String, Vec<u8>)>,
+    vlmetas: Vec<(String, Vec<u8>)>,
+    stats: Mutex<Stats>,
+}
+
+impl MemStore {
+    pub(crate) fn new(typesize: i32, chunksize: i32, blocksize: i32) -> Result<MemStore> {
+        if typesize <= 0 || chunksize < 0 || blocksize < 0 {
+            crate::bail!(
+                InvalidParam,
+                "invalid chunk parameters (typesize {typesize})"
+            );
+        }
+        Ok(MemStore {
+            typesize,
+            chunksize,
+            blocksize,
+            chunks: Vec::new(),
+            metas: Vec::new(),
+            vlmetas: Vec::new(),
+            stats: Mutex::new(Stats::default()),
+        })
+    }
+
+    fn index(&self, n: i64) -> Result<usize> {
+        if n < 0 || n as u64 >= self.chunks.len() as u64 {
+            crate::bail!(
+                InvalidIndex,
+                "chunk {n} out of range (nchunks {})",
+                self.chunks.len()
+            );
+        }
+        Ok(n as usize)
+    }
+
+    fn check_len(&self, data: &[u8]) -> Result<()> {
+        if data.len() != self.chunksize as usize {
+            crate::bail!(
+                InvalidParam,
+                "chunk of {} bytes, expected {}",
+                data.len(),
+                self.chunksize
+            );
+        }
+        Ok(())
+    }
+
+    fn check_fill(&self, fill: &Fill) -> Result<()> {
+        match fill {
+            Fill::Value(v) if v.len() != self.typesize as usize => {
+                crate::bail!(
+                    InvalidParam,
+                    "fill value of {} bytes for typesize {}",
+                    v.len(),
+                    self.typesize
+                )
+            }
+            Fill::Nan if self.typesize != 4 && self.typesize != 8 => {
+                crate::bail!(InvalidParam, "NaN fill needs typesize 4 or 8")
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn expand_fill(&self, fill: &Fill, dst: &mut [u8]) {
+        let ts = self.typesize as usize;
+        match fill {
+            Fill::Zero | Fill::Uninit => dst.fill(0),
+            Fill::Nan => {
+                let nan: Vec<u8> = if ts == 4 {
+                    f32::NAN.to_le_bytes().to_vec()
+                } else {
+                    f64::NAN.to_le_bytes().to_vec()
+                };
+                dst.chunks_exact_mut(ts)
+                    .for_each(|c| c.copy_from_slice(&nan));
+            }
+            Fill::Value(v) => dst.chunks_exact_mut(ts).for_each(|c| c.copy_from_slice(v)),
+        }
+    }
+
+    fn encode_raw(slot: &Slot) -> Vec<u8> {
+        match slot {
+            Slot::Data(d) => [&[0u8][..], d].concat(),
+            Slot::Fill(Fill::Zero) => vec![1],
+            Slot::Fill(Fill::Nan) => vec![2],
+            Slot::Fill(Fill::Uninit) => vec![3],
+            Slot::Fill(Fill::Value(v)) => [&[4u8][..], v].concat(),
+        }
+    }
+
+    fn decode_raw(&self, raw: &[u8]) -> Result<Slot> {
+        let slot = match raw.split_first() {
+            Some((0, d)) => {
+                self.check_len(d)?;
+                Slot::Data(d.to_vec())
+            }
+            Some((1, [])) => Slot::Fill(Fill::Zero),
+            Some((2, [])) => Slot::Fill(Fill::Nan),
+            Some((3, [])) => Slot::Fill(Fill::Uninit),
+            Some((4, v)) => {
+                let f = Fill::Value(v.to_vec());
+                self.check_fill(&f)?;
+                Slot::Fill(f)
+            }
+            _ => crate::bail!(Stream, "not a chunk of this store"),
+        };
+        Ok(slot)
+    }
+}
+
+impl ChunkStore for MemStore {
+    fn typesize(&self) -> i32 {
+        self.typesize
+    }
+    fn chunksize(&self) -> i32 {
+        self.chunksize
+    }
+    fn nchunks(&self) -> i64 {
+        self.chunks.len() as i64
+    }
+
+    fn read_chunk(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+        let i = self.index(n)?;
+        self.check_len(dst)?;
+        let bs = self.blocksize.max(1) as usize;
+        let nblocks = dst.len().div_ceil(bs);
+        if let Some(s) = skip {
+            if s.len() != nblocks {
+                crate::bail!(
+                    InvalidParam,
+                    "block mask of {} entries for {nblocks} blocks",
+                    s.len()
+                );
+            }
+        }
+        let mut decoded = 0u64;
+        for (b, block) in dst.chunks_mut(bs).enumerate() {
+            if skip.is_some_and(|s| s[b]) {
+                // Poison skipped blocks so a caller relying on them fails tests.
+                block.fill(0xA5);
+                continue;
+            }
+            decoded += 1;
+            match &self.chunks[i] {
+                Slot::Data(d) => block.copy_from_slice(&d[b * bs..b * bs + block.len()]),
+                Slot::Fill(f) => self.expand_fill(f, block),
+            }
+        }
+        let mut st = self.stats.lock().expect("stats lock");
+        st.chunks_read += 1;
+        st.blocks_decoded += decoded;
+        Ok(())
+    }
+
+    fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()> {
+        let i = self.index(n)?;
+        self.check_len(data)?;
+        self.chunks[i] = Slot::Data(data.to_vec());
+        self.stats.get_mut().expect("stats lock").chunks_written += 1;
+        Ok(())
+    }
+
+    fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
+        self.check_len(data)?;
+        self.chunks.push(Slot::Data(data.to_vec()));
+        self.stats.get_mut().expect("stats lock").chunks_written += 1;
+        Ok(())
+    }
+
+    fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
+        if n < 0 || n as u64 > self.chunks.len() as u64 {
+            crate::bail!(InvalidIndex, "insert position {n} out of range");
+        }
+        self.check_fill(fill)?;
+        self.chunks.insert(n as usize, Slot::Fill(fill.clone()));
+        Ok(())
+    }
+
+    fn append_fill(&mut self, count: i64, fill: &Fill) -> Result<()> {
+        self.check_fill(fill)?;
+        let count = usize::try_from(count)
+            .map_err(|_| crate::err!(InvalidParam, "negative chunk count"))?;
+        self.chunks
+            .extend(std::iter::repeat(Slot::Fill(fill.clone())).take(count));
+        Ok(())
+    }
+
+    fn delete_chunk(&mut self, n: i64) -> Result<()> {
+        let i = self.index(n)?;
+        self.chunks.remove(i);
+        Ok(())
+    }
+
+    fn raw_chunk(&self, n: i64) -> Result<Vec<u8>> {
+        Ok(MemStore::encode_raw(&self.chunks[self.index(n)?]))
+    }
+
+    fn write_raw_chunk(&mut self, n: i64, raw: &[u8]) -> Result<()> {
+        let i = self.index(n)?;
+        self.chunks[i] = self.decode_raw(raw)?;
+        Ok(())
+    }
+
+    fn meta_names(&self) -> Vec<String> {
+        self.metas.iter().map(|(n, _)| n.clone()).collect()
+    }
+    fn meta_get(&self, name: &str) -> Option<Vec<u8>> {
+        self.metas
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c.clone())
+    }
+    fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        if self.metas.iter().any(|(n, _)| n == name) {
+            crate::bail!(Failure, "metalayer \"{name}\" already exists");
+        }
+        if self.metas.len() >= MAX_METALAYERS {
+            crate::bail!(Failure, "too many metalayers");
+        }
+        self.metas.push((name.to_string(), content.to_vec()));
+        Ok(())
+    }
+    fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        let Some(slot) = self.metas.iter_mut().find(|(n, _)| n == name) else {
+            crate::bail!(MetalayerNotFound, "metalayer \"{name}\" not found");
+        };
+        if slot.1.len() != content.len() {
+            crate::bail!(Failure, "metalayer \"{name}\" cannot change size");
+        }
+        slot.1 = content.to_vec();
+        Ok(())
+    }
+    fn vlmeta_names(&self) -> Vec<String> {
+        self.vlmetas.iter().map(|(n, _)| n.clone()).collect()
+    }
+    fn vlmeta_get(&self, name: &str) -> Option<Vec<u8>> {
+        self.vlmetas
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c.clone())
+    }
+    fn vlmeta_add(&mut self, name: &str, content: &[u8]) -> Result<()> {
+        if self.vlmetas.iter().any(|(n, _)| n == name) {
+            crate::bail!(Failure, "vlmetalayer \"{name}\" already exists");
+        }
+        self.vlmetas.push((name.to_string(), content.to_vec()));
+        Ok(())
+    }
+    fn is_persistent(&self) -> bool {
+        false
+    }
+    #[cfg(test)]
+    fn test_stats(&self) -> Stats {
+        *self.stats.lock().expect("stats lock")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_store_round_trips_and_counts() {
+        let mut s = MemStore::new(2, 8, 4).unwrap();
+        s.append_fill(2, &Fill::Value(vec![1, 2])).unwrap();
+        s.write_chunk(1, &[9; 8]).unwrap();
+        let mut buf = [0u8; 8];
+        s.read_chunk(0, &mut buf, None).unwrap();
+        assert_eq!(buf, [1, 2, 1, 2, 1, 2, 1, 2]);
+        s.read_chunk(1, &mut buf, Some(&[true, false])).unwrap();
+        assert_eq!(buf[4..], [9; 4]);
+        assert_eq!(
+            s.test_stats(),
+            Stats {
+                chunks_read: 2,
+                blocks_decoded: 3,
+                chunks_written: 1
+            }
+        );
+        let raw = s.raw_chunk(1).unwrap();
+        s.write_raw_chunk(0, &raw).unwrap();
+        s.read_chunk(0, &mut buf, None).unwrap();
+        assert_eq!(buf, [9; 8]);
+        assert_eq!(s.read_chunk(2, &mut buf, None).unwrap_err().code(), -33);
+        assert!(s.write_chunk(0, &[0; 7]).is_err());
+        assert!(s.append_fill(1, &Fill::Nan).is_err());
+    }
+}

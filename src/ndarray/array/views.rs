@@ -1,0 +1,486 @@
+//! New arrays made from existing ones: a region (`get_slice`), a copy with
+//! other parameters (`copy`), a concatenation, and the shape-only
+//! transformations `squeeze`/`expand_dims`.
+//!
+//! When source and target chunks have the same layout, chunks are moved in
+//! their stored (compressed) form without decoding. The reference returns
+//! squeeze/expand_dims results as views sharing the source's chunks; here
+//! they are independent in-memory arrays with the same contents (a write to
+//! one does not show in the other).
+
+use super::{Context, NdArray};
+use crate::Result;
+
+impl NdArray {
+    /// Copies the region [s_start, s_stop) of `src` onto the region of the
+    /// same extent at `d_start` of `self` (the two may differ in ndim only by
+    /// unit dimensions: the bytes of the region are the same).
+    fn transfer_from(
+        &mut self,
+        src: &NdArray,
+        s_start: &[i64],
+        s_stop: &[i64],
+        d_start: &[i64],
+        d_stop: &[i64],
+    ) -> Result<()> {
+        let sshape: Vec<i64> = s_start.iter().zip(s_stop).map(|(a, b)| b - a).collect();
+        let dshape: Vec<i64> = d_start.iter().zip(d_stop).map(|(a, b)| b - a).collect();
+        let n: i64 = sshape.iter().product();
+        if n != dshape.iter().product::<i64>() {
+            crate::bail!(InvalidParam, "regions of different sizes");
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let mut buf = vec![0u8; n as usize * src.typesize() as usize];
+        src.get_slice_cbuffer(s_start, s_stop, &mut buf, &sshape)?;
+        self.set_slice_cbuffer(&buf, &dshape, d_start, d_stop)
+    }
+
+    /// Fills `self` chunk by chunk from `src`, reading for each of its chunks
+    /// the source region `map` gives.
+    fn fill_chunkwise(
+        &mut self,
+        src: &NdArray,
+        map: impl Fn(&[i64], &[i64]) -> (Vec<i64>, Vec<i64>),
+    ) -> Result<()> {
+        let l = self.layout.clone();
+        for n in 0..l.nchunks() {
+            let (cs, ce) = l.chunk_bounds(&l.chunk_coords(n));
+            let (ss, se) = map(&cs, &ce);
+            self.transfer_from(src, &ss, &se, &cs, &ce)?;
+        }
+        Ok(())
+    }
+
+    /// True when both arrays store their chunks identically, so chunks can
+    /// move in compressed form.
+    fn same_chunk_layout(&self, other: &NdArray) -> bool {
+        self.typesize() == other.typesize()
+            && self.store.as_schunk().is_some() == other.store.as_schunk().is_some()
+            && self.layout.chunkshape == other.layout.chunkshape
+            && self.layout.blockshape == other.layout.blockshape
+            && self.store.chunksize() == other.store.chunksize()
+    }
+
+    /// Copies every chunk of `src` over the chunks of `self` in stored form.
+    fn copy_raw_chunks(&mut self, src: &NdArray) -> Result<()> {
+        for n in 0..src.store.nchunks() {
+            let raw = src.store.raw_chunk(n)?;
+            self.store.write_raw_chunk(n, &raw)?;
+        }
+        Ok(())
+    }
+
+    /// A new array holding the region [start, stop) of `self`, created with
+    /// `ctx` (whose ndim and shape are replaced by the region's). `b2nd_get_slice`.
+    pub fn get_slice(&self, ctx: &Context, start: &[i64], stop: &[i64]) -> Result<NdArray> {
+        let nd = self.ndim();
+        if start.len() != nd || stop.len() != nd {
+            crate::bail!(InvalidParam, "start and stop need {nd} entries");
+        }
+        for i in 0..nd {
+            if start[i] < 0 || start[i] > stop[i] || stop[i] > self.layout.shape[i] {
+                crate::bail!(
+                    InvalidParam,
+                    "slice [{}, {}) out of range in dimension {i}",
+                    start[i],
+                    stop[i]
+                );
+            }
+        }
+        if ctx.typesize != self.typesize() {
+            crate::bail!(
+                InvalidParam,
+                "context typesize {} differs from the source's {}",
+                ctx.typesize,
+                self.typesize()
+            );
+        }
+        let mut c = ctx.clone();
+        c.shape = (0..nd).map(|i| stop[i] - start[i]).collect();
+        if c.chunkshape.len() != nd || c.blockshape.len() != nd {
+            crate::bail!(
+                InvalidParam,
+                "context chunkshape/blockshape need {nd} entries"
+            );
+        }
+        let mut out = NdArray::empty(&c)?;
+        if out.nitems() == 0 {
+            return Ok(out);
+        }
+        out.fill_chunkwise(self, |cs, ce| {
+            (
+                cs.iter().zip(start).map(|(a, b)| a + b).collect(),
+                ce.iter().zip(start).map(|(a, b)| a + b).collect(),
+            )
+        })?;
+        Ok(out)
+    }
+
+    /// A copy of `self` with the storage, chunkshape, blockshape and dtype of
+    /// `ctx` (its ndim and shape are replaced by the source's). The source's
+    /// metalayers (but "b2nd") and vlmetalayers are carried over. With equal
+    /// chunk and block shapes, chunks are copied without decoding. `b2nd_copy`.
+    pub fn copy(&self, ctx: &Context) -> Result<NdArray> {
+        if ctx.typesize != self.typesize() {
+            crate::bail!(
+                InvalidParam,
+                "context typesize {} differs from the source's {}",
+                ctx.typesize,
+                self.typesize()
+            );
+        }
+        let mut c = ctx.clone();
+        c.shape = self.layout.shape.clone();
+        if c.chunkshape.len() != self.ndim() || c.blockshape.len() != self.ndim() {
+            crate::bail!(
+                InvalidParam,
+                "context chunkshape/blockshape need {} entries",
+                self.ndim()
+            );
+        }
+        c.metalayers = self
+            .store
+            .meta_names()
+            .into_iter()
+            .filter(|n| n != "b2nd")
+            .filter_map(|n| self.store.meta_get(&n).map(|v| (n, v)))
+            .collect();
+        let mut out = NdArray::empty(&c)?;
+        if out.same_chunk_layout(self) {
+            out.copy_raw_chunks(self)?;
+        } else if out.nitems() > 0 {
+            out.fill_chunkwise(self, |cs, ce| (cs.to_vec(), ce.to_vec()))?;
+        }
+        for name in self.store.vlmeta_names() {
+            if let Some(v) = self.store.vlmeta_get(&name) {
+                out.store.vlmeta_add(&name, &v)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Checks that `src1` and `src2` can be joined along `axis`; returns the
+    /// joined shape.
+    fn concat_shape(src1: &NdArray, src2: &NdArray, axis: usize) -> Result<Vec<i64>> {
+        if src1.ndim() == 0 || src2.ndim() == 0 {
+            crate::bail!(
+                InvalidParam,
+                "concatenation of 0-dim arrays is not supported"
+            );
+        }
+        if axis >= src1.ndim() {
+            crate::bail!(
+                InvalidParam,
+                "axis {axis} is out of bounds for {} dimensions",
+                src1.ndim()
+            );
+        }
+        if src1.typesize() != src2.typesize() {
+            crate::bail!(InvalidParam, "the two arrays must have the same typesize");
+        }
+        if src1.ndim() != src2.ndim() {
+            crate::bail!(
+                InvalidParam,
+                "the two arrays must have the same number of dimensions"
+            );
+        }
+        let mut shape = src1.layout.shape.clone();
+        for i in 0..shape.len() {
+            if i == axis {
+                shape[i] = shape[i]
+                    .checked_add(src2.layout.shape[i])
+                    .ok_or_else(|| crate::err!(InvalidParam, "concatenated shape overflows"))?;
+            } else if shape[i] != src2.layout.shape[i] {
+                crate::bail!(
+                    InvalidParam,
+                    "the two arrays must have the same shape except along the concatenation axis"
+                );
+            }
+        }
+        Ok(shape)
+    }
+
+    /// A new array (made with `ctx`, like [`NdArray::copy`]) holding `src1`
+    /// followed by `src2` along `axis` (`b2nd_concatenate` with copy=true).
+    pub fn concatenate(
+        ctx: &Context,
+        src1: &NdArray,
+        src2: &NdArray,
+        axis: usize,
+    ) -> Result<NdArray> {
+        NdArray::concat_shape(src1, src2, axis)?;
+        let mut out = src1.copy(ctx)?;
+        out.concatenate_in_place(src2, axis)?;
+        Ok(out)
+    }
+
+    /// Extends `self` along `axis` with the contents of `src2`
+    /// (`b2nd_concatenate` with copy=false).
+    pub fn concatenate_in_place(&mut self, src2: &NdArray, axis: usize) -> Result<()> {
+        let new_shape = NdArray::concat_shape(self, src2, axis)?;
+        super::layout::Layout::new(&new_shape, &self.layout.chunkshape, &self.layout.blockshape)?
+            .chunk_nbytes(self.typesize())?;
+        let offset = self.layout.shape[axis];
+        self.resize(&new_shape, None)?;
+        let aligned =
+            self.same_chunk_layout(src2) && offset % self.layout.chunkshape[axis] as i64 == 0;
+        let per_dim = self.layout.chunks_per_dim();
+        let chunk_off = if aligned {
+            offset / self.layout.chunkshape[axis] as i64
+        } else {
+            0
+        };
+        let sl = src2.layout.clone();
+        for n in 0..sl.nchunks() {
+            let coords = sl.chunk_coords(n);
+            if aligned {
+                let mut dc = coords.clone();
+                dc[axis] += chunk_off;
+                let dn = super::layout::flatten(&dc, &per_dim);
+                let raw = src2.store.raw_chunk(n)?;
+                self.store.write_raw_chunk(dn, &raw)?;
+            } else {
+                let (cs, ce) = sl.chunk_bounds(&coords);
+                let (mut ds, mut de) = (cs.clone(), ce.clone());
+                ds[axis] += offset;
+                de[axis] += offset;
+                self.transfer_from(src2, &cs, &ce, &ds, &de)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails like the reference when the array carries metalayers other
+    /// than "b2nd" (their meaning could depend on the shape).
+    fn only_b2nd_meta(&self, what: &str) -> Result<()> {
+        if self.store.meta_names().iter().any(|n| n != "b2nd") {
+            crate::bail!(
+                InvalidParam,
+                "cannot {what} an array with non-b2nd metalayers"
+            );
+        }
+        Ok(())
+    }
+
+    /// Removes the unit dimensions flagged in `index` (`b2nd_squeeze_index`);
+    /// flagging a dimension whose extent is not 1 is `InvalidIndex`.
+    pub fn squeeze_index(&self, index: &[bool]) -> Result<NdArray> {
+        self.only_b2nd_meta("squeeze")?;
+        if index.len() < self.ndim() {
+            crate::bail!(InvalidParam, "index needs {} entries", self.ndim());
+        }
+        let (mut s, mut c, mut b) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..self.ndim() {
+            if index[i] {
+                if self.layout.shape[i] != 1 {
+                    crate::bail!(
+                        InvalidIndex,
+                        "dimension {i} has extent {}, not 1",
+                        self.layout.shape[i]
+                    );
+                }
+            } else {
+                s.push(self.layout.shape[i]);
+                c.push(self.layout.chunkshape[i]);
+                b.push(self.layout.blockshape[i]);
+            }
+        }
+        let ctx = Context {
+            shape: s,
+            chunkshape: c,
+            blockshape: b,
+            ..self.like_context()
+        };
+        let mut out = NdArray::empty(&ctx)?;
+        out.fill_dropping(self, &index[..self.ndim()])?;
+        Ok(out)
+    }
+
+    /// Removes every unit dimension (`b2nd_squeeze`).
+    pub fn squeeze(&self) -> Result<NdArray> {
+        let index: Vec<bool> = self.layout.shape.iter().map(|&s| s == 1).collect();
+        self.squeeze_index(&index)
+    }
+
+    /// Inserts unit dimensions where `axis` is true; `axis.len()` is the new
+    /// ndim and must have exactly `ndim` false entries (`b2nd_expand_dims`).
+    pub fn expand_dims(&self, axis: &[bool]) -> Result<NdArray> {
+        self.only_b2nd_meta("expand")?;
+        if axis.len() > super::layout::MAX_DIM {
+            crate::bail!(
+                InvalidParam,
+                "final ndim {} is larger than {}",
+                axis.len(),
+                super::layout::MAX_DIM
+            );
+        }
+        if axis.iter().filter(|a| !**a).count() != self.ndim() {
+            crate::bail!(
+                InvalidParam,
+                "the axis list must keep exactly the {} original dimensions",
+                self.ndim()
+            );
+        }
+        let (mut s, mut c, mut b) = (Vec::new(), Vec::new(), Vec::new());
+        let mut k = 0;
+        for &new in axis {
+            if new {
+                s.push(1);
+                c.push(1);
+                b.push(1);
+            } else {
+                s.push(self.layout.shape[k]);
+                c.push(self.layout.chunkshape[k]);
+                b.push(self.layout.blockshape[k]);
+                k += 1;
+            }
+        }
+        let ctx = Context {
+            shape: s,
+            chunkshape: c,
+            blockshape: b,
+            ..self.like_context()
+        };
+        let mut out = NdArray::empty(&ctx)?;
+        // Unit dimensions with unit chunks and blocks leave the stored
+        // layout unchanged.
+        out.copy_raw_chunks(self)?;
+        Ok(out)
+    }
+
+    /// Fills `self` (the squeezed shape) from `src`, whose dimensions flagged
+    /// in `dropped` have extent 1.
+    fn fill_dropping(&mut self, src: &NdArray, dropped: &[bool]) -> Result<()> {
+        let same_bytes = (0..src.ndim()).all(|i| {
+            !dropped[i] || (src.layout.chunkshape[i] == 1 && src.layout.blockshape[i] == 1)
+        });
+        if same_bytes {
+            return self.copy_raw_chunks(src);
+        }
+        let l = self.layout.clone();
+        for n in 0..l.nchunks() {
+            let (cs, ce) = l.chunk_bounds(&l.chunk_coords(n));
+            let (mut ss, mut se) = (Vec::new(), Vec::new());
+            let mut k = 0;
+            for &d in dropped {
+                if d {
+                    ss.push(0);
+                    se.push(1);
+                } else {
+                    ss.push(cs[k]);
+                    se.push(ce[k]);
+                    k += 1;
+                }
+            }
+            self.transfer_from(src, &ss, &se, &cs, &ce)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    fn naive_slice(data: &[u8], shape: &[i64], ts: usize, start: &[i64], stop: &[i64]) -> Vec<u8> {
+        let strides = super::super::layout::c_strides(shape);
+        let mut out = Vec::new();
+        super::super::layout::for_each_index(start, stop, |idx| {
+            let off = idx.iter().zip(&strides).map(|(a, b)| a * b).sum::<i64>() as usize * ts;
+            out.extend_from_slice(&data[off..off + ts]);
+        });
+        out
+    }
+
+    #[test]
+    fn get_slice_and_copy_with_other_chunking() {
+        let shape = [9i64, 4, 5];
+        let data = pattern(180 * 4);
+        let a = NdArray::from_cbuffer(&ctx(4, &shape, &[4, 3, 5], &[2, 2, 3]), &data).unwrap();
+        let s = a
+            .get_slice(
+                &ctx(4, &[1, 1, 1], &[3, 2, 2], &[1, 2, 2]),
+                &[2, 1, 1],
+                &[8, 4, 4],
+            )
+            .unwrap();
+        assert_eq!(s.shape(), &[6, 3, 3]);
+        assert_eq!(
+            s.to_vec().unwrap(),
+            naive_slice(&data, &shape, 4, &[2, 1, 1], &[8, 4, 4])
+        );
+        let mut c = ctx(4, &shape, &[5, 4, 2], &[5, 1, 2]);
+        c.dtype = "<f4".into();
+        let b = a.copy(&c).unwrap();
+        assert_eq!((b.chunkshape(), b.dtype()), (&[5, 4, 2][..], "<f4"));
+        assert_eq!(b.to_vec().unwrap(), data);
+        let same = a.copy(&a.like_context()).unwrap();
+        assert_eq!(same.to_vec().unwrap(), data);
+        assert_eq!(
+            a.get_slice(&a.like_context(), &[0, 0, 0], &[10, 1, 1])
+                .unwrap_err()
+                .code(),
+            -12
+        );
+    }
+
+    #[test]
+    fn concatenation_aligned_and_not() {
+        let d1 = pattern(4 * 3);
+        let d2: Vec<u8> = pattern(6 * 3).iter().map(|x| x ^ 0xff).collect();
+        for (rows1, cs) in [(4i64, 2i32), (4, 3)] {
+            let c1 = ctx(1, &[rows1, 3], &[cs, 3], &[1, 3]);
+            let a = NdArray::from_cbuffer(&c1, &d1).unwrap();
+            let b = NdArray::from_cbuffer(&ctx(1, &[6, 3], &[cs, 3], &[1, 3]), &d2).unwrap();
+            let j = NdArray::concatenate(&a.like_context(), &a, &b, 0).unwrap();
+            assert_eq!(j.shape(), &[10, 3]);
+            assert_eq!(j.to_vec().unwrap(), [&d1[..], &d2[..]].concat());
+        }
+        let a = NdArray::from_cbuffer(&ctx(1, &[4, 3], &[2, 2], &[1, 1]), &d1).unwrap();
+        let b = NdArray::from_cbuffer(&ctx(1, &[4, 2], &[2, 2], &[1, 1]), &d2[..8]).unwrap();
+        let j = NdArray::concatenate(&a.like_context(), &a, &b, 1).unwrap();
+        let v = j.to_vec().unwrap();
+        assert_eq!(&v[..5], [d1[0], d1[1], d1[2], d2[0], d2[1]]);
+        assert_eq!(
+            NdArray::concatenate(&a.like_context(), &a, &b, 0)
+                .unwrap_err()
+                .code(),
+            -12
+        );
+        assert_eq!(
+            NdArray::concatenate(&a.like_context(), &a, &b, 2)
+                .unwrap_err()
+                .code(),
+            -12
+        );
+    }
+
+    #[test]
+    fn squeeze_and_expand_dims_keep_contents() {
+        let data = pattern(12);
+        let a = NdArray::from_cbuffer(&ctx(1, &[1, 4, 1, 3], &[1, 2, 1, 3], &[1, 1, 1, 2]), &data)
+            .unwrap();
+        let s = a.squeeze().unwrap();
+        assert_eq!(s.shape(), &[4, 3]);
+        assert_eq!(s.to_vec().unwrap(), data);
+        // A unit dimension chunked by more than one item needs re-chunking.
+        let b = NdArray::from_cbuffer(&ctx(1, &[1, 12], &[3, 5], &[2, 2]), &data).unwrap();
+        let s = b.squeeze_index(&[true, false]).unwrap();
+        assert_eq!((s.shape(), s.chunkshape()), (&[12i64][..], &[5][..]));
+        assert_eq!(s.to_vec().unwrap(), data);
+        assert_eq!(b.squeeze_index(&[false, true]).unwrap_err().code(), -33);
+        let e = s.expand_dims(&[true, false, true]).unwrap();
+        assert_eq!(e.shape(), &[1, 12, 1]);
+        assert_eq!(e.to_vec().unwrap(), data);
+        assert_eq!(s.expand_dims(&[true, true]).unwrap_err().code(), -12);
+        let mut c = ctx(1, &[1, 2], &[1, 2], &[1, 2]);
+        c.metalayers.push(("other".into(), vec![0]));
+        assert_eq!(
+            NdArray::zeros(&c).unwrap().squeeze().unwrap_err().code(),
+            -12
+        );
+    }
+}
