@@ -27,3 +27,4 @@ mod io;
 mod schunk;
 mod meta;
 mod frame_util;
+mod b2nd;

@@ -18,6 +18,7 @@
 //! | `b2nd_get/set_orthogonal_selection` | [`NdArray::get_orthogonal_selection`], [`NdArray::set_orthogonal_selection`] |
 //! | `b2nd_print_meta`, `b2nd_refresh` | [`NdArray::print_meta`] / [`NdArray::meta_text`], [`NdArray::refresh`] |
 
+mod ffi_access;
 mod layout;
 mod meta_codec;
 mod persist;
