@@ -702,6 +702,13 @@ fn six_entry_b2nd_and_caterva_only_files_open() {
             a.get_slice_cbuffer(&[3, 5], &[5, 7], &mut got, &[2, 2])
                 .unwrap();
             assert_eq!(got, [52, 53, 54, 55, 66, 67, 68, 69]);
+            // Shape changes rewrite the legacy metalayer in place.
+            let mut a = a;
+            a.append(&[1; 14], 0).unwrap();
+            drop(a);
+            let b = NdArray::open(&path).unwrap();
+            assert_eq!((b.shape(), b.dtype()), (&[6i64, 7][..], dtype));
+            assert_eq!(b.to_vec().unwrap(), [&data[..], &[1; 14]].concat());
         }
     }
     // No metalayer at all, and a truncated one.
@@ -864,4 +871,90 @@ fn corrupted_metalayers_never_panic() {
         refused > 0 && opened > 0,
         "opened {opened}, refused {refused}"
     );
+}
+
+#[test]
+fn copies_to_files_carry_metalayers_and_vlmetalayers() {
+    let dir = scratch("copyfile");
+    let meta = vec![("units".to_string(), b"m/s".to_vec())];
+    let ctx = Context::new(
+        ArrayStorage::default(),
+        4,
+        &[9, 8],
+        &[4, 4],
+        &[2, 4],
+        Some("<f4"),
+        0,
+        meta,
+    )
+    .unwrap();
+    let data: Vec<u8> = (0..288).map(|i| (i * 5) as u8).collect();
+    let mut a = NdArray::from_cbuffer(&ctx, &data).unwrap();
+    a.add_vlmetalayer("note", b"hello").unwrap();
+    for (i, (cs, bs)) in [([4, 4], [2, 4]), ([3, 5], [3, 2])].into_iter().enumerate() {
+        for contiguous in [true, false] {
+            let path = dir.join(format!("copy{i}-{contiguous}"));
+            let st = Storage {
+                contiguous,
+                urlpath: Some(path.clone()),
+                ..Storage::default()
+            };
+            let c = Context::new(
+                ArrayStorage::Schunk(st),
+                4,
+                &[1, 1],
+                &cs,
+                &bs,
+                Some("<f4"),
+                0,
+                Vec::new(),
+            )
+            .unwrap();
+            drop(a.copy(&c).unwrap());
+            let b = NdArray::open(&path).unwrap();
+            assert_eq!(
+                (b.shape(), b.chunkshape(), b.blockshape()),
+                (&[9i64, 8][..], &cs[..], &bs[..])
+            );
+            assert_eq!(b.to_vec().unwrap(), data);
+            assert_eq!(b.metalayer("units"), Some(b"m/s".to_vec()));
+            assert_eq!(b.vlmetalayer("note"), Some(b"hello".to_vec()));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn prefilters_see_the_chunk_they_run_on() {
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut cparams = b2nd::schunk::CParams::default();
+    cparams.prefilter = Some(Arc::new(move |a: &mut b2nd::chunk::PrefilterArgs<'_>| {
+        log.lock().unwrap().push(a.nchunk);
+        a.output.copy_from_slice(a.input);
+        Ok(())
+    }));
+    let st = Storage {
+        cparams,
+        ..Storage::default()
+    };
+    let ctx = Context::new(
+        ArrayStorage::Schunk(st),
+        1,
+        &[6, 4],
+        &[2, 4],
+        &[2, 4],
+        None,
+        0,
+        Vec::new(),
+    )
+    .unwrap();
+    let mut a = NdArray::zeros(&ctx).unwrap();
+    a.set_slice_cbuffer(&[7; 4], &[1, 4], &[3, 0], &[4, 4])
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![1]);
+    let mut v = vec![0u8; 24];
+    a.to_cbuffer(&mut v).unwrap();
+    assert_eq!(&v[12..16], &[7; 4]);
 }

@@ -135,6 +135,26 @@ for di, dt in enumerate(dtypes):
                 slices.append(",".join(map(str, start)) + ";" + ",".join(map(str, stop)) + ";" + sp)
         print("\t".join([path, ",".join(map(str, m[2])), ",".join(map(str, m[3])), ",".join(map(str, m[4])),
                          str(dt.itemsize), m[6], "|".join(slices)]))
+for kind in ("zeros", "full", "nans", "empty_resized"):
+    for contiguous in (True, False):
+        path = os.path.join(out, f"{kind}-{int(contiguous)}" + (".b2nd" if contiguous else ".dir"))
+        kw = dict(dtype="<f8", urlpath=path, mode="w", contiguous=contiguous, chunks=(3, 2), blocks=(2, 2))
+        if kind == "zeros":
+            a = blosc2.zeros((7, 5), **kw)
+        elif kind == "full":
+            a = blosc2.full((7, 5), 3.5, **kw)
+        elif kind == "nans":
+            a = blosc2.full((7, 5), np.nan, **kw)
+        else:
+            a = blosc2.zeros((4, 5), **kw)
+            a.resize((7, 5))
+            a[5:7, 1:4] = 2.0
+        data = a[...]
+        with open(path + ".raw", "wb") as f:
+            f.write(np.ascontiguousarray(data).tobytes())
+        m = a.schunk.meta["b2nd"]
+        print("\t".join([path, ",".join(map(str, m[2])), ",".join(map(str, m[3])), ",".join(map(str, m[4])),
+                         "8", m[6], ""]))
 "#;
 
 #[test]
@@ -164,6 +184,47 @@ fn arrays_written_by_python_open_here() {
         assert_eq!(a.dtype(), f[5], "{path}");
         let raw = std::fs::read(format!("{path}.raw")).unwrap();
         assert_eq!(a.to_vec().unwrap(), raw, "{path}");
+        // Same storage layout: every decoded chunk (padding and block order
+        // included) equals the one an array built here holds. (Arrays made
+        // by full()/nans() pad with their value instead, so only the arrays
+        // built from buffers, named a<k>, are compared.)
+        let from_buffer = Path::new(path)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with('a');
+        let cs: Vec<i32> = chunks.iter().map(|&c| c as i32).collect();
+        let bs: Vec<i32> = blocks.iter().map(|&c| c as i32).collect();
+        let ctx = Context::new(
+            ArrayStorage::default(),
+            ts as i32,
+            &shape,
+            &cs,
+            &bs,
+            Some(f[5]),
+            0,
+            Vec::new(),
+        )
+        .unwrap();
+        let ours = NdArray::from_cbuffer(&ctx, &raw).unwrap();
+        assert_eq!(ours.nchunks(), a.nchunks(), "{path}");
+        for n in (0..a.nchunks()).filter(|_| from_buffer) {
+            let theirs = a
+                .with_schunk(|sc| {
+                    let mut v = vec![0u8; sc.chunksize() as usize];
+                    sc.decompress_chunk(n, &mut v)?;
+                    Ok(v)
+                })
+                .unwrap();
+            let mine = ours
+                .with_schunk(|sc| {
+                    let mut v = vec![0u8; sc.chunksize() as usize];
+                    sc.decompress_chunk(n, &mut v)?;
+                    Ok(v)
+                })
+                .unwrap();
+            assert_eq!(mine, theirs, "{path} chunk {n}");
+        }
         for s in f[6].split('|').filter(|s| !s.is_empty()) {
             let p: Vec<&str> = s.split(';').collect();
             let (start, stop) = (ints(p[0]), ints(p[1]));
@@ -177,7 +238,7 @@ fn arrays_written_by_python_open_here() {
         }
         count += 1;
     }
-    assert_eq!(count, 60);
+    assert_eq!(count, 60 + 8);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

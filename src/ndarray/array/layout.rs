@@ -328,74 +328,6 @@ pub(crate) fn for_each_index(lo: &[i64], hi: &[i64], mut f: impl FnMut(&[i64])) 
     }
 }
 
-/// Copies the box [src_start, src_stop) of a dense C-order buffer of shape
-/// `src_shape` into a dense buffer of shape `dst_shape` at `dst_start`
-/// (the reference `b2nd_copy_buffer2`). Every bound is checked: a region
-/// outside either buffer is an error, never an out-of-bounds access.
-pub(crate) fn copy_region(
-    typesize: usize,
-    src: &[u8],
-    src_shape: &[i64],
-    src_start: &[i64],
-    src_stop: &[i64],
-    dst: &mut [u8],
-    dst_shape: &[i64],
-    dst_start: &[i64],
-) -> Result<()> {
-    let nd = src_shape.len();
-    if [
-        src_start.len(),
-        src_stop.len(),
-        dst_shape.len(),
-        dst_start.len(),
-    ]
-    .iter()
-    .any(|&l| l != nd)
-    {
-        crate::bail!(InvalidParam, "copy: dimension mismatch");
-    }
-    for i in 0..nd {
-        let len = src_stop[i] - src_start[i];
-        if src_start[i] < 0
-            || len < 0
-            || src_stop[i] > src_shape[i]
-            || dst_start[i] < 0
-            || dst_start[i] + len > dst_shape[i]
-        {
-            crate::bail!(InvalidParam, "copy: region out of bounds in dimension {i}");
-        }
-        if len == 0 {
-            return Ok(());
-        }
-    }
-    let src_need = src_shape.iter().product::<i64>() as usize * typesize;
-    let dst_need = dst_shape.iter().product::<i64>() as usize * typesize;
-    if src.len() < src_need || dst.len() < dst_need {
-        crate::bail!(InvalidParam, "copy: buffer smaller than its shape");
-    }
-    if nd == 0 {
-        dst[..typesize].copy_from_slice(&src[..typesize]);
-        return Ok(());
-    }
-    let ss = c_strides(src_shape);
-    let ds = c_strides(dst_shape);
-    // Rows along the last dimension are contiguous in both buffers.
-    let row = (src_stop[nd - 1] - src_start[nd - 1]) as usize * typesize;
-    let outer_hi: Vec<i64> = (0..nd - 1).map(|i| src_stop[i] - src_start[i]).collect();
-    let outer_lo = vec![0i64; nd - 1];
-    for_each_index(&outer_lo, &outer_hi, |o| {
-        let mut so = src_start[nd - 1];
-        let mut dof = dst_start[nd - 1];
-        for i in 0..nd - 1 {
-            so += (src_start[i] + o[i]) * ss[i];
-            dof += (dst_start[i] + o[i]) * ds[i];
-        }
-        let (so, dof) = (so as usize * typesize, dof as usize * typesize);
-        dst[dof..dof + row].copy_from_slice(&src[so..so + row]);
-    });
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,45 +377,5 @@ mod tests {
         assert!(Layout::new(&[1; 16], &[1; 16], &[1; 16]).is_ok());
         let big = Layout::new(&[1 << 20, 1 << 20], &[1 << 15, 1 << 15], &[16, 16]).unwrap();
         assert_eq!(big.chunk_nbytes(4).unwrap_err().code(), -35);
-    }
-
-    #[test]
-    fn copy_region_moves_boxes() {
-        let src: Vec<u8> = (0..24).collect();
-        let mut dst = vec![0u8; 4 * 3];
-        copy_region(
-            1,
-            &src,
-            &[4, 6],
-            &[1, 2],
-            &[3, 5],
-            &mut dst,
-            &[4, 3],
-            &[2, 0],
-        )
-        .unwrap();
-        assert_eq!(dst, vec![0, 0, 0, 0, 0, 0, 8, 9, 10, 14, 15, 16]);
-        assert!(copy_region(
-            1,
-            &src,
-            &[4, 6],
-            &[1, 2],
-            &[3, 7],
-            &mut dst,
-            &[4, 3],
-            &[0, 0]
-        )
-        .is_err());
-        assert!(copy_region(
-            1,
-            &src,
-            &[4, 6],
-            &[1, 2],
-            &[3, 5],
-            &mut dst,
-            &[4, 3],
-            &[3, 0]
-        )
-        .is_err());
     }
 }

@@ -55,6 +55,40 @@ pub(crate) fn encode(
     Ok(m)
 }
 
+/// Serializes a new geometry in the same layout as `existing` (entry
+/// count, version byte, dtype with or without dtype_format, or none), so a
+/// legacy metalayer can be rewritten in place without changing its size.
+pub(crate) fn encode_like(
+    existing: &[u8],
+    shape: &[i64],
+    chunkshape: &[i32],
+    blockshape: &[i32],
+    dtype: &str,
+    dtype_format: i8,
+) -> Result<Vec<u8>> {
+    let old = decode(existing)?;
+    let full = encode(shape, chunkshape, blockshape, dtype, dtype_format)?;
+    // Everything up to the dtype entry: 3 + 3 arrays of (1 + items).
+    let nd = shape.len();
+    let geometry_len = 3 + (1 + 9 * nd) + 2 * (1 + 5 * nd);
+    let mut m = full[..geometry_len].to_vec();
+    m[0] = existing[0];
+    m[1] = existing[1];
+    let tail = &existing[geometry_len.min(existing.len())..];
+    match old.dtype {
+        None => {}
+        Some(_) if tail.first() == Some(&0xdb) => m.extend_from_slice(&full[geometry_len + 1..]),
+        Some(_) => m.extend_from_slice(&full[geometry_len..]),
+    }
+    if old.shape.len() != nd || m.len() != existing.len() {
+        crate::bail!(
+            Failure,
+            "the new geometry does not fit the existing metalayer"
+        );
+    }
+    Ok(m)
+}
+
 struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
@@ -180,6 +214,27 @@ mod tests {
         assert_eq!(decode(&five).unwrap().blockshape, vec![1]);
         let scalar = encode(&[], &[], &[], "<f8", 0).unwrap();
         assert_eq!(decode(&scalar).unwrap().shape.len(), 0);
+    }
+
+    #[test]
+    fn rewrites_keep_the_existing_layout() {
+        let seven = encode(&[3, 4], &[2, 2], &[1, 2], "<u2", 0).unwrap();
+        let again = encode_like(&seven, &[9, 4], &[2, 2], &[1, 2], "<u2", 0).unwrap();
+        assert_eq!(again, encode(&[9, 4], &[2, 2], &[1, 2], "<u2", 0).unwrap());
+        let mut six = seven[..seven.len() - 9].to_vec();
+        six[0] = 0x96;
+        let six2 = encode_like(&six, &[9, 4], &[2, 2], &[1, 2], "|S2", 0).unwrap();
+        assert_eq!(
+            (six2.len(), six2[0], decode(&six2).unwrap().shape),
+            (six.len(), 0x96, vec![9, 4])
+        );
+        let six_dt = [&six[..], &[0xdb, 0, 0, 0, 3], b"<u2"].concat();
+        let r = encode_like(&six_dt, &[1, 4], &[2, 2], &[1, 2], "<u2", 0).unwrap();
+        assert_eq!(
+            (r.len(), decode(&r).unwrap().dtype),
+            (six_dt.len(), Some((0, "<u2".to_string())))
+        );
+        assert!(encode_like(&six, &[9], &[2], &[1], "|S2", 0).is_err());
     }
 
     #[test]

@@ -17,6 +17,17 @@
 //! | `b2nd_resize/insert/append/delete` | [`NdArray::resize`], [`NdArray::insert`], [`NdArray::append`], [`NdArray::delete`] |
 //! | `b2nd_get/set_orthogonal_selection` | [`NdArray::get_orthogonal_selection`], [`NdArray::set_orthogonal_selection`] |
 //! | `b2nd_print_meta`, `b2nd_refresh` | [`NdArray::print_meta`] / [`NdArray::meta_text`], [`NdArray::refresh`] |
+//! | `b2nd_from_schunk`, `b2nd_open`, `b2nd_open_offset` | [`NdArray::from_schunk`], [`NdArray::open`], [`NdArray::open_offset`] |
+//! | `b2nd_to_cframe`, `b2nd_from_cframe` | [`NdArray::to_cframe`], [`NdArray::from_cframe`] |
+//! | `b2nd_save`, `b2nd_save_append` | [`NdArray::save`], [`NdArray::save_append`] |
+//! | `b2nd_get_slice_nchunks`       | [`NdArray::get_slice_nchunks`]         |
+//! | `array->sc`                    | [`NdArray::with_schunk`]               |
+//!
+//! Deliberate differences from the reference: regions, buffers and selection
+//! indices are always checked (the reference trusts some of them); squeeze
+//! and expand_dims return independent in-memory arrays rather than views
+//! sharing chunks; reads do not re-sync with other handles implicitly (call
+//! [`NdArray::refresh`]).
 
 mod ffi_access;
 mod layout;
@@ -63,6 +74,7 @@ impl Context {
     /// Validates the parameters the way `b2nd_create_ctx` does (ndim range,
     /// shape/chunkshape/blockshape signs and pairing, block size overflow);
     /// `dtype` defaults to `|S<typesize>`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         storage: ArrayStorage,
         typesize: i32,
@@ -277,17 +289,26 @@ impl NdArray {
     /// the array came from a caterva-only super-chunk).
     fn publish_meta(&mut self) -> Result<()> {
         let l = &self.layout;
-        let smeta = meta_codec::encode(
-            &l.shape,
-            &l.chunkshape,
-            &l.blockshape,
-            &self.dtype,
-            self.dtype_format,
-        )?;
-        if self.store.meta_get("b2nd").is_some() {
-            self.store.meta_update("b2nd", &smeta)
-        } else {
-            self.store.meta_add("b2nd", &smeta)
+        let (shape, cs, bs) = (&l.shape, &l.chunkshape, &l.blockshape);
+        if let Some(old) = self.store.meta_get("b2nd") {
+            // Rewritten in place, in the layout it already has.
+            let m = meta_codec::encode_like(&old, shape, cs, bs, &self.dtype, self.dtype_format)?;
+            return self.store.meta_update("b2nd", &m);
+        }
+        let smeta = meta_codec::encode(shape, cs, bs, &self.dtype, self.dtype_format)?;
+        match (
+            self.store.meta_add("b2nd", &smeta),
+            self.store.meta_get("caterva"),
+        ) {
+            (Ok(()), _) => Ok(()),
+            // Frames take no new metalayer once they hold data: keep a
+            // caterva-only array described by its caterva metalayer.
+            (Err(_), Some(old)) => {
+                let m =
+                    meta_codec::encode_like(&old, shape, cs, bs, &self.dtype, self.dtype_format)?;
+                self.store.meta_update("caterva", &m)
+            }
+            (Err(e), None) => Err(e),
         }
     }
 
@@ -502,6 +523,19 @@ mod tests {
             -3
         );
         assert_eq!(NdArray::full(&c, &[1]).unwrap_err().code(), -12);
+    }
+
+    #[test]
+    fn arrays_are_send_and_sync_and_take_wide_items() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<NdArray>();
+        // Items wider than a chunk header's typesize byte: decoded storage.
+        let c = ctx(300, &[5], &[2], &[1]);
+        let data = testutil::pattern(1500);
+        let a = NdArray::from_cbuffer(&c, &data).unwrap();
+        let mut out = vec![0u8; 600];
+        a.get_slice_cbuffer(&[3], &[5], &mut out, &[2]).unwrap();
+        assert_eq!(out, data[900..]);
     }
 
     #[test]

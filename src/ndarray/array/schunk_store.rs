@@ -51,10 +51,7 @@ impl SChunkStore {
         let mut cp = sc.cparams().clone();
         cp.blocksize = blocksize;
         let comp = Compressor::new(cp)?;
-        let dec = Decompressor::new(crate::chunk::DParams {
-            nthreads: sc.dparams().nthreads,
-            ..crate::chunk::DParams::default()
-        });
+        let dec = Decompressor::new(sc.dparams().clone());
         Ok(SChunkStore {
             inner: Mutex::new(Inner { sc, dec }),
             comp,
@@ -80,9 +77,17 @@ impl SChunkStore {
         f(&mut self.lock().sc)
     }
 
-    fn encode(&mut self, data: &[u8]) -> Result<Vec<u8>> {
+    /// Compresses chunk `nchunk`. A prefilter is told which chunk it runs
+    /// on (the reference sets `current_nchunk` before compressing).
+    fn encode(&mut self, nchunk: i64, data: &[u8]) -> Result<Vec<u8>> {
         let mut out = vec![0u8; data.len() + 32];
-        let n = self.comp.compress(data, &mut out)?;
+        let n = if self.comp.cparams().prefilter.is_some() {
+            let mut cp = self.comp.cparams().clone();
+            cp.nchunk = nchunk;
+            Compressor::new(cp)?.compress(data, &mut out)?
+        } else {
+            self.comp.compress(data, &mut out)?
+        };
         if n == 0 {
             crate::bail!(Failure, "chunk did not fit its compression buffer");
         }
@@ -192,7 +197,7 @@ impl ChunkStore for SChunkStore {
                 self.chunksize
             );
         }
-        let chunk = self.encode(data)?;
+        let chunk = self.encode(n, data)?;
         self.sc().update_chunk(n, &chunk).map(|_| ())
     }
 
@@ -205,7 +210,8 @@ impl ChunkStore for SChunkStore {
                 self.chunksize
             );
         }
-        let chunk = self.encode(data)?;
+        let next = self.nchunks();
+        let chunk = self.encode(next, data)?;
         self.sc().append_chunk(&chunk).map(|_| ())
     }
 

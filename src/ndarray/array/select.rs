@@ -4,27 +4,51 @@
 //! Items are grouped by chunk so each touched chunk is decoded once, and on
 //! reads only the blocks holding selected items are decoded.
 
-use super::layout::{c_strides, flatten};
+use super::layout::c_strides;
 use super::NdArray;
 use crate::Result;
 
-/// Where an item lives in the super-chunk: chunk number and item offset
-/// inside the decoded (padded, block-ordered) chunk.
-fn locate(a: &NdArray, idx: &[i64]) -> (i64, usize, usize) {
-    let l = &a.layout;
-    let nd = l.ndim();
-    let (mut chunk, mut block, mut inner) = (vec![0; nd], vec![0; nd], vec![0; nd]);
-    for i in 0..nd {
-        let (c, b) = (l.chunkshape[i] as i64, l.blockshape[i] as i64);
-        chunk[i] = idx[i] / c;
-        let in_chunk = idx[i] % c;
-        block[i] = in_chunk / b;
-        inner[i] = in_chunk % b;
+/// Maps array coordinates to where the item lives in the super-chunk:
+/// chunk number, item offset inside the decoded (padded, block-ordered)
+/// chunk, and block number. Strides are computed once, so locating an item
+/// does not allocate.
+struct Locator {
+    chunkshape: Vec<i64>,
+    blockshape: Vec<i64>,
+    chunk_strides: Vec<i64>,
+    block_strides: Vec<i64>,
+    item_strides: Vec<i64>,
+    blocknitems: i64,
+}
+
+impl Locator {
+    fn new(a: &NdArray) -> Locator {
+        let l = &a.layout;
+        Locator {
+            chunkshape: l.chunkshape.iter().map(|&c| c as i64).collect(),
+            blockshape: l.blockshape.iter().map(|&b| b as i64).collect(),
+            chunk_strides: l.chunk_array_strides(),
+            block_strides: l.block_chunk_strides(),
+            item_strides: l.item_block_strides(),
+            blocknitems: l.blocknitems,
+        }
     }
-    let nblock = flatten(&block, &l.blocks_per_dim());
-    let bs: Vec<i64> = l.blockshape.iter().map(|&b| b as i64).collect();
-    let item = nblock * l.blocknitems + flatten(&inner, &bs);
-    (l.chunk_index(&chunk), item as usize, nblock as usize)
+
+    fn locate(&self, idx: &[i64]) -> (i64, usize, usize) {
+        let (mut nchunk, mut nblock, mut inner) = (0i64, 0i64, 0i64);
+        for (i, &x) in idx.iter().enumerate() {
+            let (c, b) = (self.chunkshape[i], self.blockshape[i]);
+            let in_chunk = x % c;
+            nchunk += x / c * self.chunk_strides[i];
+            nblock += in_chunk / b * self.block_strides[i];
+            inner += in_chunk % b * self.item_strides[i];
+        }
+        (
+            nchunk,
+            (nblock * self.blocknitems + inner) as usize,
+            nblock as usize,
+        )
+    }
 }
 
 impl NdArray {
@@ -46,6 +70,8 @@ impl NdArray {
             );
         }
         let shape = self.layout.shape.clone();
+        let loc = Locator::new(self);
+        let mut idx = vec![0i64; shape.len()];
         let mut places = Vec::with_capacity(coords.len());
         for (k, &c) in coords.iter().enumerate() {
             if c < 0 || c >= self.layout.nitems {
@@ -55,8 +81,12 @@ impl NdArray {
                     self.layout.nitems
                 );
             }
-            let idx = super::layout::unflatten(c, &shape);
-            let (nchunk, item, nblock) = locate(self, &idx);
+            let mut rest = c;
+            for i in (0..shape.len()).rev() {
+                idx[i] = rest % shape[i];
+                rest /= shape[i];
+            }
+            let (nchunk, item, nblock) = loc.locate(&idx);
             places.push((nchunk, item, nblock, k));
         }
         places.sort_unstable();
@@ -151,6 +181,7 @@ impl NdArray {
             })
             .collect();
         let ngroups: Vec<i64> = groups.iter().map(|g| g.len() as i64).collect();
+        let loc = Locator::new(self);
         let mut items = Vec::new();
         let mut result = Ok(());
         super::layout::for_each_index(&vec![0; nd], &ngroups, |gi| {
@@ -169,7 +200,7 @@ impl NdArray {
                     idx[i] = v;
                     boff += pos * bufstrides[i];
                 }
-                let (n, item, nblock) = locate(self, &idx);
+                let (n, item, nblock) = loc.locate(&idx);
                 nchunk = n;
                 items.push((item, nblock, boff as usize));
             });

@@ -5,8 +5,9 @@
 //! mask); writes decode a chunk only when the region covers it partially and
 //! re-encode exactly the chunks they change.
 
-use super::layout::{copy_region, for_each_index};
+use super::layout::for_each_index;
 use super::{Context, NdArray};
+use crate::ndarray::copy_nd;
 use crate::Result;
 
 impl NdArray {
@@ -230,7 +231,7 @@ impl NdArray {
     ) -> Result<()> {
         let [s, e, off] = self.block_piece(b, cstart, cstop, start, stop);
         let bshape: Vec<i64> = self.layout.blockshape.iter().map(|&x| x as i64).collect();
-        copy_region(
+        copy_nd(
             self.typesize() as usize,
             block,
             &bshape,
@@ -261,7 +262,7 @@ impl NdArray {
             .zip(s.iter().zip(&e))
             .map(|(&o, (&a, &z))| o + z - a)
             .collect();
-        copy_region(
+        copy_nd(
             self.typesize() as usize,
             buffer,
             buffershape,

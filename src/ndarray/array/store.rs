@@ -24,7 +24,7 @@ pub(crate) enum Fill {
 }
 
 /// The super-chunk operations an array uses. `n` is a chunk index.
-pub(crate) trait ChunkStore: Send + std::fmt::Debug {
+pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     fn typesize(&self) -> i32;
     /// Bytes of one full (padded) chunk.
     fn chunksize(&self) -> i32;
