@@ -6,12 +6,31 @@
 
 use std::path::Path;
 
-fn generate(crate_dir: &Path, config_name: &str, header_name: &str) {
+/// What cbindgen reads for one header.
+enum Sources {
+    /// The whole crate, minus the named items.
+    CrateExcept(Vec<String>),
+    /// Only these files (no other item of the crate can leak in).
+    Files(Vec<std::path::PathBuf>),
+}
+
+fn generate(crate_dir: &Path, config_name: &str, header_name: &str, sources: Sources) {
     let config_path = crate_dir.join(config_name);
-    let config = cbindgen::Config::from_file(&config_path)
+    let mut config = cbindgen::Config::from_file(&config_path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", config_path.display()));
-    let bindings = cbindgen::Builder::new()
-        .with_crate(crate_dir)
+    let mut builder = cbindgen::Builder::new();
+    match sources {
+        Sources::CrateExcept(names) => {
+            config.export.exclude.extend(names);
+            builder = builder.with_crate(crate_dir);
+        }
+        Sources::Files(files) => {
+            for f in files {
+                builder = builder.with_src(f);
+            }
+        }
+    }
+    let bindings = builder
         .with_config(config)
         .generate()
         .unwrap_or_else(|e| panic!("cbindgen failed for {header_name}: {e}"));
@@ -32,5 +51,55 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
-    generate(&crate_dir, "cbindgen.toml", "b2nd.h");
+    println!("cargo:rerun-if-changed=cbindgen-caterva.toml");
+    // The Caterva API (src/ffi/caterva) goes to caterva.h only, everything
+    // else to b2nd.h only: caterva.h is generated from the Caterva files
+    // alone, and b2nd.h excludes every item those files declare.
+    let caterva_files = caterva_sources(&crate_dir.join("src/ffi/caterva"));
+    let caterva_names = declared_names(&caterva_files);
+    generate(
+        &crate_dir,
+        "cbindgen.toml",
+        "b2nd.h",
+        Sources::CrateExcept(caterva_names),
+    );
+    generate(
+        &crate_dir,
+        "cbindgen-caterva.toml",
+        "caterva.h",
+        Sources::Files(caterva_files),
+    );
+}
+
+/// The Rust files of the Caterva C API, sorted for a stable header.
+fn caterva_sources(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Names of the Caterva items (`caterva_*`, `CATERVA_*`) the files declare
+/// as consts, statics, structs, enums, unions, type aliases or functions.
+fn declared_names(files: &[std::path::PathBuf]) -> Vec<String> {
+    const KEYWORDS: [&str; 7] = ["const", "static", "struct", "enum", "union", "type", "fn"];
+    let mut names = Vec::new();
+    for f in files {
+        let text =
+            std::fs::read_to_string(f).unwrap_or_else(|e| panic!("reading {}: {e}", f.display()));
+        let words: Vec<&str> = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for pair in words.windows(2) {
+            let caterva = pair[1].starts_with("caterva_") || pair[1].starts_with("CATERVA_");
+            if caterva && KEYWORDS.contains(&pair[0]) && !names.iter().any(|n| n == pair[1]) {
+                names.push(pair[1].to_string());
+            }
+        }
+    }
+    names
 }

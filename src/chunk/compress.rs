@@ -10,7 +10,7 @@ use super::header::HeaderOut;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, EncDict, EncodeParams};
-use super::{Bytes, CParams, Fmt, PrefilterArgs, Special};
+use super::{CParams, Fmt, PrefilterArgs, Special};
 use crate::codecs::registry::{self, CallInfo};
 use crate::codecs::{zstd, Codec};
 use std::cell::RefCell;
@@ -22,6 +22,17 @@ pub(crate) struct EncWorker {
     codec: CodecState,
     a: Vec<u8>,
     b: Vec<u8>,
+    /// Codec output when the chunk buffer has too little room left.
+    spill: Vec<u8>,
+}
+
+/// Scratch of finished helper threads, for the next parallel call.
+static SPARE_ENC: std::sync::Mutex<Vec<EncWorker>> = std::sync::Mutex::new(Vec::new());
+
+impl pool::Scratch for EncWorker {
+    fn stash() -> &'static std::sync::Mutex<Vec<Self>> {
+        &SPARE_ENC
+    }
 }
 
 thread_local! {
@@ -62,26 +73,18 @@ struct BlockPlan<'a> {
     training: bool,
     dict: Option<Arc<EncDict>>,
     /// The (prefiltered) source of a regular chunk.
-    src: Bytes<'a>,
+    src: &'a [u8],
     /// The sources of a VL-block chunk.
-    vl_srcs: Vec<Bytes<'a>>,
+    vl_srcs: Vec<&'a [u8]>,
 }
 
 impl BlockPlan<'_> {
-    /// A copy that owns (shares) its inputs, for the worker pool.
-    fn to_static(&self) -> BlockPlan<'static> {
-        BlockPlan {
-            cp: self.cp.clone(),
-            typesize: self.typesize,
-            blocksize: self.blocksize,
-            nblocks: self.nblocks,
-            leftover: self.leftover,
-            dont_split: self.dont_split,
-            vl: self.vl,
-            training: self.training,
-            dict: self.dict.clone(),
-            src: self.src.to_shared(),
-            vl_srcs: self.vl_srcs.iter().map(Bytes::to_shared).collect(),
+    /// Bytes to encode in all.
+    fn total_bytes(&self) -> usize {
+        if self.vl {
+            self.vl_srcs.iter().map(|s| s.len()).sum()
+        } else {
+            self.src.len()
         }
     }
 
@@ -98,12 +101,73 @@ impl BlockPlan<'_> {
         (&self.src[start..start + len], start)
     }
 
-    /// Encodes block `j` into `out` (cleared first): its streams, each with its
-    /// `csize` prefix (none when training).
-    fn encode(&self, w: &mut EncWorker, j: usize, out: &mut Vec<u8>) -> crate::Result<()> {
-        out.clear();
+    /// Streams of block `j` (of `bsize` bytes) and the size of each.
+    fn streams_of(&self, j: usize, bsize: usize) -> (usize, usize) {
+        let leftover_block = !self.vl && j + 1 == self.nblocks && self.leftover > 0;
+        let mut nstreams = if !self.dont_split && !leftover_block && !self.training {
+            self.typesize
+        } else {
+            1
+        };
+        if bsize < nstreams {
+            // A block narrower than the type cannot be split (the reference
+            // would write an undecodable chunk here).
+            nstreams = 1;
+        }
+        (nstreams, bsize / nstreams)
+    }
+
+    /// The most bytes block `j` can take when encoded.
+    fn max_encoded(&self, j: usize) -> usize {
+        let bsize = self.block_src(j).0.len();
+        let (nstreams, _) = self.streams_of(j, bsize);
+        bsize + 5 * nstreams
+    }
+
+    /// When the filters are one plain shuffle and every item of the block is
+    /// the same, each shuffled stream is a run of one byte of that item:
+    /// returns the item (the shuffle itself can then be skipped).
+    fn repeated_item<'s>(&self, bsrc: &'s [u8], nstreams: usize) -> Option<&'s [u8]> {
+        let ts = self.typesize;
+        let mut active = self.cp.filters.iter().enumerate().filter(|(_, &f)| f != 0);
+        let (slot, &f) = active.next()?;
+        let meta = usize::from(self.cp.filters_meta[slot]);
+        if f != Fmt::SHUFFLE || active.next().is_some() || (meta != 0 && meta != ts) {
+            return None;
+        }
+        if self.training || self.vl || ts == 0 || bsrc.len() % ts != 0 || bsrc.len() < ts {
+            return None;
+        }
+        // Unsplit, the shuffled block is a run only if the item is one: test
+        // that before scanning the block.
+        if nstreams != ts && (nstreams != 1 || !is_run(&bsrc[..ts])) {
+            return None;
+        }
+        // Periodic with period `ts` <=> every item equals the first.
+        (bsrc[ts..] == bsrc[..bsrc.len() - ts]).then(|| &bsrc[..ts])
+    }
+
+    /// Encodes block `j` into the start of `out`: its streams, each with its
+    /// `csize` prefix (none when training). Returns the bytes written, or
+    /// `None` when they do not fit in `out`.
+    fn encode(&self, w: &mut EncWorker, j: usize, out: &mut [u8]) -> crate::Result<Option<usize>> {
         let (bsrc, offset) = self.block_src(j);
         let bsize = bsrc.len();
+        let (nstreams, neblock) = self.streams_of(j, bsize);
+        if let Some(item) = self.repeated_item(bsrc, nstreams) {
+            if nstreams == item.len() {
+                let mut at = 0;
+                for &value in item {
+                    match put_run(out, at, value) {
+                        Some(n) => at += n,
+                        None => return Ok(None),
+                    }
+                }
+                return Ok(Some(at));
+            }
+            // Not split (the item is a run): so is the shuffled block.
+            return Ok(put_run(out, 0, item[0]));
+        }
         let info = CallInfo {
             typesize: self.cp.typesize,
             clevel: self.cp.clevel,
@@ -113,6 +177,7 @@ impl BlockPlan<'_> {
             blocksize: self.blocksize as i32,
             chunk: &self.src,
         };
+        let EncWorker { codec, a, b, spill } = w;
         let filtered: &[u8] = if pipeline::any_forward(&self.cp.filters) {
             let ctx = BlockCtx {
                 filters: &self.cp.filters,
@@ -127,75 +192,108 @@ impl BlockPlan<'_> {
             } else {
                 &self.src[..self.blocksize.min(self.src.len())]
             };
-            let EncWorker { a, b, .. } = w;
             match pipeline::forward(&ctx, bsrc, dref, a, b)? {
                 None => bsrc,
-                Some(false) => &w.a[..bsize],
-                Some(true) => &w.b[..bsize],
+                Some(false) => &a[..bsize],
+                Some(true) => &b[..bsize],
             }
         } else {
             bsrc
         };
-        let leftover_block = !self.vl && j + 1 == self.nblocks && self.leftover > 0;
-        let mut nstreams = if !self.dont_split && !leftover_block && !self.training {
-            self.typesize
-        } else {
-            1
-        };
-        if bsize < nstreams {
-            // A block narrower than the type cannot be split (the reference
-            // would write an undecodable chunk here).
-            nstreams = 1;
-        }
-        let neblock = bsize / nstreams;
         let params = EncodeParams {
             compcode: self.cp.compcode,
             clevel: self.cp.clevel,
             compcode_meta: self.cp.compcode_meta,
             info,
         };
+        let mut at = 0usize;
         for s in filtered.chunks_exact(neblock.max(1)).take(nstreams) {
             if self.training {
-                out.extend_from_slice(s);
+                let Some(d) = out.get_mut(at..at + s.len()) else {
+                    return Ok(None);
+                };
+                d.copy_from_slice(s);
+                at += s.len();
                 continue;
             }
             if !self.vl && is_run(s) {
-                let value = s[0];
-                out.extend_from_slice(&(-i32::from(value)).to_le_bytes());
-                if value > 0 {
-                    out.push(0x1);
+                match put_run(out, at, s[0]) {
+                    Some(n) => at += n,
+                    None => return Ok(None),
                 }
                 continue;
             }
-            let at = out.len();
-            out.resize(at + 4 + neblock, 0);
-            let n = stream::encode(
-                &mut w.codec,
-                &params,
-                s,
-                &mut out[at + 4..],
-                self.dict.as_deref(),
-            )?;
-            let n = if n == 0 || n >= neblock {
-                out[at + 4..at + 4 + neblock].copy_from_slice(s);
-                neblock
+            // The codec always gets `neblock` bytes of room (its output can
+            // depend on that); straight into `out` when they are there.
+            let room = out.len().saturating_sub(at + 4);
+            let n = if room >= neblock {
+                let d = &mut out[at + 4..at + 4 + neblock];
+                let n = stream::encode(codec, &params, s, d, self.dict.as_deref())?;
+                if n == 0 || n >= neblock {
+                    d.copy_from_slice(s);
+                    neblock
+                } else {
+                    n
+                }
             } else {
+                if spill.len() < neblock {
+                    spill.resize(neblock, 0);
+                }
+                let d = &mut spill[..neblock];
+                let n = stream::encode(codec, &params, s, d, self.dict.as_deref())?;
+                let (n, bytes) = if n == 0 || n >= neblock {
+                    (neblock, s)
+                } else {
+                    (n, &d[..n])
+                };
+                let Some(o) = out.get_mut(at + 4..at + 4 + n) else {
+                    return Ok(None);
+                };
+                o.copy_from_slice(bytes);
                 n
             };
             let csize = if self.vl { neblock } else { n };
             out[at..at + 4].copy_from_slice(&(csize as i32).to_le_bytes());
-            out.truncate(at + 4 + n);
+            at += 4 + n;
         }
-        Ok(())
+        Ok(Some(at))
     }
 }
 
-/// Whether all bytes of a stream are equal (a run).
-fn is_run(s: &[u8]) -> bool {
-    match s.first() {
-        Some(&x) => s.iter().all(|&b| b == x),
-        None => true,
+/// Writes the run of `value` (negative csize, then a token for non-zero
+/// values) at `out[at..]`; returns its length, `None` when it does not fit.
+fn put_run(out: &mut [u8], at: usize, value: u8) -> Option<usize> {
+    let csize = (-i32::from(value)).to_le_bytes();
+    let n = if value > 0 { 5 } else { 4 };
+    let d = out.get_mut(at..at + n)?;
+    d[..4].copy_from_slice(&csize);
+    if value > 0 {
+        d[4] = 0x1;
     }
+    Some(n)
+}
+
+/// Whether all bytes of a stream are equal (a run). Compares 64 bytes per
+/// step as eight words (the compiler turns that into vector code) and stops
+/// at the first step with a difference.
+fn is_run(s: &[u8]) -> bool {
+    let Some(&x) = s.first() else {
+        return true;
+    };
+    let pattern = u64::from_ne_bytes([x; 8]);
+    let mut steps = s.chunks_exact(64);
+    for step in &mut steps {
+        let mut diff = 0u64;
+        for w in step.chunks_exact(8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            diff |= u64::from_ne_bytes(word) ^ pattern;
+        }
+        if diff != 0 {
+            return false;
+        }
+    }
+    steps.remainder().iter().all(|&b| b == x)
 }
 
 impl Compressor {
@@ -381,7 +479,7 @@ impl Compressor {
                 vl: false,
                 training: false,
                 dict: None,
-                src: Bytes::Borrowed(data),
+                src: data,
                 vl_srcs: Vec::new(),
             };
             let dict = if use_dict {
@@ -395,8 +493,7 @@ impl Compressor {
             if raw_dict.is_some() {
                 hdr.blosc2_flags |= Fmt::USEDICT;
             }
-            let blocks = self.encode_blocks(&plan)?;
-            let n = layout(dst, &mut hdr, &blocks, raw_dict);
+            let n = self.write_blocks(&plan, dst, raw_dict)?;
             if n > 0 {
                 let nstreams = if dont_split {
                     nblocks
@@ -500,29 +597,87 @@ impl Compressor {
         }
     }
 
-    /// Encodes every block, in parallel when asked to; results in block order.
+    /// Encodes every block, each into its own buffer, in parallel when asked
+    /// to; results in block order.
     fn encode_blocks(&mut self, plan: &BlockPlan<'_>) -> crate::Result<Vec<Vec<u8>>> {
-        let nthreads = (self.cparams.nthreads.max(1) as usize).min(plan.nblocks.max(1));
+        fn one(plan: &BlockPlan<'_>, w: &mut EncWorker, j: usize) -> crate::Result<Vec<u8>> {
+            let mut out = vec![0u8; plan.max_encoded(j)];
+            match plan.encode(w, j, &mut out)? {
+                Some(n) => {
+                    out.truncate(n);
+                    Ok(out)
+                }
+                None => crate::bail!(Failure, "block {j} overflowed its worst-case size"),
+            }
+        }
+        let nthreads =
+            pool::threads_for(self.cparams.nthreads, plan.total_bytes()).min(plan.nblocks.max(1));
+        if nthreads <= 1 {
+            return with_worker(|w| (0..plan.nblocks).map(|j| one(plan, w, j)).collect());
+        }
+        let mut blocks: Vec<Vec<u8>> = vec![Vec::new(); plan.nblocks];
+        let items: Vec<(usize, &mut Vec<u8>)> = blocks.iter_mut().enumerate().collect();
+        with_worker(|w| {
+            pool::run_scoped(items, nthreads, w, |w, _tid, (j, out)| {
+                *out = one(plan, w, j)?;
+                Ok(())
+            })
+        })?;
+        Ok(blocks)
+    }
+
+    /// Writes the bstarts, the optional dictionary and every encoded block
+    /// after the header; returns the chunk size, or 0 when it does not fit in
+    /// `dst`. With one thread the blocks are encoded straight into `dst`.
+    fn write_blocks(
+        &mut self,
+        plan: &BlockPlan<'_>,
+        dst: &mut [u8],
+        dict: Option<&[u8]>,
+    ) -> crate::Result<usize> {
+        // Offsets are stored as int32.
+        let cap = dst.len().min(i32::MAX as usize);
+        let dst = &mut dst[..cap];
+        let nblocks = plan.nblocks;
+        let mut at = Fmt::EXT_HEADER + 4 * nblocks;
+        if at > dst.len() {
+            return Ok(0);
+        }
+        if let Some(d) = dict {
+            if at + 4 + d.len() > dst.len() {
+                return Ok(0);
+            }
+            dst[at..at + 4].copy_from_slice(&(d.len() as i32).to_le_bytes());
+            dst[at + 4..at + 4 + d.len()].copy_from_slice(d);
+            at += 4 + d.len();
+        }
+        let nthreads =
+            pool::threads_for(self.cparams.nthreads, plan.total_bytes()).min(nblocks.max(1));
         if nthreads <= 1 {
             return with_worker(|w| {
-                (0..plan.nblocks)
-                    .map(|j| {
-                        let mut out = Vec::new();
-                        plan.encode(w, j, &mut out).map(|_| out)
-                    })
-                    .collect()
+                for j in 0..nblocks {
+                    let (bstarts, body) = dst.split_at_mut(at);
+                    let Some(n) = plan.encode(w, j, body)? else {
+                        return Ok(0);
+                    };
+                    let bs = Fmt::EXT_HEADER + 4 * j;
+                    bstarts[bs..bs + 4].copy_from_slice(&(at as i32).to_le_bytes());
+                    at += n;
+                }
+                Ok(at)
             });
         }
-        let shared = Arc::new(plan.to_static());
-        let f = Arc::new(move |j: usize| {
-            with_worker(|w| {
-                let mut out = Vec::new();
-                shared.encode(w, j, &mut out).map(|_| out)
-            })
-        });
-        pool::run_indexed(plan.nblocks, nthreads, f)
-            .into_iter()
-            .collect()
+        let blocks = self.encode_blocks(plan)?;
+        for (j, b) in blocks.iter().enumerate() {
+            let Some(d) = dst.get_mut(at..at + b.len()) else {
+                return Ok(0);
+            };
+            d.copy_from_slice(b);
+            let bs = Fmt::EXT_HEADER + 4 * j;
+            dst[bs..bs + 4].copy_from_slice(&(at as i32).to_le_bytes());
+            at += b.len();
+        }
+        Ok(at)
     }
 
     /// Compresses several buffers into one VL-block chunk (one block each).
@@ -583,8 +738,8 @@ impl Compressor {
             vl: true,
             training: false,
             dict: None,
-            src: Bytes::Borrowed(&[]),
-            vl_srcs: srcs.iter().map(|s| Bytes::Borrowed(s)).collect(),
+            src: &[],
+            vl_srcs: srcs.to_vec(),
         };
         let mut plan = plan;
         let dict = if cp.use_dict && cp.clevel > 0 {
@@ -597,8 +752,7 @@ impl Compressor {
         if raw_dict.is_some() {
             hdr.blosc2_flags |= Fmt::USEDICT;
         }
-        let blocks = self.encode_blocks(&plan)?;
-        let n = layout(dst, &mut hdr, &blocks, raw_dict.as_deref());
+        let n = self.write_blocks(&plan, dst, raw_dict.as_deref())?;
         if n == 0 {
             return Ok(0);
         }
@@ -608,29 +762,68 @@ impl Compressor {
     }
 }
 
-/// Writes bstarts, the optional dictionary and the blocks after the header;
-/// returns the chunk size, or 0 when it does not fit in `dst`.
-fn layout(dst: &mut [u8], _hdr: &mut HeaderOut, blocks: &[Vec<u8>], dict: Option<&[u8]>) -> usize {
-    let nblocks = blocks.len();
-    let mut pos = Fmt::EXT_HEADER + 4 * nblocks;
-    if let Some(d) = dict {
-        pos += 4 + d.len();
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_run_finds_any_odd_byte() {
+        for len in [0usize, 1, 7, 8, 63, 64, 65, 200, 1000] {
+            let v = vec![0xa5u8; len];
+            assert!(is_run(&v), "len {len}");
+            // (A single byte is always a run.)
+            for at in (0..len).filter(|_| len > 1) {
+                let mut w = v.clone();
+                w[at] = 0xa4;
+                assert!(!is_run(&w), "len {len}, odd byte at {at}");
+            }
+        }
     }
-    let total = pos + blocks.iter().map(Vec::len).sum::<usize>();
-    if total > dst.len() || total > i32::MAX as usize {
-        return 0;
+
+    /// Compressing repeated items with SHUFFLE (which skips the shuffle)
+    /// must give the streams that compressing the shuffled blocks with no
+    /// filter gives.
+    #[test]
+    fn repeated_items_under_shuffle_match_the_shuffled_streams() {
+        for ts in [2usize, 3, 4, 8, 16] {
+            for splitmode in [Fmt::ALWAYS_SPLIT, Fmt::NEVER_SPLIT] {
+                let item: Vec<u8> = (0..ts).map(|k| (k * 37 + 1) as u8).collect();
+                let blocksize = 256 * ts;
+                // Two whole blocks and a leftover one.
+                let data: Vec<u8> = item
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take(blocksize * 2 + 5 * ts)
+                    .collect();
+                let mut pre = vec![0u8; data.len()];
+                for (s, d) in data.chunks(blocksize).zip(pre.chunks_mut(blocksize)) {
+                    crate::filters::shuffle::shuffle(ts, s, d);
+                }
+                let cp = |filters: [u8; 6]| CParams {
+                    compcode: Codec::LZ4,
+                    typesize: ts as i32,
+                    blocksize: blocksize as i32,
+                    splitmode,
+                    filters,
+                    ..CParams::default()
+                };
+                let mut a = vec![0u8; data.len() + 64];
+                let mut b = vec![0u8; data.len() + 64];
+                let na = Compressor::new(cp([0, 0, 0, 0, 0, Fmt::SHUFFLE]))
+                    .unwrap()
+                    .compress(&data, &mut a)
+                    .unwrap();
+                let nb = Compressor::new(cp([0; 6]))
+                    .unwrap()
+                    .compress(&pre, &mut b)
+                    .unwrap();
+                assert_eq!(na, nb, "ts {ts} split {splitmode}");
+                assert_eq!(a[32..na], b[32..nb], "ts {ts} split {splitmode}");
+                let mut back = vec![0u8; data.len()];
+                super::super::decompress(&a[..na], &mut back).unwrap();
+                assert_eq!(back, data);
+            }
+        }
     }
-    let mut at = Fmt::EXT_HEADER + 4 * nblocks;
-    if let Some(d) = dict {
-        dst[at..at + 4].copy_from_slice(&(d.len() as i32).to_le_bytes());
-        dst[at + 4..at + 4 + d.len()].copy_from_slice(d);
-        at += 4 + d.len();
-    }
-    for (j, b) in blocks.iter().enumerate() {
-        let bs = Fmt::EXT_HEADER + 4 * j;
-        dst[bs..bs + 4].copy_from_slice(&(at as i32).to_le_bytes());
-        dst[at..at + b.len()].copy_from_slice(b);
-        at += b.len();
-    }
-    total
 }

@@ -17,7 +17,7 @@ use super::header::ChunkHeader;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, DecDict};
-use super::{Bytes, DParams, Fmt, PostfilterArgs, Special};
+use super::{DParams, Fmt, PostfilterArgs, Special};
 use crate::codecs::registry::CallInfo;
 use crate::codecs::{zstd, Codec};
 
@@ -50,6 +50,15 @@ struct DecWorker {
 pub struct Decompressor {
     dparams: DParams,
     maskout: Option<Vec<bool>>,
+}
+
+/// Scratch of finished helper threads, for the next parallel call.
+static SPARE_DEC: std::sync::Mutex<Vec<DecWorker>> = std::sync::Mutex::new(Vec::new());
+
+impl pool::Scratch for DecWorker {
+    fn stash() -> &'static std::sync::Mutex<Vec<Self>> {
+        &SPARE_DEC
+    }
 }
 
 thread_local! {
@@ -96,7 +105,7 @@ struct VlLayout {
 struct Prepared<'a> {
     h: ChunkHeader,
     /// The chunk (non-lazy: exactly `cbytes` bytes).
-    src: Bytes<'a>,
+    src: &'a [u8],
     hlen: usize,
     memcpyed: bool,
     special: u8,
@@ -183,7 +192,7 @@ impl<'a> Prepared<'a> {
         let leftover = h.leftover();
         let has_delta = h.filters.contains(&Fmt::DELTA);
         let mut p = Prepared {
-            src: Bytes::Borrowed(src),
+            src,
             hlen,
             memcpyed,
             special,
@@ -223,24 +232,6 @@ impl<'a> Prepared<'a> {
                     .map_or(0, |v| v.nbytes.iter().copied().max().unwrap_or(0));
         }
         Ok(p)
-    }
-
-    /// A copy that owns (shares) the chunk bytes, for the worker pool.
-    fn to_static(&self) -> Prepared<'static> {
-        Prepared {
-            h: self.h.clone(),
-            src: self.src.to_shared(),
-            hlen: self.hlen,
-            memcpyed: self.memcpyed,
-            special: self.special,
-            blocksize: self.blocksize,
-            nblocks: self.nblocks,
-            leftover: self.leftover,
-            bstarts_end: self.bstarts_end,
-            dict: self.dict.clone(),
-            vl: self.vl.clone(),
-            has_delta: self.has_delta,
-        }
     }
 
     fn bstart(&self, j: usize) -> crate::Result<i32> {
@@ -421,11 +412,17 @@ impl<'a> Prepared<'a> {
         let use_tmp = filtered || postfilter.is_some();
         let mut work = std::mem::take(&mut w.a);
         if use_tmp {
-            work.clear();
-            work.resize(bsize, 0);
+            // Every byte gets written below (streams, then the tail), so the
+            // scratch is only grown, never cleared.
+            if work.len() < bsize {
+                work.resize(bsize, 0);
+            }
+            work.truncate(bsize);
         }
         let result = (|| -> crate::Result<()> {
             let target: &mut [u8] = if use_tmp { &mut work[..] } else { &mut *out };
+            // Bytes past the last whole stream (none when the block divides).
+            target[neblock * nstreams..].fill(0);
             let mut pos = 0usize;
             for dst in target.chunks_exact_mut(neblock).take(nstreams) {
                 let csize = rd_i32(bytes, pos)?;
@@ -501,23 +498,33 @@ impl<'a> Prepared<'a> {
             return Ok(());
         }
         let r = (|| -> crate::Result<()> {
-            if filtered {
-                let ctx = BlockCtx {
-                    filters: &self.h.filters,
-                    filters_meta: &self.h.filters_meta,
-                    typesize,
-                    offset: if vl { 0 } else { offset },
-                    version: self.h.version,
-                    info,
-                };
-                pipeline::backward(&ctx, &mut work, &mut w.b, dref)?;
-            }
+            let ctx = BlockCtx {
+                filters: &self.h.filters,
+                filters_meta: &self.h.filters_meta,
+                typesize,
+                offset: if vl { 0 } else { offset },
+                version: self.h.version,
+                info,
+            };
             match postfilter {
-                Some(pf) => run_postfilter(pf, dp, &work, out, offset, j, tid, typesize),
-                None => {
-                    out.copy_from_slice(&work[..bsize]);
-                    Ok(())
+                Some(pf) => {
+                    if filtered {
+                        // The filters' result goes to `b`, the postfilter's input.
+                        let mut mid = std::mem::take(&mut w.b);
+                        mid.resize(bsize, 0);
+                        let mut spare = Vec::new();
+                        let r = pipeline::backward(&ctx, &mut work, &mut spare, dref, &mut mid)
+                            .and_then(|()| {
+                                run_postfilter(pf, dp, &mid, out, offset, j, tid, typesize)
+                            });
+                        w.b = mid;
+                        r
+                    } else {
+                        run_postfilter(pf, dp, &work, out, offset, j, tid, typesize)
+                    }
                 }
+                // Filters only: the last one writes straight into `out`.
+                None => pipeline::backward(&ctx, &mut work, &mut w.b, dref, out),
             }
         })();
         w.a = work;
@@ -660,7 +667,8 @@ impl Decompressor {
                 items.push((j, piece));
             }
         }
-        let nthreads = (dp.nthreads.max(1) as usize).min(items.len());
+        let todo: usize = items.iter().map(|(_, o)| o.len()).sum();
+        let nthreads = pool::threads_for(dp.nthreads, todo).min(items.len());
         if nthreads <= 1 {
             return with_worker(|w| {
                 for (j, out) in items.iter_mut() {
@@ -670,38 +678,14 @@ impl Decompressor {
                 Ok(())
             });
         }
-        // Pool workers get shared copies of the inputs and send blocks back.
-        let shared = Arc::new(p.to_static());
-        let dref_owned: Option<Arc<Vec<u8>>> = dref.map(|r| Arc::new(r.to_vec()));
-        let jobs: Arc<Vec<(usize, usize)>> =
-            Arc::new(items.iter().map(|(j, o)| (*j, o.len())).collect());
-        let f = {
-            let jobs = Arc::clone(&jobs);
-            Arc::new(move |k: usize| -> crate::Result<Vec<u8>> {
-                let (j, size) = jobs[k];
-                let mut out = vec![0u8; size];
-                let bytes = bytes_of(&shared, fetched.as_ref(), j)?;
-                with_worker(|w| {
-                    shared.decode_block(
-                        w,
-                        &dp,
-                        j,
-                        bytes,
-                        &mut out,
-                        dref_owned.as_deref().map(|v| &v[..]),
-                        k,
-                    )
-                })?;
-                Ok(out)
+        // Helper threads borrow the chunk and write their blocks in place.
+        let fetched = fetched.as_ref();
+        with_worker(|w| {
+            pool::run_scoped(items, nthreads, w, |w, tid, (j, out)| {
+                let bytes = bytes_of(p, fetched, j)?;
+                p.decode_block(w, &dp, j, bytes, out, dref, tid)
             })
-        };
-        for ((_, out), r) in items
-            .iter_mut()
-            .zip(pool::run_indexed(jobs.len(), nthreads, f))
-        {
-            out.copy_from_slice(&r?);
-        }
-        Ok(())
+        })
     }
 
     /// Decodes `nitems` items starting at item `start` (items of the chunk's

@@ -30,33 +30,6 @@ pub use decompress::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
 pub use special::{make_special, make_special_with};
 
-/// Bytes borrowed from the caller, or shared with pool workers.
-#[derive(Clone)]
-pub(crate) enum Bytes<'a> {
-    Borrowed(&'a [u8]),
-    Shared(Arc<[u8]>),
-}
-
-impl Bytes<'_> {
-    /// An owned (shared) copy; cheap when already shared.
-    pub(crate) fn to_shared(&self) -> Bytes<'static> {
-        match self {
-            Bytes::Borrowed(b) => Bytes::Shared(Arc::from(*b)),
-            Bytes::Shared(a) => Bytes::Shared(Arc::clone(a)),
-        }
-    }
-}
-
-impl std::ops::Deref for Bytes<'_> {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Borrowed(b) => b,
-            Bytes::Shared(a) => a,
-        }
-    }
-}
-
 /// Format constants of the reference (`blosc2.h`), as associated constants so
 /// they stay out of the generated C header.
 pub struct Fmt;

@@ -127,16 +127,27 @@ fn apply_forward(
     })
 }
 
-/// Runs the backward pipeline. `data` holds the codec output on entry and the
-/// final block on return; `tmp` is scratch of any size. `dref` is the final
-/// first block of the chunk (DELTA reference) for blocks other than the first.
+/// Runs the backward pipeline and leaves the final block in `out`. `data`
+/// holds the codec output on entry (at least `out.len()` bytes, clobbered);
+/// `tmp` is scratch of any size. The last filter writes straight into `out`,
+/// so no copy is made when a filter runs last. `dref` is the final first
+/// block of the chunk (DELTA reference) for blocks other than the first.
 pub(crate) fn backward(
     ctx: &BlockCtx<'_>,
     data: &mut Vec<u8>,
     tmp: &mut Vec<u8>,
     dref: Option<&[u8]>,
+    out: &mut [u8],
 ) -> crate::Result<()> {
-    let n = data.len();
+    let n = out.len();
+    if data.len() < n {
+        crate::bail!(FilterPipeline, "filter input shorter than the block");
+    }
+    data.truncate(n);
+    // The last slot (in decompression order) that does anything.
+    let last = (0..6).find(|&i| active_backward(ctx.filters[i]));
+    // Whether the current result is in `out` (else in `data`).
+    let mut in_out = false;
     for i in (0..6).rev() {
         let f = ctx.filters[i];
         if !active_backward(f) {
@@ -145,9 +156,16 @@ pub(crate) fn backward(
         let meta = ctx.filters_meta[i];
         let ts = ctx.typesize;
         if f == Fmt::DELTA {
-            // In place: the first block references itself, the others block 0.
+            // In place, in whichever buffer holds the result; when it is the
+            // last step, move the result to `out` first.
+            if Some(i) == last && !in_out {
+                out.copy_from_slice(data);
+                in_out = true;
+            }
+            let buf: &mut [u8] = if in_out { &mut *out } else { &mut data[..] };
+            // The first block references itself, the others block 0.
             if ctx.offset == 0 {
-                glue::delta_decode(None, 0, ts, data)?;
+                glue::delta_decode(None, 0, ts, buf)?;
             } else {
                 let Some(r) = dref else {
                     crate::bail!(FilterPipeline, "delta needs the first block of the chunk");
@@ -155,23 +173,27 @@ pub(crate) fn backward(
                 if r.len() < n {
                     crate::bail!(FilterPipeline, "delta reference shorter than the block");
                 }
-                glue::delta_decode(Some(&r[..n]), ctx.offset, ts, data)?;
+                glue::delta_decode(Some(&r[..n]), ctx.offset, ts, buf)?;
             }
             continue;
         }
-        tmp.resize(n, 0);
+        let to_out = Some(i) == last;
+        if !to_out && tmp.len() < n {
+            tmp.resize(n, 0);
+        }
+        let dst: &mut [u8] = if to_out { &mut *out } else { &mut tmp[..n] };
         match f {
             Fmt::SHUFFLE => {
                 let group = if meta == 0 { ts } else { usize::from(meta) };
-                glue::unshuffle(group, data, tmp)?;
+                glue::unshuffle(group, data, dst)?;
             }
             Fmt::BITSHUFFLE => {
-                glue::bitunshuffle(ts, data, tmp, ctx.version)?;
+                glue::bitunshuffle(ts, data, dst, ctx.version)?;
             }
             _ => match registry::filter(f) {
                 Some(entry) => entry
                     .filter
-                    .backward(data, tmp, meta, &ctx.info)
+                    .backward(data, dst, meta, &ctx.info)
                     .map_err(|e| crate::err!(FilterPipeline, "user filter {f}: {e}"))?,
                 None if (Fmt::FILTERS_GLOBAL_START..=Fmt::FILTERS_GLOBAL_STOP).contains(&f) => {
                     crate::bail!(
@@ -185,7 +207,15 @@ pub(crate) fn backward(
                 ),
             },
         }
-        std::mem::swap(data, tmp);
+        if to_out {
+            in_out = true;
+        } else {
+            tmp.truncate(n);
+            std::mem::swap(data, tmp);
+        }
+    }
+    if !in_out {
+        out.copy_from_slice(data);
     }
     Ok(())
 }

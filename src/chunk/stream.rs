@@ -9,9 +9,31 @@ use crate::codecs::{blosclz, lz4, zlib, zstd, Codec};
 pub(crate) struct CodecState {
     zc: Option<zstd::CCtx>,
     zd: Option<zstd::DCtx>,
+    deflater: Option<zlib::Deflater>,
+    inflater: Option<zlib::Inflater>,
 }
 
 impl CodecState {
+    /// Zlib compression, through a kept stream when one can be made.
+    fn zlib_compress(&mut self, src: &[u8], dst: &mut [u8], level: i32) -> usize {
+        if self.deflater.as_ref().map(zlib::Deflater::level) != Some(level) {
+            self.deflater = zlib::Deflater::new(level);
+        }
+        match &mut self.deflater {
+            Some(d) => d.compress(src, dst),
+            None => zlib::compress(src, dst, level),
+        }
+    }
+    /// Zlib decompression, through a kept stream when one can be made.
+    fn zlib_decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Option<usize> {
+        if self.inflater.is_none() {
+            self.inflater = zlib::Inflater::new();
+        }
+        match &mut self.inflater {
+            Some(i) => i.decompress(src, dst),
+            None => zlib::decompress(src, dst),
+        }
+    }
     fn zc(&mut self) -> crate::Result<&mut zstd::CCtx> {
         if self.zc.is_none() {
             self.zc = zstd::CCtx::new();
@@ -93,7 +115,7 @@ pub(crate) fn encode(
                 _ => lz4::compress_hc(src, dst, i32::from(p.clevel)),
             }
         }
-        Codec::ZLIB => zlib::compress(src, dst, i32::from(p.clevel)),
+        Codec::ZLIB => state.zlib_compress(src, dst, i32::from(p.clevel)),
         Codec::ZSTD => {
             let cctx = state.zc()?;
             match dict {
@@ -141,7 +163,7 @@ pub(crate) fn decode(
             Some(DecDict::Lz4(d)) => lz4::decompress_dict(src, dst, d),
             _ => lz4::decompress(src, dst),
         },
-        Codec::FORMAT_ZLIB => zlib::decompress(src, dst),
+        Codec::FORMAT_ZLIB => state.zlib_decompress(src, dst),
         Codec::FORMAT_ZSTD => {
             let ddict = match dict {
                 Some(DecDict::Zstd(d)) => Some(d),

@@ -891,16 +891,7 @@ fn complib_version(code: u8) -> String {
             let v = unsafe { lz4_sys::LZ4_versionNumber() };
             format!("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100)
         }
-        3 => {
-            // SAFETY: zlib returns a static NUL-terminated string.
-            let p = unsafe { libz_sys::zlibVersion() };
-            if p.is_null() {
-                "unknown".into()
-            } else {
-                // SAFETY: non-NULL, static and NUL-terminated.
-                unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-            }
-        }
+        3 => crate::codecs::zlib::version(),
         4 => {
             // SAFETY: a plain query of the linked Zstd library.
             let v = unsafe { zstd_sys::ZSTD_versionNumber() };

@@ -21,9 +21,10 @@ impl Rng {
     }
 }
 
-/// Type sizes every kernel is tested with.
+/// Type sizes every kernel is tested with (300 and 1000 go past the 255 a
+/// chunk header allows, for the stand-alone entry points and the tile limits).
 pub(crate) fn typesizes() -> Vec<usize> {
-    (1..=32).chain([64, 128, 255]).collect()
+    (1..=32).chain([64, 128, 255, 300, 1000]).collect()
 }
 
 /// Buffer lengths every kernel is tested with: all small ones, then a few

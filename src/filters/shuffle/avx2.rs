@@ -1,6 +1,11 @@
-//! AVX2 byte shuffle: the SSE2 scheme run in both 128-bit lanes at once, lane
-//! 0 on items `e0..e0 + 16` and lane 1 on items `e0 + 16..e0 + 32`, so each
-//! transposed row segment comes out as one contiguous 32-byte store.
+//! AVX2 byte shuffle: the SSE2 scheme run in both 128-bit lanes at once on
+//! groups of 32 items, so each transposed row segment comes out as one
+//! contiguous 32-byte store. Which items land in which lane depends on the
+//! kernel (whole-vector loads plus a final permute for 4, 8 and 16-byte
+//! items, split loads for the windowed sizes); 2-byte items use a byte
+//! shuffle instead of zips, and unshuffling 12-byte items packs item pairs to
+//! avoid stores that straddle cache lines. Stores go out in address order,
+//! which measured markedly faster than interleaved orders.
 
 use std::arch::x86_64::*;
 
@@ -107,28 +112,31 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     scalar::copy_tail(typesize, src, dst);
 }
 
-/// Items of `N` bytes, `N` a power of two. Returns the number of items done.
+/// Items of `N` bytes, `N` = 4, 8 or 16. Whole 32-byte loads put items in
+/// runs of `16 / N` into lane 0 alternating with runs into lane 1, so after
+/// the four zips each row holds its runs lane-interleaved; one or two
+/// permutes put them back in order. Returns the number of items done.
 ///
 /// # Safety
 /// AVX2 is available; `src` and `dst` hold at least `n * N` bytes.
 #[target_feature(enable = "avx2")]
 unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    debug_assert!(N == 4 || N == 8 || N == 16);
+    let interleave_words = _mm256_setr_epi8(
+        0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15, //
+        0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+    );
+    let interleave_bytes = _mm256_setr_epi8(
+        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, //
+        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+    );
     let groups = n / LANES;
     for g in 0..groups {
         let e0 = g * LANES;
         let mut v = [_mm256_setzero_si256(); N];
-        if N == 4 {
-            // Whole 32-byte loads: lane 0 then sees items in runs of 4
-            // alternating with lane 1, so after the zips each row's runs
-            // are interleaved back by one cross-lane permute.
-            for (a, x) in v.iter_mut().enumerate() {
-                *x = load(src, e0 * N + 32 * a);
-            }
-        } else {
-            for (a, x) in v.iter_mut().enumerate() {
-                // Items e0..e0 + 32 lie inside the buffer (e0 + 32 <= n).
-                *x = load_halves(src, e0 * N + 16 * a, (e0 + 16) * N + 16 * a);
-            }
+        for (a, x) in v.iter_mut().enumerate() {
+            // Items e0..e0 + 32 lie inside the buffer (e0 + 32 <= n).
+            *x = load(src, e0 * N + 32 * a);
         }
         for _ in 0..4 {
             zip(&mut v);
@@ -138,7 +146,17 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
                 // Runs of 4 items (dwords): lane 0 holds runs 0, 2, 4, 6.
                 _mm256_permutevar8x32_epi32(*x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
             } else {
-                *x
+                // Runs of 2 items (words) or 1 item (bytes), lane 0 holding
+                // the even runs: gather the first halves of both lanes in
+                // lane 0 and the second halves in lane 1, then interleave
+                // the two halves of each lane.
+                let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(*x);
+                let order = if N == 8 {
+                    interleave_words
+                } else {
+                    interleave_bytes
+                };
+                _mm256_shuffle_epi8(halves, order)
             };
             store(dst, j * n + e0, row);
         }
@@ -146,10 +164,11 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
     groups * LANES
 }
 
-/// Two-byte items: a byte shuffle splits each lane into its 8 low and 8 high
-/// bytes, a qword permute gathers the low and high halves of 16 items into
-/// separate lanes, and two lane permutes pair them up for 32 items.
-/// Returns the number of items done.
+/// Two-byte items, 16 per step: a byte shuffle splits each lane into its 8
+/// low and 8 high bytes, a qword permute gathers the low bytes of all 16
+/// items in lane 0 and the high bytes in lane 1, and each lane is stored to
+/// its row. (Fewer cross-lane operations than pairing two such vectors into
+/// 32-byte row stores, and measured faster.) Returns the number of items done.
 ///
 /// # Safety
 /// AVX2 is available; `src` and `dst` hold at least `n * 2` bytes.
@@ -159,26 +178,15 @@ unsafe fn shuffle_2(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
         0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, //
         0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
     );
-    // Two groups of 32 items per step, so each row gets 64 contiguous bytes.
-    let steps = n / (2 * LANES);
-    for g in 0..steps {
-        let e0 = g * 2 * LANES;
-        // Each holds [row 0 | row 1] of 16 items.
-        let mut v = [_mm256_setzero_si256(); 4];
-        for (q, x) in v.iter_mut().enumerate() {
-            let bytes = _mm256_shuffle_epi8(load(src, 2 * e0 + 32 * q), split);
-            *x = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
-        }
-        store(dst, e0, _mm256_permute2x128_si256::<0x20>(v[0], v[1]));
-        store(dst, e0 + 32, _mm256_permute2x128_si256::<0x20>(v[2], v[3]));
-        store(dst, n + e0, _mm256_permute2x128_si256::<0x31>(v[0], v[1]));
-        store(
-            dst,
-            n + e0 + 32,
-            _mm256_permute2x128_si256::<0x31>(v[2], v[3]),
-        );
+    let groups = n / 16;
+    for g in 0..groups {
+        let e0 = g * 16;
+        let bytes = _mm256_shuffle_epi8(load(src, 2 * e0), split);
+        let rows = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
+        store_lane::<0>(dst, e0, rows);
+        store_lane::<1>(dst, n + e0, rows);
     }
-    steps * 2 * LANES
+    groups * 16
 }
 
 /// Inverse of [`shuffle_pow2`], `P = log2(N)`.
@@ -313,11 +321,19 @@ unsafe fn unshuffle_12(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
         // the item in the first 12).
         for i in (0..16).step_by(2) {
             let pair = _mm256_permute2x128_si256::<0x20>(v[i], v[i + 1]);
-            store(dst, (e0 + i) * SIZE, _mm256_permutevar8x32_epi32(pair, pack));
+            store(
+                dst,
+                (e0 + i) * SIZE,
+                _mm256_permutevar8x32_epi32(pair, pack),
+            );
         }
         for i in (0..16).step_by(2) {
             let pair = _mm256_permute2x128_si256::<0x31>(v[i], v[i + 1]);
-            store(dst, (e0 + 16 + i) * SIZE, _mm256_permutevar8x32_epi32(pair, pack));
+            store(
+                dst,
+                (e0 + 16 + i) * SIZE,
+                _mm256_permutevar8x32_epi32(pair, pack),
+            );
         }
     }
     groups * LANES

@@ -1,0 +1,332 @@
+//! Metalayers, variable-length metalayers and the `caterva` metalayer codec
+//! (`caterva_meta_*`, `caterva_vlmeta_*`, `caterva_(de)serialize_meta`).
+
+use core::ffi::{c_char, c_int};
+
+use super::convert::{c_name, layer_parts, malloc_cstr};
+use super::types::*;
+use super::{array_ref, ctx_ref, nonnull, run};
+use crate::ffi::schunk::malloc_copy;
+use crate::ndarray::meta::NdMeta;
+
+/// Fills a caller's metalayer struct with `malloc`ed name and content.
+fn give(out: &mut caterva_metalayer_t, name: &str, content: &[u8]) -> crate::Result<()> {
+    let size =
+        i32::try_from(content.len()).map_err(|_| crate::err!(Failure, "metalayer too large"))?;
+    let data = malloc_copy(content)?;
+    let name = match malloc_cstr(name) {
+        Ok(n) => n,
+        Err(e) => {
+            // SAFETY: `data` was just malloc'ed and not handed out.
+            unsafe { libc::free(data.cast()) };
+            return Err(e);
+        }
+    };
+    out.sdata = data;
+    out.size = size;
+    out.name = name;
+    Ok(())
+}
+
+/// Adds a variable-length metalayer.
+///
+/// # Safety
+/// `vlmeta` is NULL or readable, with a NUL-terminated name and `size`
+/// readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn caterva_vlmeta_add(
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    vlmeta: *mut caterva_metalayer_t,
+) -> c_int {
+    run(|| {
+        // SAFETY: per the contract.
+        unsafe { ctx_ref(ctx) }?;
+        // SAFETY: per the contract.
+        let a = unsafe { array_ref(array) }?;
+        // SAFETY: per the contract.
+        let m = unsafe { nonnull(vlmeta, "vlmeta")?.as_ref() }.unwrap();
+        // SAFETY: per the contract.
+        let (name, data) = unsafe { layer_parts(m) }?;
+        a.core.add_vlmetalayer(&name, data)
+    })
+}
+
+/// Reads a variable-length metalayer; `vlmeta->name` and `vlmeta->sdata`
+/// are `malloc`ed for the caller to free.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated; `vlmeta` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn caterva_vlmeta_get(
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    name: *const c_char,
+    vlmeta: *mut caterva_metalayer_t,
+) -> c_int {
+    run(|| {
+        // SAFETY: per the contract.
+        unsafe { ctx_ref(ctx) }?;
+        // SAFETY: per the contract.
+        let a = unsafe { array_ref(array) }?;
+        // SAFETY: per the contract.
+        let name = unsafe { c_name(name) }?;
+        // SAFETY: per the contract.
+        let out = unsafe { nonnull(vlmeta, "vlmeta")?.as_mut() }.unwrap();
+        let content = a
+            .core
+            .vlmetalayer(&name)
+            .ok_or_else(|| crate::err!(MetalayerNotFound, "no vlmetalayer {name:?}"))?;
+        give(out, &name, &content)
+    })
+}
+
+/// Whether a variable-length metalayer exists.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated; `exists` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn caterva_vlmeta_exists(
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    name: *const c_char,
+    exists: *mut bool,
+) -> c_int {
+    run(|| {
+        // SAFETY: per the contract.
+        unsafe { ctx_ref(ctx) }?;
+        // SAFETY: per the contract.
+        let a = unsafe { array_ref(array) }?;
+        // SAFETY: per the contract.
+        let name = unsafe { c_name(name) }?;
+        let exists = nonnull(exists, "exists")?;
+        // SAFETY: non-NULL and writable.
+        unsafe { *exists = a.core.vlmetalayer(&name).is_some() };
+        Ok(())
+    })
+}
+
+/// Replaces the content of an existing variable-length metalayer.
+///
+/// # Safety
+/// As for [`caterva_vlmeta_add`].
+#[no_mangle]
+pub unsafe extern "C" fn caterva_vlmeta_update(
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    vlmeta: *mut caterva_metalayer_t,
+) -> c_int {
+    run(|| {
+        // SAFETY: per the contract.
+        unsafe { ctx_ref(ctx) }?;
+        // SAFETY: per the contract.
+        let a = unsafe { array_ref(array) }?;
+        // SAFETY: per the contract.
+        let m = unsafe { nonnull(vlmeta, "vlmeta")?.as_ref() }.unwrap();
+        // SAFETY: per the contract.
+        let (name, data) = unsafe { layer_parts(m) }?;
+        a.core
+            .with_schunk(|sc| sc.vlmeta_update(&name, data, None).map(|_| ()))
+    })
+}
+
+/// Reads a fixed-size metalayer; `meta->name` and `meta->sdata` are
+/// `malloc`ed for the caller to free.
+///
+/// # Safety
+/// As for [`caterva_vlmeta_get`].
+#[no_mangle]
+pub unsafe extern "C" fn caterva_meta_get(
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    name: *const c_char,
+    meta: *mut caterva_metalayer_t,
+) -> c_int {
+    run(|| {
+        // SAFETY: per the contract.
+        unsafe { ctx_ref(ctx) }?;
+        // SAFETY: per the contract.
+        let a = unsafe { array_ref(array) }?;
+        // SAFETY: per the contract.
+        let name = unsafe { c_name(name) }?;
+        // SAFETY: per the contract.
+        let out = unsafe { nonnull(meta, "meta")?.as_mut() }.unwrap();
+        let content = a
+            .core
+            .metalayer(&name)
+            .ok_or_else(|| crate::err!(MetalayerNotFound, "no metalayer {name:?}"))?;
+        give(out, &name, &content)
+    })
+}
+
+/// Whether a fixed-size metalayer exists.
+///
+/// # Safety
+/// As for [`caterva_vlmeta_exists`].
+#[no_mangle]
+pub unsafe extern "C" fn caterva_meta_exists(
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    name: *const c_char,
+    exists: *mut bool,
+) -> c_int {
+    run(|| {
+        // SAFETY: per the contract.
+        unsafe { ctx_ref(ctx) }?;
+        // SAFETY: per the contract.
+        let a = unsafe { array_ref(array) }?;
+        // SAFETY: per the contract.
+        let name = unsafe { c_name(name) }?;
+        let exists = nonnull(exists, "exists")?;
+        // SAFETY: non-NULL and writable.
+        unsafe { *exists = a.core.metalayer(&name).is_some() };
+        Ok(())
+    })
+}
+
+/// Replaces the content of a fixed-size metalayer (same size only, as in
+/// Caterva). The `caterva` and `b2nd` layers describe the geometry and
+/// cannot be replaced this way.
+///
+/// # Safety
+/// As for [`caterva_vlmeta_add`].
+#[no_mangle]
+pub unsafe extern "C" fn caterva_meta_update(
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    meta: *mut caterva_metalayer_t,
+) -> c_int {
+    run(|| {
+        // SAFETY: per the contract.
+        unsafe { ctx_ref(ctx) }?;
+        // SAFETY: per the contract.
+        let a = unsafe { array_ref(array) }?;
+        // SAFETY: per the contract.
+        let m = unsafe { nonnull(meta, "meta")?.as_ref() }.unwrap();
+        // SAFETY: per the contract.
+        let (name, data) = unsafe { layer_parts(m) }?;
+        if name == "caterva" || name == "b2nd" {
+            crate::bail!(InvalidParam, "the {name:?} layer is managed by the library");
+        }
+        a.core
+            .with_schunk(|sc| sc.meta_update(&name, data).map(|_| ()))
+    })
+}
+
+/// Prints the array's geometry on stdout, as Caterva's `caterva_print_meta`.
+///
+/// # Safety
+/// `array` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn caterva_print_meta(array: *mut caterva_array_t) -> c_int {
+    run(|| {
+        // SAFETY: per the contract.
+        let a = unsafe { array_ref(array) }?;
+        let l = a.core.layout();
+        let join = |v: Vec<String>| v.join(", ");
+        println!(
+            "Caterva metalayer parameters: \n Ndim:       {}\n Shape:      {}\n Chunkshape: {}\n Blockshape: {}",
+            l.ndim(),
+            join(l.shape.iter().map(i64::to_string).collect()),
+            join(l.chunkshape.iter().map(i32::to_string).collect()),
+            join(l.blockshape.iter().map(i32::to_string).collect()),
+        );
+        Ok(())
+    })
+}
+
+/// Encodes a geometry as a `caterva` metalayer into a `malloc`ed buffer;
+/// returns its length, or a negative value on bad input.
+///
+/// # Safety
+/// `shape`, `chunkshape`, `blockshape` are NULL or readable for `ndim`
+/// values; `smeta` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn caterva_serialize_meta(
+    ndim: i8,
+    shape: *mut i64,
+    chunkshape: *const i32,
+    blockshape: *const i32,
+    smeta: *mut *mut u8,
+) -> i32 {
+    let r = run(|| {
+        if !(0..=CATERVA_MAX_DIM as i8).contains(&ndim) {
+            crate::bail!(InvalidParam, "ndim {ndim} out of range");
+        }
+        let nd = ndim as usize;
+        let out = nonnull(smeta, "smeta")?;
+        // SAFETY: readable for ndim values per the contract.
+        let (s, c, b) = unsafe {
+            (
+                super::api_vals(shape.cast_const(), nd)?,
+                super::api_vals(chunkshape, nd)?,
+                super::api_vals(blockshape, nd)?,
+            )
+        };
+        let bytes = super::caterva_layer(s, c, b)?;
+        let p = malloc_copy(&bytes)?;
+        // SAFETY: non-NULL and writable.
+        unsafe { *out = p };
+        LAST_LEN.with(|l| l.set(bytes.len() as i32));
+        Ok(())
+    });
+    if r == CATERVA_SUCCEED {
+        LAST_LEN.with(|l| l.get())
+    } else {
+        -r
+    }
+}
+
+thread_local! {
+    /// Length of the last serialized layer (handed from the closure above).
+    static LAST_LEN: core::cell::Cell<i32> = const { core::cell::Cell::new(0) };
+}
+
+/// Decodes a `caterva` (or `b2nd`) metalayer; returns the bytes consumed
+/// (`smeta_len`) or a negative value on bad input. Output arrays get
+/// `ndim` values.
+///
+/// # Safety
+/// `smeta` is NULL or readable for `smeta_len` bytes; the outputs are NULL
+/// or writable for `CATERVA_MAX_DIM` values.
+#[no_mangle]
+pub unsafe extern "C" fn caterva_deserialize_meta(
+    smeta: *mut u8,
+    smeta_len: i32,
+    ndim: *mut i8,
+    shape: *mut i64,
+    chunkshape: *mut i32,
+    blockshape: *mut i32,
+) -> i32 {
+    let r = run(|| {
+        let p = nonnull(smeta, "smeta")?;
+        let n = usize::try_from(smeta_len)
+            .map_err(|_| crate::err!(InvalidParam, "negative smeta_len"))?;
+        // SAFETY: readable for smeta_len bytes per the contract.
+        let bytes = unsafe { core::slice::from_raw_parts(p, n) };
+        let m = NdMeta::from_meta_bytes(bytes, 1)?;
+        let nd = m.ndim();
+        if nd > CATERVA_MAX_DIM as usize {
+            crate::bail!(InvalidParam, "{nd} dimensions exceed CATERVA_MAX_DIM");
+        }
+        let (ndim, shape, chunkshape, blockshape) = (
+            nonnull(ndim, "ndim")?,
+            nonnull(shape, "shape")?,
+            nonnull(chunkshape, "chunkshape")?,
+            nonnull(blockshape, "blockshape")?,
+        );
+        // SAFETY: all non-NULL and writable for CATERVA_MAX_DIM >= nd values.
+        unsafe {
+            *ndim = nd as i8;
+            core::ptr::copy_nonoverlapping(m.shape.as_ptr(), shape, nd);
+            core::ptr::copy_nonoverlapping(m.chunkshape.as_ptr(), chunkshape, nd);
+            core::ptr::copy_nonoverlapping(m.blockshape.as_ptr(), blockshape, nd);
+        }
+        Ok(())
+    });
+    if r == CATERVA_SUCCEED {
+        smeta_len
+    } else {
+        -r
+    }
+}
