@@ -370,6 +370,21 @@ static void test_bad_contexts(void) {
   blosc2_cparams cp = cparams_for(8);
   st.cparams = &cp;
   CHECK(b2nd_create_ctx(&st, 1, huge, big, big2, NULL, 0, NULL, 0) == NULL);
+  /* Overflowing shapes and oversized chunks: as in the reference, the
+   * context is made and building an array from it fails. */
+  int64_t over[3] = {(int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40};
+  int32_t ones[3] = {1, 1, 1};
+  int64_t wide[2] = {1 << 20, 1 << 20};
+  int32_t wcs[2] = {1 << 16, 1 << 16}, wbs[2] = {1, 1};
+  b2nd_context_t *c1 = b2nd_create_ctx(&st, 3, over, ones, ones, NULL, 0, NULL, 0);
+  b2nd_context_t *c2 = b2nd_create_ctx(&st, 2, wide, wcs, wbs, NULL, 0, NULL, 0);
+  CHECK(c1 != NULL && c2 != NULL);
+  b2nd_array_t *a = NULL;
+  CHECK_EQ_INT(b2nd_empty(c1, &a), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK_EQ_INT(b2nd_empty(c2, &a), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK(a == NULL);
+  b2nd_free_ctx(c1);
+  b2nd_free_ctx(c2);
 }
 
 static void test_reshape(void) {

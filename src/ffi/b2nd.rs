@@ -45,9 +45,21 @@ use crate::Result;
 const MAX_DIM: usize = 16;
 
 /// The heap object behind every `b2nd_context_t*`.
+///
+/// The reference's `b2nd_create_ctx` rejects only malformed arguments
+/// (see [`reference_ctx_checks`]); geometry it cannot build an array from
+/// (overflowing shapes, oversized chunks) fails later, when an array is made
+/// from the context. So the core's verdict is kept and reported then.
 pub(crate) struct CtxBox {
-    ctx: Context,
+    ctx: std::result::Result<Context, crate::Error>,
     io: Option<blosc2_io>,
+}
+
+impl CtxBox {
+    /// The validated context, or the error building it gave.
+    fn get(&self) -> Result<&Context> {
+        self.ctx.as_ref().map_err(|e| e.clone())
+    }
 }
 
 /// The heap object behind every `b2nd_array_t*`.
@@ -290,6 +302,7 @@ unsafe fn ctx_from_c(
         layers.push((name, content));
     }
     let typesize = st.cparams.typesize;
+    reference_ctx_checks(shape, chunkshape, blockshape, typesize)?;
     let ctx = Context::new(
         ArrayStorage::Schunk(st),
         typesize,
@@ -299,8 +312,32 @@ unsafe fn ctx_from_c(
         dtype.as_deref(),
         dtype_format,
         layers,
-    )?;
+    );
     Ok(CtxBox { ctx, io })
+}
+
+/// The argument checks the reference's `b2nd_create_ctx` makes (it returns
+/// NULL for these): negative extents, a zero blockshape under a non-zero
+/// chunkshape, and a block whose byte size overflows `int32_t`.
+fn reference_ctx_checks(
+    shape: &[i64],
+    chunkshape: &[i32],
+    blockshape: &[i32],
+    typesize: i32,
+) -> Result<()> {
+    for ((&s, &c), &b) in shape.iter().zip(chunkshape).zip(blockshape) {
+        if s < 0 || c < 0 || b < 0 {
+            crate::bail!(InvalidParam, "negative shape, chunkshape or blockshape");
+        }
+        if b == 0 && c != 0 {
+            crate::bail!(InvalidParam, "blockshape 0 under a non-zero chunkshape");
+        }
+    }
+    blockshape
+        .iter()
+        .try_fold(typesize, |acc, &b| acc.checked_mul(b))
+        .ok_or_else(|| crate::err!(InvalidParam, "blockshape product overflows the blocksize"))?;
+    Ok(())
 }
 
 /// Creates the parameters of a new array: where and how its super-chunk is
@@ -379,7 +416,7 @@ unsafe fn create(
         if out.is_null() {
             crate::bail!(NullPointer, "array is NULL");
         }
-        let a = make(&c.ctx)?;
+        let a = make(c.get()?)?;
         let p = ArrayBox::into_c(a, c.io)?;
         // SAFETY: `out` is non-NULL and writable per the contract.
         unsafe { put_array(out, p) };

@@ -224,7 +224,11 @@ pub unsafe extern "C" fn b2nd_get_slice(
     unsafe {
         derive(src, array, c.io, |a| {
             let n = a.ndim();
-            a.get_slice(&c.ctx, coords(start, n, "start")?, coords(stop, n, "stop")?)
+            a.get_slice(
+                c.get()?,
+                coords(start, n, "start")?,
+                coords(stop, n, "stop")?,
+            )
         })
     }
 }
@@ -309,7 +313,7 @@ pub unsafe extern "C" fn b2nd_copy(
         Err(e) => return crate::ffi::report(&e),
     };
     // SAFETY: forwarded contract.
-    unsafe { derive(src, array, c.io, |a| a.copy(&c.ctx)) }
+    unsafe { derive(src, array, c.io, |a| a.copy(c.get()?)) }
 }
 
 /// `src1` followed by `src2` along `axis`: a new array made with `ctx` when
@@ -350,7 +354,7 @@ pub unsafe extern "C" fn b2nd_concatenate(
             let c = unsafe { context(ctx) }?;
             let made = run(a1, &mut |x, y| {
                 let ax = axis_of(axis, x.ndim())?;
-                Ok(Some(NdArray::concatenate(&c.ctx, x, y.unwrap_or(x), ax)?))
+                Ok(Some(NdArray::concatenate(c.get()?, x, y.unwrap_or(x), ax)?))
             })?;
             let Some(made) = made else {
                 crate::bail!(Failure, "concatenation gave no array");
