@@ -1,6 +1,6 @@
 /* b2nd demo: a 3-D float64 array written to disk, reopened and sliced.
  *
- *   demo [path]     (default: demo.b2nd in the current directory)
+ *   demo [path]     (default: demo.b2nd in $TMPDIR, else /tmp)
  *
  * Returns non-zero on any error. */
 #include <b2nd.h>
@@ -17,7 +17,10 @@
   } while (0)
 
 int main(int argc, char **argv) {
-  const char *path = argc > 1 ? argv[1] : "demo.b2nd";
+  char default_path[1024];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(default_path, sizeof default_path, "%s/demo.b2nd", tmp && *tmp ? tmp : "/tmp");
+  const char *path = argc > 1 ? argv[1] : default_path;
   int64_t shape[3] = {50, 80, 60};
   int32_t chunkshape[3] = {20, 40, 30};
   int32_t blockshape[3] = {10, 10, 30};
