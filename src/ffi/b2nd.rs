@@ -748,3 +748,6 @@ pub unsafe extern "C" fn b2nd_refresh(array: *mut b2nd_array_t) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { with_array(array, |a| a.refresh().map(|_| ())) }
 }
+
+#[cfg(test)]
+mod tests;
