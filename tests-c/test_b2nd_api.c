@@ -570,6 +570,21 @@ static void test_meta_and_schunk(void) {
   CHECK_EQ_INT(b2nd_deserialize_meta(NULL, len, &ndim, sh, c2, b2, &dtype, &fmt),
                BLOSC2_ERROR_NULL_POINTER);
   CHECK_EQ_INT(b2nd_serialize_meta(3, shape, cs, bs, "<f4", -1, &smeta), BLOSC2_ERROR_FAILURE);
+  /* Invalid dtype entries: a wrong string marker, a length past the end. */
+  uint8_t *bad = malloc((size_t)len);
+  memcpy(bad, smeta, (size_t)len);
+  bad[len - 3 - 5] = 0xd9;
+  CHECK_EQ_INT(b2nd_deserialize_meta(bad, len, &ndim, sh, c2, b2, &dtype, &fmt),
+               BLOSC2_ERROR_FAILURE);
+  CHECK(dtype == NULL);
+  memcpy(bad, smeta, (size_t)len);
+  bad[len - 3 - 1] = 0x7f;
+  CHECK_EQ_INT(b2nd_deserialize_meta(bad, len, &ndim, sh, c2, b2, &dtype, &fmt),
+               BLOSC2_ERROR_FAILURE);
+  CHECK(dtype == NULL);
+  free(bad);
+  /* Without dtype outputs only the geometry is read. */
+  CHECK(b2nd_deserialize_meta(smeta, len, &ndim, sh, c2, b2, NULL, NULL) > 0);
 
   /* from_schunk: a super-chunk with that metalayer and the right chunks. */
   blosc2_cparams cp = cparams_for(4);
