@@ -4,20 +4,8 @@
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
 use b2nd::Error;
 
-/// Small deterministic generator so failures reproduce.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+mod common;
+use common::XorShift;
 
 fn sample_data(len: usize) -> Vec<u8> {
     // Text-like data: compresses with literals, near matches and runs.

@@ -7,48 +7,12 @@
 //! elsewhere in the crate.
 
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
-use sha2::{Digest, Sha256};
-use std::path::PathBuf;
 
-fn shared_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("B2ND_SHARED") {
-        return PathBuf::from(dir);
-    }
-    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if beside.exists() {
-        beside
-    } else {
-        PathBuf::from("/work/shared")
-    }
-}
-
-fn manifest_digest(file: &str, part: &str) -> (usize, String) {
-    let text = std::fs::read_to_string(shared_dir().join("fixtures/MANIFEST.tsv")).unwrap();
-    for line in text.lines() {
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() >= 5 && cols[0] == file && cols[1] == part {
-            return (cols[2].parse().unwrap(), cols[4].to_string());
-        }
-    }
-    panic!("{file} not in MANIFEST.tsv");
-}
+mod common;
+use common::{manifest_row, read_fixture, sha256_hex, unshuffle, ManifestRow};
 
 fn le_i32(b: &[u8], at: usize) -> i32 {
     i32::from_le_bytes(b[at..at + 4].try_into().unwrap())
-}
-
-/// Reverses the byte shuffle of `src` (elements of `typesize` bytes, stored
-/// byte plane by byte plane); trailing bytes that do not fill an element are
-/// stored as is.
-fn unshuffle(src: &[u8], typesize: usize) -> Vec<u8> {
-    let n = src.len() / typesize;
-    let mut out = src.to_vec();
-    for i in 0..n {
-        for b in 0..typesize {
-            out[i * typesize + b] = src[b * n + i];
-        }
-    }
-    out
 }
 
 /// One compressed stream of a block, as found in the chunk.
@@ -130,17 +94,14 @@ fn decode_chunk(chunk: &[u8]) -> (Vec<u8>, Vec<Stream<'_>>) {
     (out, streams)
 }
 
-fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 fn check_fixture(name: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
     let rel = format!("c-blosc2-compat/{name}");
-    let chunk = std::fs::read(shared_dir().join("fixtures").join(&rel)).unwrap();
-    let (len, digest) = manifest_digest(&rel, "-");
+    let chunk = read_fixture(&rel);
+    let ManifestRow {
+        nbytes: len,
+        digest,
+        ..
+    } = manifest_row(&rel, "-");
     let (data, streams) = decode_chunk(&chunk);
     assert_eq!(data.len(), len, "{name}: decoded length");
     assert_eq!(
@@ -187,7 +148,7 @@ fn blosc2_3_0_0() {
 #[test]
 fn frame_simple_blosclz_chunks() {
     let rel = "frames/frame_simple-blosclz.b2frame";
-    let frame = std::fs::read(shared_dir().join("fixtures").join(rel)).unwrap();
+    let frame = read_fixture(rel);
     let mut starts = Vec::new();
     let mut p = 0;
     while p + 32 <= frame.len() {
@@ -207,7 +168,11 @@ fn frame_simple_blosclz_chunks() {
     for (i, &start) in starts.iter().enumerate() {
         let cbytes = le_i32(&frame, start + 12) as usize;
         let (data, streams) = decode_chunk(&frame[start..start + cbytes]);
-        let (len, digest) = manifest_digest(rel, &format!("chunk {i}"));
+        let ManifestRow {
+            nbytes: len,
+            digest,
+            ..
+        } = manifest_row(rel, &format!("chunk {i}"));
         assert_eq!(data.len(), len, "chunk {i}: decoded length");
         assert_eq!(sha256_hex(&data), digest, "chunk {i}: digest");
         exercised += streams.iter().filter(|s| s.packed.is_some()).count();

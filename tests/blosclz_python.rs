@@ -8,20 +8,9 @@
 //! prints a note and checks nothing else.
 
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
-use std::path::PathBuf;
-use std::process::Command;
 
-fn python() -> Option<PathBuf> {
-    let p = std::env::var("B2ND_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from("/tmp/venv/bin/python"));
-    let ok = Command::new(&p)
-        .args(["-c", "import blosc2"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    ok.then_some(p)
-}
+mod common;
+use common::{python_oracle, run_python, TempDir, XorShift};
 
 /// For every `<dir>/<name>.in` and level 1..=9, writes `<name>.<level>.out`:
 /// the BloscLZ stream, or one of the words `stored` (kept uncompressed) and
@@ -52,17 +41,6 @@ for f in sorted(d.glob("*.in")):
         else:
             out.write_bytes(c[bstart + 4:bstart + 4 + csize])
 "#;
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 fn inputs() -> Vec<(String, Vec<u8>)> {
     let mut rng = XorShift(0xB10C);
@@ -123,27 +101,15 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn encoder_matches_the_reference_byte_for_byte() {
-    let Some(py) = python() else {
-        println!("note: python with blosc2 not found (set B2ND_PYTHON); comparison skipped");
+    let Some(py) = python_oracle("comparison") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("b2nd_blosclz_py_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("blosclz_py");
     let cases = inputs();
     for (name, data) in &cases {
         std::fs::write(dir.join(format!("{name}.in")), data).unwrap();
     }
-    let out = Command::new(&py)
-        .arg("-c")
-        .arg(ORACLE)
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "oracle failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_python(&py, ORACLE, &[dir.path()]);
 
     let (mut compared, mut streams) = (0, 0);
     let mut failures = Vec::new();
@@ -186,7 +152,7 @@ fn encoder_matches_the_reference_byte_for_byte() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     println!("compared {compared} cases, {streams} of them compressed streams");
     assert!(
         failures.is_empty(),

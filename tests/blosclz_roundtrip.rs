@@ -3,27 +3,8 @@
 
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-fn shuffle(src: &[u8], typesize: usize) -> Vec<u8> {
-    let n = src.len() / typesize;
-    let mut out = src.to_vec();
-    for i in 0..n {
-        for b in 0..typesize {
-            out[b * n + i] = src[i * typesize + b];
-        }
-    }
-    out
-}
+mod common;
+use common::{shuffle, XorShift};
 
 fn ramp_i32(len: usize) -> Vec<u8> {
     (0..len / 4 + 1)

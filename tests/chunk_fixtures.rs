@@ -3,49 +3,18 @@
 //! (getitem, block masks) agree with the full decode.
 
 use b2nd::chunk::{ChunkHeader, DParams, Decompressor};
-use sha2::{Digest, Sha256};
-use std::path::PathBuf;
 
-fn shared() -> PathBuf {
-    if let Ok(p) = std::env::var("B2ND_SHARED") {
-        return PathBuf::from(p);
-    }
-    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if local.join("fixtures").exists() {
-        return local;
-    }
-    PathBuf::from("/work/shared")
-}
+mod common;
+use common::{manifest, read_fixture, sha256_hex, ManifestRow};
 
-struct Row {
-    file: String,
-    nbytes: usize,
-    covered: usize,
-    digest: String,
-}
-
-fn chunk_rows() -> Vec<Row> {
-    let manifest =
-        std::fs::read_to_string(shared().join("fixtures/MANIFEST.tsv")).expect("MANIFEST.tsv");
-    manifest
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            let is_chunk =
-                f[0].ends_with(".cdata") && f[1] == "-" && !f[0].ends_with("shuffle-2.20.0.cdata");
-            is_chunk.then(|| Row {
-                file: f[0].to_string(),
-                nbytes: f[2].parse().unwrap(),
-                covered: f[3].parse().unwrap(),
-                digest: f[4].to_string(),
-            })
+/// The MANIFEST rows of whole chunks (the raw shuffle fixtures are not chunks).
+fn chunk_rows() -> Vec<ManifestRow> {
+    manifest()
+        .into_iter()
+        .filter(|r| {
+            r.file.ends_with(".cdata") && r.part == "-" && !r.file.ends_with("shuffle-2.20.0.cdata")
         })
         .collect()
-}
-
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[test]
@@ -62,7 +31,7 @@ fn every_fixture_chunk_decodes_to_its_digest() {
             ..DParams::default()
         });
         for r in &rows {
-            let chunk = std::fs::read(shared().join("fixtures").join(&r.file)).unwrap();
+            let chunk = read_fixture(&r.file);
             let h = ChunkHeader::parse(&chunk).unwrap_or_else(|e| panic!("{}: {e}", r.file));
             assert_eq!(h.nbytes(), r.nbytes, "{}", r.file);
             let mut out = vec![0u8; r.nbytes];
@@ -71,7 +40,7 @@ fn every_fixture_chunk_decodes_to_its_digest() {
                 .unwrap_or_else(|e| panic!("{}: {e}", r.file));
             assert_eq!(n, r.nbytes);
             assert_eq!(
-                hex(&Sha256::digest(&out[..r.covered])),
+                sha256_hex(&out[..r.covered]),
                 r.digest,
                 "{} (nthreads {nthreads})",
                 r.file
@@ -84,7 +53,7 @@ fn every_fixture_chunk_decodes_to_its_digest() {
 fn fixture_partial_decodes_match_full_decode() {
     let mut dec = Decompressor::new(DParams::default());
     for r in chunk_rows() {
-        let chunk = std::fs::read(shared().join("fixtures").join(&r.file)).unwrap();
+        let chunk = read_fixture(&r.file);
         let h = ChunkHeader::parse(&chunk).unwrap();
         let mut full = vec![0u8; r.nbytes];
         dec.decompress(&chunk, &mut full).unwrap();

@@ -8,8 +8,10 @@
 
 use b2nd::chunk::{self, CParams, Compressor, DParams, Decompressor};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+
+mod common;
+use common::{fixtures_dir, manifest_row, python_oracle, run_python, sha256_hex, TempDir};
 
 const PY_SCRIPT: &str = r#"
 import sys, os, blosc2
@@ -38,18 +40,6 @@ for line in open(os.path.join(d, "spec.txt")):
         except Exception as e:
             open(os.path.join(d, cid + ".rsdecerr"), "w").write(str(e))
 "#;
-
-fn python() -> Option<PathBuf> {
-    let p = std::env::var("B2ND_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from("/tmp/venv/bin/python"));
-    let ok = Command::new(&p)
-        .args(["-c", "import blosc2"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    ok.then_some(p)
-}
 
 /// Deterministic test data: smooth (a slow ramp of items), random, constant.
 pub fn make_data(kind: usize, size: usize, typesize: usize) -> Vec<u8> {
@@ -168,9 +158,7 @@ struct Outcome {
 }
 
 fn run_matrix(py: &Path, cases: &[Case], tag: &str) -> Outcome {
-    let dir = std::env::temp_dir().join(format!("b2nd_chunk_py_{tag}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new(&format!("chunk_py_{tag}"));
     let mut spec = String::new();
     let mut failures = Vec::new();
     for (i, c) in cases.iter().enumerate() {
@@ -208,14 +196,7 @@ fn run_matrix(py: &Path, cases: &[Case], tag: &str) -> Outcome {
         .unwrap();
     }
     std::fs::write(dir.join("spec.txt"), spec).unwrap();
-    let script = dir.join("x.py");
-    std::fs::write(&script, PY_SCRIPT).unwrap();
-    let out = Command::new(py).arg(&script).arg(&dir).output().unwrap();
-    assert!(
-        out.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_python(py, PY_SCRIPT, &[dir.path()]);
 
     let mut identical = 0;
     let mut quirky = 0;
@@ -341,11 +322,6 @@ fn run_matrix(py: &Path, cases: &[Case], tag: &str) -> Outcome {
             }
         }
     }
-    if std::env::var("B2ND_KEEP").is_err() {
-        let _ = std::fs::remove_dir_all(&dir);
-    } else {
-        println!("kept {}", dir.display());
-    }
     Outcome {
         total: cases.len(),
         identical,
@@ -401,8 +377,7 @@ fn codecs_under_test() -> Vec<u8> {
 
 #[test]
 fn python_cross_check_matrix() {
-    let Some(py) = python() else {
-        println!("note: python with blosc2 not found (set B2ND_PYTHON); cross-check skipped");
+    let Some(py) = python_oracle("cross-check") else {
         return;
     };
     let cases = matrix(&codecs_under_test());
@@ -412,8 +387,7 @@ fn python_cross_check_matrix() {
 
 #[test]
 fn python_cross_check_dicts_and_blocksizes() {
-    let Some(py) = python() else {
-        println!("note: python with blosc2 not found (set B2ND_PYTHON); cross-check skipped");
+    let Some(py) = python_oracle("cross-check") else {
         return;
     };
     let mut cases = Vec::new();
@@ -511,44 +485,17 @@ for name in ["varchunks-lz4-3.0.0.b2frame", "vlblocks-lz4-fixed-3.0.0.b2frame", 
         open(os.path.join(out, "%s.%d" % (name, i)), "wb").write(s.get_chunk(i))
 "#;
 
-fn shared() -> PathBuf {
-    if let Ok(p) = std::env::var("B2ND_SHARED") {
-        return PathBuf::from(p);
-    }
-    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if local.join("fixtures").exists() {
-        return local;
-    }
-    PathBuf::from("/work/shared")
-}
-
 /// Chunks of the reference's frame fixtures (VL blocks, variable chunk
 /// sizes): they decode to the MANIFEST digests, and compressing the decoded
 /// data again gives the very same bytes.
 #[test]
 fn frame_fixture_chunks_decode_and_recompress_identically() {
-    use sha2::{Digest, Sha256};
-    let Some(py) = python() else {
-        println!("note: python with blosc2 not found (set B2ND_PYTHON); check skipped");
+    let Some(py) = python_oracle("check") else {
         return;
     };
-    let fx = shared().join("fixtures");
-    let dir = std::env::temp_dir().join(format!("b2nd_chunk_frames_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("x.py");
-    std::fs::write(&script, PY_EXTRACT).unwrap();
-    let out = Command::new(&py)
-        .arg(&script)
-        .arg(fx.join("c-blosc2-compat"))
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let manifest = std::fs::read_to_string(fx.join("MANIFEST.tsv")).unwrap();
+    let dir = TempDir::new("chunk_frames");
+    let compat = fixtures_dir().join("c-blosc2-compat");
+    run_python(&py, PY_EXTRACT, &[compat.as_path(), dir.path()]);
     let mut checked = 0;
     for name in [
         "varchunks-lz4-3.0.0.b2frame",
@@ -565,20 +512,12 @@ fn frame_fixture_chunks_decode_and_recompress_identically() {
         let mut z = Compressor::new(cp).unwrap();
         for i in 0..5 {
             let c = std::fs::read(dir.join(format!("{name}.{i}"))).unwrap();
-            let row = manifest
-                .lines()
-                .find(|l| l.starts_with(&format!("c-blosc2-compat/{name}\tchunk {i}\t")))
-                .expect("manifest row");
-            let digest = row.split('\t').nth(4).unwrap();
+            let row = manifest_row(&format!("c-blosc2-compat/{name}"), &format!("chunk {i}"));
             let h = chunk::ChunkHeader::parse(&c).unwrap();
             let mut d = Decompressor::new(DParams::default());
             let mut plain = vec![0u8; h.nbytes()];
             d.decompress(&c, &mut plain).unwrap();
-            let hex: String = Sha256::digest(&plain)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            assert_eq!(hex, digest, "{name} chunk {i}");
+            assert_eq!(sha256_hex(&plain), row.digest, "{name} chunk {i}");
             let mut again = vec![0u8; plain.len() + 64];
             let n = if h.vl_blocks() {
                 let blocks = d.decompress_vl(&c).unwrap();
@@ -593,5 +532,4 @@ fn frame_fixture_chunks_decode_and_recompress_identically() {
         }
     }
     assert_eq!(checked, 15);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -27,7 +27,7 @@ const UNGUARDED_OK: &[(&str, &str)] = &[
 ];
 
 /// Names of the guard helpers (and wrappers built on them) an export may call.
-const GUARDS: &[&str] = &["guard", "guard_code", "run", "run_ptr", "run_int", "run_code", "with_"];
+const GUARDS: &[&str] = &["guard", "guard_code", "run", "run_ptr", "run_int", "run_code", "with_", "set_global", "get_global"];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("src/ffi readable") {

@@ -3,42 +3,24 @@
 //! values computed independently here.
 
 use b2nd::filters::{bitshuffle, delta, shuffle, trunc_prec};
-use sha2::{Digest, Sha256};
-use std::path::PathBuf;
+
+mod common;
+use common::{read_fixture, sha256_hex};
 
 /// SHA-256 of the int32 ramp 0..999999 (little-endian), from MANIFEST.tsv.
 const RAMP_SHA256: &str = "02e21fa3c89fa7d7b61826918a8bd35d3127827b4ef3f3ee47ade5e64e3c2a80";
 
-fn shared_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("B2ND_SHARED") {
-        return PathBuf::from(dir);
-    }
-    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if beside.is_dir() {
-        return beside;
-    }
-    PathBuf::from("/work/shared")
-}
-
 fn fixture(name: &str) -> Vec<u8> {
-    let path = shared_dir().join("fixtures/c-blosc2-compat").join(name);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+    read_fixture(&format!("c-blosc2-compat/{name}"))
 }
 
 fn ramp() -> Vec<u8> {
     (0..1_000_000i32).flat_map(|v| v.to_le_bytes()).collect()
 }
 
-fn hex_sha256(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[test]
 fn ramp_digest_is_the_manifest_one() {
-    assert_eq!(hex_sha256(&ramp()), RAMP_SHA256);
+    assert_eq!(sha256_hex(&ramp()), RAMP_SHA256);
 }
 
 #[test]
@@ -47,7 +29,7 @@ fn byte_shuffle_fixture() {
     assert_eq!(cdata.len(), 4_000_000);
     let mut plain = vec![0u8; cdata.len()];
     shuffle::unshuffle(4, &cdata, &mut plain);
-    assert_eq!(hex_sha256(&plain), RAMP_SHA256);
+    assert_eq!(sha256_hex(&plain), RAMP_SHA256);
     let mut again = vec![0u8; cdata.len()];
     shuffle::shuffle(4, &ramp(), &mut again);
     assert!(
@@ -62,7 +44,7 @@ fn bit_shuffle_fixture() {
     assert_eq!(cdata.len(), 4_000_000);
     let mut plain = vec![0u8; cdata.len()];
     bitshuffle::bitunshuffle(4, &cdata, &mut plain).unwrap();
-    assert_eq!(hex_sha256(&plain), RAMP_SHA256);
+    assert_eq!(sha256_hex(&plain), RAMP_SHA256);
     let mut again = vec![0u8; cdata.len()];
     bitshuffle::bitshuffle(4, &ramp(), &mut again).unwrap();
     assert!(
@@ -139,7 +121,13 @@ fn delta_across_blocks() {
 
 #[test]
 fn trunc_prec_positive_and_negative() {
-    let vals32 = [1.0f32, -std::f32::consts::PI, 1.0e-30, 123_456.79, f32::INFINITY];
+    let vals32 = [
+        1.0f32,
+        -std::f32::consts::PI,
+        1.0e-30,
+        123_456.79,
+        f32::INFINITY,
+    ];
     let src: Vec<u8> = vals32.iter().flat_map(|v| v.to_le_bytes()).collect();
     let mut dst = vec![0u8; src.len()];
     for (prec, zeroed) in [(10i8, 13u32), (23, 0), (1, 22), (-5, 5), (-22, 22)] {

@@ -3,19 +3,8 @@
 
 use b2nd::ndarray::copy_nd;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: i64) -> i64 {
-        (self.next() % n as u64) as i64
-    }
-}
+mod common;
+use common::Rng;
 
 /// Item-by-item reference: visit every item of the box in C order.
 #[allow(clippy::too_many_arguments)]

@@ -4,19 +4,8 @@
 use b2nd::ndarray::geometry::padded;
 use b2nd::ndarray::{Geometry, NdMeta};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: i64) -> i64 {
-        (self.next() % n as u64) as i64
-    }
-}
+mod common;
+use common::Rng;
 
 fn round_up(x: i64, m: i64) -> i64 {
     (x + m - 1) / m * m
@@ -44,18 +33,7 @@ fn random_shapes_match_an_independent_derivation() {
     for _ in 0..5000 {
         let n = rng.below(6) as usize;
         let ts = 1 + rng.below(16) as i32;
-        let mut shape = vec![0i64; n];
-        let mut chunks = vec![0i32; n];
-        let mut blocks = vec![0i32; n];
-        for i in 0..n {
-            shape[i] = if rng.below(8) == 0 {
-                0
-            } else {
-                1 + rng.below(30)
-            };
-            chunks[i] = 1 + rng.below(12) as i32;
-            blocks[i] = 1 + rng.below(chunks[i] as i64) as i32;
-        }
+        let (shape, chunks, blocks) = rng.layout(n, 8, 30, 12);
         let g = Geometry::new(&shape, &chunks, &blocks, ts).unwrap();
         let c: Vec<i64> = chunks.iter().map(|&x| x as i64).collect();
         let b: Vec<i64> = blocks.iter().map(|&x| x as i64).collect();

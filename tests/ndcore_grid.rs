@@ -4,26 +4,8 @@
 
 use b2nd::ndarray::{block_mask, Geometry, Grid};
 
-/// xorshift64*: deterministic test randomness without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: i64) -> i64 {
-        (self.next() % n as u64) as i64
-    }
-    /// A random sub-range [a, b) of [0, n).
-    fn range(&mut self, n: i64) -> (i64, i64) {
-        let a = self.below(n + 1);
-        let b = a + self.below(n - a + 1);
-        (a, b)
-    }
-}
+mod common;
+use common::Rng;
 
 /// What the walker must report for one cell.
 #[derive(Debug, PartialEq, Eq)]

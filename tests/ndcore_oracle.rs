@@ -3,40 +3,14 @@
 //! `/tmp/venv/bin/python`; otherwise each test prints a note and passes.
 
 use b2nd::ndarray::{Geometry, NdMeta};
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::Path;
 
-fn python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("B2ND_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp/venv/bin/python"));
-    if candidate.exists() {
-        Some(candidate)
-    } else {
-        eprintln!(
-            "note: python-blosc2 oracle not found ({}); oracle test skipped",
-            candidate.display()
-        );
-        None
-    }
-}
+mod common;
+use common::{hex, python_oracle, TempDir, XorShift};
 
-fn run_python(py: &PathBuf, script: &str) -> String {
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(script)
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+/// The oracle's output for `script` (run with no arguments).
+fn run_python(py: &Path, script: &str) -> String {
+    common::run_python::<&str>(py, script, &[])
 }
 
 /// (shape, chunkshape, blockshape, numpy dtype expression, dtype string the
@@ -96,7 +70,7 @@ fn tuple(v: &[impl std::fmt::Display]) -> String {
 }
 
 /// The oracle's view of every case: metalayer bytes and geometry.
-fn oracle_lines(py: &PathBuf) -> Vec<Vec<String>> {
+fn oracle_lines(py: &Path) -> Vec<Vec<String>> {
     let mut script = String::from(
         "import blosc2\nfrom blosc2 import blosc2_ext\n\
          def t(x): return ','.join(str(v) for v in x)\n",
@@ -129,7 +103,9 @@ fn ints(s: &str) -> Vec<i64> {
 
 #[test]
 fn metalayer_bytes_and_geometry_match_python_blosc2() {
-    let Some(py) = python() else { return };
+    let Some(py) = python_oracle("oracle test") else {
+        return;
+    };
     let lines = oracle_lines(&py);
     assert_eq!(lines.len(), CASES.len());
     for ((shape, chunks, blocks, _, dtype, typesize), line) in CASES.iter().zip(&lines) {
@@ -171,8 +147,11 @@ fn metalayer_bytes_and_geometry_match_python_blosc2() {
 /// The exact scenario of the brief: an on-disk array reopened by the oracle.
 #[test]
 fn on_disk_array_metalayer_matches() {
-    let Some(py) = python() else { return };
-    let path = std::env::temp_dir().join(format!("ndcore_oracle_{}.b2nd", std::process::id()));
+    let Some(py) = python_oracle("oracle test") else {
+        return;
+    };
+    let dir = TempDir::new("ndcore_oracle");
+    let path = dir.join("array.b2nd");
     let script = format!(
         "import blosc2\nfrom blosc2 import blosc2_ext\n\
          blosc2.zeros((10,20), chunks=(5,10), blocks=(2,5), dtype='f8', urlpath={:?}, mode='w')\n\
@@ -183,7 +162,7 @@ fn on_disk_array_metalayer_matches() {
         path.display().to_string()
     );
     let out = run_python(&py, &script);
-    let _ = std::fs::remove_file(&path);
+    drop(dir);
     let mut lines = out.lines();
     let ours = NdMeta::new(vec![10, 20], vec![5, 10], vec![2, 5], "<f8", 0)
         .to_b2nd_bytes()
@@ -200,14 +179,11 @@ fn on_disk_array_metalayer_matches() {
 /// metalayer bytes and geometry against the oracle, in one python run.
 #[test]
 fn random_arrays_match_python_blosc2() {
-    let Some(py) = python() else { return };
-    let mut x = 0x0bad_5eed_u64;
-    let mut below = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % n) as i64
+    let Some(py) = python_oracle("oracle test") else {
+        return;
     };
+    let mut rng = XorShift(0x0bad_5eed);
+    let mut below = |n: u64| (rng.next() % n) as i64;
     let dtypes = [
         ("'u1'", "|u1", 1),
         ("'<i2'", "<i2", 2),

@@ -6,19 +6,8 @@
 
 use b2nd::ndarray::{copy_nd, Geometry};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: i64) -> i64 {
-        (self.next() % n as u64) as i64
-    }
-}
+mod common;
+use common::Rng;
 
 fn unravel(mut k: i64, dims: &[i64]) -> Vec<i64> {
     let mut out = vec![0; dims.len()];
@@ -138,18 +127,7 @@ fn scatter_and_gather_random_arrays() {
     for _ in 0..400 {
         let n = rng.below(5) as usize;
         let ts = [1i32, 2, 4, 8, 13][rng.below(5) as usize];
-        let mut shape = vec![0i64; n];
-        let mut chunks = vec![0i32; n];
-        let mut blocks = vec![0i32; n];
-        for i in 0..n {
-            shape[i] = if rng.below(10) == 0 {
-                0
-            } else {
-                1 + rng.below(9)
-            };
-            chunks[i] = 1 + rng.below(6) as i32;
-            blocks[i] = 1 + rng.below(chunks[i] as i64) as i32;
-        }
+        let (shape, chunks, blocks) = rng.layout(n, 10, 9, 6);
         let g = Geometry::new(&shape, &chunks, &blocks, ts).unwrap();
         let dense: Vec<u8> = (0..g.nitems as usize * ts as usize)
             .map(|_| rng.next() as u8)

@@ -9,10 +9,11 @@
 //! ignored).
 
 use super::chunk::{
-    chunk_slice, compcode_of, dst_slice, header_slice, run, src_slice, trusted_chunk,
+    chunk_slice, compcode_of, dst_for_chunk, getitem_on, header_slice, src_dst_slices, src_slice,
+    trusted_chunk,
 };
-use super::guard;
 use super::types::blosc_threads_callback;
+use super::{guard, guard_code};
 use crate::chunk::{CParams, ChunkHeader, Compressor, DParams, Decompressor};
 use crate::global;
 use core::ffi::{c_char, c_int, c_void, CStr};
@@ -50,21 +51,28 @@ pub(crate) mod env_overrides {
         var(name).map(|s| strtol(&s))
     }
 
+    /// An integer variable of at least `min`, clamped to `max`.
+    fn int_at_least(name: &str, min: i64, max: i64) -> Option<i64> {
+        int(name).filter(|&v| v >= min).map(|v| v.min(max))
+    }
+
     /// `BLOSC_CLEVEL` (values >= 0).
     pub(crate) fn clevel() -> Option<i32> {
-        int("BLOSC_CLEVEL")
-            .filter(|&v| v >= 0)
-            .map(|v| v.min(i64::from(i32::MAX)) as i32)
+        int_at_least("BLOSC_CLEVEL", 0, i64::from(i32::MAX)).map(|v| v as i32)
+    }
+
+    /// A variable holding one of the words of `table`, as its value.
+    fn word(name: &str, table: &[(&str, i32)]) -> Option<i32> {
+        let v = var(name)?;
+        table.iter().find(|(w, _)| *w == v).map(|&(_, code)| code)
     }
 
     /// `BLOSC_SHUFFLE`: NOSHUFFLE, SHUFFLE or BITSHUFFLE.
     pub(crate) fn shuffle() -> Option<i32> {
-        match var("BLOSC_SHUFFLE")?.as_str() {
-            "NOSHUFFLE" => Some(0),
-            "SHUFFLE" => Some(1),
-            "BITSHUFFLE" => Some(2),
-            _ => None,
-        }
+        word(
+            "BLOSC_SHUFFLE",
+            &[("NOSHUFFLE", 0), ("SHUFFLE", 1), ("BITSHUFFLE", 2)],
+        )
     }
 
     /// `BLOSC_DELTA`: "1" or "0".
@@ -78,34 +86,30 @@ pub(crate) mod env_overrides {
 
     /// `BLOSC_TYPESIZE` (values > 0).
     pub(crate) fn typesize() -> Option<i32> {
-        int("BLOSC_TYPESIZE")
-            .filter(|&v| v > 0)
-            .map(|v| v.min(i64::from(i32::MAX)) as i32)
+        int_at_least("BLOSC_TYPESIZE", 1, i64::from(i32::MAX)).map(|v| v as i32)
     }
 
     /// `BLOSC_BLOCKSIZE` (values > 0).
     pub(crate) fn blocksize() -> Option<i32> {
-        int("BLOSC_BLOCKSIZE")
-            .filter(|&v| v > 0)
-            .map(|v| v.min(i64::from(i32::MAX)) as i32)
+        int_at_least("BLOSC_BLOCKSIZE", 1, i64::from(i32::MAX)).map(|v| v as i32)
     }
 
     /// `BLOSC_NTHREADS` (values > 0).
     pub(crate) fn nthreads() -> Option<i16> {
-        int("BLOSC_NTHREADS")
-            .filter(|&v| v > 0)
-            .map(|v| v.min(i64::from(i16::MAX)) as i16)
+        int_at_least("BLOSC_NTHREADS", 1, i64::from(i16::MAX)).map(|v| v as i16)
     }
 
     /// `BLOSC_SPLITMODE`: ALWAYS, NEVER, AUTO or FORWARD_COMPAT.
     pub(crate) fn splitmode() -> Option<i32> {
-        match var("BLOSC_SPLITMODE")?.as_str() {
-            "ALWAYS" => Some(1),
-            "NEVER" => Some(2),
-            "AUTO" => Some(3),
-            "FORWARD_COMPAT" => Some(4),
-            _ => None,
-        }
+        word(
+            "BLOSC_SPLITMODE",
+            &[
+                ("ALWAYS", 1),
+                ("NEVER", 2),
+                ("AUTO", 3),
+                ("FORWARD_COMPAT", 4),
+            ],
+        )
     }
 
     /// `BLOSC_COMPRESSOR`: a codec name, in any case (the header documents
@@ -242,29 +246,20 @@ pub unsafe extern "C" fn blosc2_compress(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         global::init();
         let (mut clevel, mut doshuffle, mut typesize) = (clevel, doshuffle, typesize);
         compress_env(&mut clevel, &mut doshuffle, &mut typesize);
-        // SAFETY: the caller's contract.
-        let src = unsafe { src_slice(src, srcsize, "src") }?;
         // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
-        let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
+        let (src, dst) = unsafe { src_dst_slices(src, srcsize, dest, destsize) }?;
         Ok(compress_global(clevel, doshuffle, typesize, src, dst)? as c_int)
     })
 }
 
 fn decompress_global(chunk: &[u8], dest: *mut c_void, destsize: i32) -> crate::Result<c_int> {
     let h = ChunkHeader::parse(chunk)?;
-    if destsize < 0 || h.nbytes() > destsize as usize {
-        crate::bail!(
-            WriteBuffer,
-            "chunk holds {} bytes, dest has {destsize}",
-            h.nbytes()
-        );
-    }
     // SAFETY: the caller's contract: `dest` writable for `destsize` bytes.
-    let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
+    let dst = unsafe { dst_for_chunk(h.nbytes(), dest, destsize) }?;
     let dp = DParams {
         nthreads: global::settings().nthreads,
         ..DParams::default()
@@ -297,31 +292,13 @@ pub unsafe extern "C" fn blosc2_decompress(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         global::init();
         decompress_env()?;
         // SAFETY: the caller's contract.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
         decompress_global(chunk, dest, destsize)
     })
-}
-
-fn getitem_global(
-    chunk: &[u8],
-    start: c_int,
-    nitems: c_int,
-    dest: *mut c_void,
-    destsize: i32,
-) -> crate::Result<c_int> {
-    let mut d = Decompressor::new(DParams::default());
-    super::chunk::getitem_on(
-        &mut d,
-        chunk,
-        i64::from(start),
-        i64::from(nitems),
-        dest,
-        destsize,
-    )
 }
 
 /// Decodes `nitems` items from item `start` of a chunk into `dest`, on the
@@ -338,10 +315,29 @@ pub unsafe extern "C" fn blosc2_getitem(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
-        getitem_global(chunk, start, nitems, dest, destsize)
+        let mut d = Decompressor::new(DParams::default());
+        getitem_on(&mut d, chunk, start, nitems, dest, destsize)
+    })
+}
+
+/// Changes the global settings (set up first from the environment), as the
+/// `blosc1_set_*` calls do; a contained panic changes nothing more.
+fn set_global(f: impl FnOnce(&mut global::GlobalSettings)) {
+    guard((), || {
+        global::init();
+        global::update(f);
+    })
+}
+
+/// Reads one global setting (set up first from the environment), or
+/// `on_panic` if that panics.
+fn get_global<T>(on_panic: T, f: impl FnOnce(&global::GlobalSettings) -> T) -> T {
+    guard(on_panic, || {
+        global::init();
+        f(&global::settings())
     })
 }
 
@@ -364,7 +360,7 @@ pub unsafe extern "C" fn blosc1_compress(
     dest: *mut c_void,
     destsize: usize,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         let Ok(nbytes) = i32::try_from(nbytes) else {
             crate::bail!(MaxBufsizeExceeded, "{nbytes} bytes over the maximum");
         };
@@ -397,7 +393,7 @@ pub unsafe extern "C" fn blosc1_decompress(
     dest: *mut c_void,
     destsize: usize,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         global::init();
         decompress_env()?;
         // SAFETY: the caller's contract.
@@ -418,12 +414,13 @@ pub unsafe extern "C" fn blosc1_getitem(
     nitems: c_int,
     dest: *mut c_void,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract.
         let chunk = unsafe { trusted_chunk(src) }?;
         let ts = ChunkHeader::parse(chunk)?.typesize() as i64;
         let want = (i64::from(nitems.max(0)) * ts).min(i64::from(i32::MAX)) as i32;
-        getitem_global(chunk, start, nitems, dest, want)
+        let mut d = Decompressor::new(DParams::default());
+        getitem_on(&mut d, chunk, start, nitems, dest, want)
     })
 }
 
@@ -471,7 +468,7 @@ pub unsafe extern "C" fn blosc1_cbuffer_validate(
     cbytes: usize,
     nbytes: *mut usize,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         let r = (|| {
             if cbytes < 16 {
                 crate::bail!(WriteBuffer, "{cbytes} bytes cannot hold a header");
@@ -531,7 +528,7 @@ pub unsafe extern "C" fn blosc1_cbuffer_metainfo(
 /// `compname` is NULL or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn blosc1_set_compressor(compname: *const c_char) -> c_int {
-    run(|| {
+    guard_code(|| {
         if compname.is_null() {
             return Ok(-1);
         }
@@ -552,16 +549,10 @@ pub unsafe extern "C" fn blosc1_set_compressor(compname: *const c_char) -> c_int
 /// The name of the global codec (a static string).
 #[no_mangle]
 pub extern "C" fn blosc1_get_compressor() -> *const c_char {
-    guard(core::ptr::null(), || {
-        global::init();
+    get_global(core::ptr::null(), |g| {
         let mut name: *const c_char = core::ptr::null();
         // SAFETY: `name` is a valid place for the result.
-        unsafe {
-            super::chunk::blosc2_compcode_to_compname(
-                c_int::from(global::settings().compcode),
-                &mut name,
-            )
-        };
+        unsafe { super::chunk::blosc2_compcode_to_compname(c_int::from(g.compcode), &mut name) };
         name
     })
 }
@@ -569,28 +560,19 @@ pub extern "C" fn blosc1_get_compressor() -> *const c_char {
 /// Forces the global block size (0: automatic).
 #[no_mangle]
 pub extern "C" fn blosc1_set_blocksize(blocksize: usize) {
-    guard((), || {
-        global::init();
-        global::update(|g| g.blocksize = clamp_i32(blocksize));
-    })
+    set_global(|g| g.blocksize = clamp_i32(blocksize))
 }
 
 /// The forced global block size (0: automatic).
 #[no_mangle]
 pub extern "C" fn blosc1_get_blocksize() -> c_int {
-    guard(0, || {
-        global::init();
-        global::settings().blocksize
-    })
+    get_global(0, |g| g.blocksize)
 }
 
 /// Sets the global split mode (`BLOSC_*_SPLIT`).
 #[no_mangle]
 pub extern "C" fn blosc1_set_splitmode(splitmode: c_int) {
-    guard((), || {
-        global::init();
-        global::update(|g| g.splitmode = splitmode);
-    })
+    set_global(|g| g.splitmode = splitmode)
 }
 
 /// Sets the global thread count; returns the previous one, or
@@ -611,19 +593,13 @@ pub extern "C" fn blosc2_set_nthreads(nthreads: i16) -> i16 {
 /// The global thread count.
 #[no_mangle]
 pub extern "C" fn blosc2_get_nthreads() -> i16 {
-    guard(1, || {
-        global::init();
-        global::settings().nthreads
-    })
+    get_global(1, |g| g.nthreads)
 }
 
 /// Adds (`dodelta > 0`) or removes the delta filter in the global settings.
 #[no_mangle]
 pub extern "C" fn blosc2_set_delta(dodelta: c_int) {
-    guard((), || {
-        global::init();
-        global::update(|g| g.delta = dodelta > 0);
-    })
+    set_global(|g| g.delta = dodelta > 0)
 }
 
 /// The caller's threading backend, as set by `blosc2_set_threads_callback`.

@@ -6,27 +6,13 @@
 //! `crate::chunk` and maps the error to its reference code.
 
 use super::context::{core_cparams, ctx_mut, Ctx};
-use super::guard;
 use super::registry::{user_codec_by_name, user_codec_cname, user_complib_cname, TunerStep};
 use super::types::{blosc2_context, blosc2_cparams};
+use super::{guard, guard_code};
 use crate::chunk::{make_special_with, ChunkHeader, Compressor, Special};
-use crate::Error;
 use core::ffi::{c_char, c_int, c_void, CStr};
 
 // ---- Pointer and size checks shared by the C entry points ---------------------
-
-/// The code the reference returns when a panic is contained.
-pub(super) fn failure() -> c_int {
-    Error::Failure(String::new()).code()
-}
-
-/// Runs `f` and returns its value, or the error's code.
-pub(super) fn run(f: impl FnOnce() -> crate::Result<c_int>) -> c_int {
-    guard(failure(), || match f() {
-        Ok(v) => v,
-        Err(e) => super::report(&e),
-    })
-}
 
 /// A read-only view of `len` bytes at `p`. NULL is only allowed for `len == 0`.
 ///
@@ -74,6 +60,44 @@ pub(super) unsafe fn dst_slice<'a>(
     }
     // SAFETY: per the contract, `p` is writable and unaliased for `n` bytes.
     Ok(unsafe { core::slice::from_raw_parts_mut(p as *mut u8, n) })
+}
+
+/// The input and output of a compress-like call, checked as [`src_slice`]
+/// and [`dst_slice`] do (source first, as the reference reports).
+///
+/// # Safety
+/// As for [`src_slice`] and [`dst_slice`]; the two regions do not overlap.
+pub(super) unsafe fn src_dst_slices<'a, 'b>(
+    src: *const c_void,
+    srcsize: i32,
+    dest: *mut c_void,
+    destsize: i32,
+) -> crate::Result<(&'a [u8], &'b mut [u8])> {
+    // SAFETY: forwarded contract.
+    let s = unsafe { src_slice(src, srcsize, "src") }?;
+    // SAFETY: forwarded contract.
+    let d = unsafe { dst_slice(dest, destsize, "dest") }?;
+    Ok((s, d))
+}
+
+/// The output of a decompress-like call for a chunk of `nbytes` bytes: the
+/// reference answers a smaller `destsize` with `BLOSC2_ERROR_WRITE_BUFFER`.
+///
+/// # Safety
+/// As for [`dst_slice`].
+pub(super) unsafe fn dst_for_chunk<'a>(
+    nbytes: usize,
+    dest: *mut c_void,
+    destsize: i32,
+) -> crate::Result<&'a mut [u8]> {
+    if destsize < 0 || nbytes > destsize as usize {
+        crate::bail!(
+            WriteBuffer,
+            "chunk holds {nbytes} bytes, dest has {destsize}"
+        );
+    }
+    // SAFETY: forwarded contract.
+    unsafe { dst_slice(dest, destsize, "dest") }
 }
 
 /// The compressed buffer of a decompress-like call. The reference answers a
@@ -182,13 +206,11 @@ pub unsafe extern "C" fn blosc2_compress_ctx(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract, forwarded to each helper.
         let c = unsafe { ctx_ref(context) }?;
         // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
-        let src = unsafe { src_slice(src, srcsize, "src") }?;
-        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
-        let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
+        let (src, dst) = unsafe { src_dst_slices(src, srcsize, dest, destsize) }?;
         let n = tuned(c, |comp| comp.compress(src, dst))?;
         if n > 0 {
             // As in the reference, the context now reports the block size it
@@ -217,7 +239,7 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract, forwarded to each helper.
         let c = unsafe { ctx_ref(context) }?;
         need_dctx(c)?;
@@ -226,15 +248,8 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
             let chunk = unsafe { chunk_slice(src, srcsize) }?;
             let h = ChunkHeader::parse(chunk)?;
             c.last_typesize = h.typesize() as i32;
-            if destsize < 0 || h.nbytes() > destsize as usize {
-                crate::bail!(
-                    WriteBuffer,
-                    "chunk holds {} bytes, dest has {destsize}",
-                    h.nbytes()
-                );
-            }
             // SAFETY: the caller's contract: `dest` writable for `destsize` bytes.
-            let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
+            let dst = unsafe { dst_for_chunk(h.nbytes(), dest, destsize) }?;
             c.decomp.decompress(chunk, dst)
         })();
         if r.is_err() {
@@ -249,11 +264,12 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
 pub(super) fn getitem_on(
     d: &mut crate::chunk::Decompressor,
     chunk: &[u8],
-    start: i64,
-    nitems: i64,
+    start: impl Into<i64>,
+    nitems: impl Into<i64>,
     dest: *mut c_void,
     destsize: i32,
 ) -> crate::Result<c_int> {
+    let (start, nitems) = (start.into(), nitems.into());
     let h = ChunkHeader::parse(chunk)?;
     if h.vl_blocks() {
         crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
@@ -292,19 +308,12 @@ pub unsafe extern "C" fn blosc2_getitem_ctx(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract, forwarded.
         let c = unsafe { ctx_ref(context) }?;
         // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
         let chunk = unsafe { chunk_slice(src, srcsize) }?;
-        getitem_on(
-            &mut c.decomp,
-            chunk,
-            i64::from(start),
-            i64::from(nitems),
-            dest,
-            destsize,
-        )
+        getitem_on(&mut c.decomp, chunk, start, nitems, dest, destsize)
     })
 }
 
@@ -323,7 +332,7 @@ pub unsafe extern "C" fn blosc2_getitem_bytes_ctx(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract, forwarded.
         let c = unsafe { ctx_ref(context) }?;
         // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
@@ -345,8 +354,8 @@ pub unsafe extern "C" fn blosc2_getitem_bytes_ctx(
         getitem_on(
             &mut c.decomp,
             chunk,
-            i64::from(start / ts),
-            i64::from(nbytes / ts),
+            start / ts,
+            nbytes / ts,
             dest,
             destsize,
         )
@@ -364,7 +373,7 @@ pub unsafe extern "C" fn blosc2_set_maskout(
     maskout: *mut bool,
     nblocks: c_int,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract, forwarded. Reading the mask as bytes
         // (not `bool`) keeps a C `bool` holding another value from being UB.
         let c = unsafe { ctx_ref(ctx) }?;
@@ -393,7 +402,7 @@ pub unsafe extern "C" fn blosc2_vlcompress_ctx(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract, forwarded to each helper.
         let c = unsafe { ctx_ref(context) }?;
         need_cctx(c)?;
@@ -460,7 +469,7 @@ pub unsafe extern "C" fn blosc2_vldecompress_ctx(
     destsizes: *mut i32,
     maxblocks: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract, forwarded.
         let c = unsafe { ctx_ref(context) }?;
         need_dctx(c)?;
@@ -516,7 +525,7 @@ pub unsafe extern "C" fn blosc2_vldecompress_block_ctx(
     dest: *mut *mut u8,
     destsize: *mut i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract, forwarded.
         let c = unsafe { ctx_ref(context) }?;
         need_dctx(c)?;
@@ -553,7 +562,7 @@ pub unsafe extern "C" fn blosc2_vlchunk_get_nblocks(
     srcsize: i32,
     nblocks: *mut i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         if src.is_null() || nblocks.is_null() {
             crate::bail!(InvalidParam, "src and nblocks must not be NULL");
         }
@@ -636,7 +645,7 @@ pub unsafe extern "C" fn blosc2_chunk_zeros(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         special(
             &cparams,
             Special::Zero,
@@ -660,7 +669,7 @@ pub unsafe extern "C" fn blosc2_chunk_nans(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         special(
             &cparams,
             Special::Nan,
@@ -686,7 +695,7 @@ pub unsafe extern "C" fn blosc2_chunk_repeatval(
     destsize: i32,
     repeatval: *const c_void,
 ) -> c_int {
-    run(|| special(&cparams, Special::Value, nbytes, dest, destsize, repeatval))
+    guard_code(|| special(&cparams, Special::Value, nbytes, dest, destsize, repeatval))
 }
 
 /// Writes a chunk of uninitialised contents (decoding leaves `dest` as it
@@ -701,7 +710,7 @@ pub unsafe extern "C" fn blosc2_chunk_uninit(
     dest: *mut c_void,
     destsize: i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         special(
             &cparams,
             Special::Uninit,
@@ -727,7 +736,7 @@ pub unsafe extern "C" fn blosc2_cbuffer_sizes(
     cbytes: *mut i32,
     blocksize: *mut i32,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         // SAFETY: the caller's contract.
         let r = unsafe { header_slice(cbuffer) }.and_then(crate::chunk::cbuffer_sizes);
         let (n, c, b) = match &r {
@@ -920,7 +929,7 @@ pub unsafe extern "C" fn blosc2_get_complib_info(
     complib: *mut *mut c_char,
     version: *mut *mut c_char,
 ) -> c_int {
-    run(|| {
+    guard_code(|| {
         if compname.is_null() {
             crate::bail!(NullPointer, "compname is NULL");
         }

@@ -16,24 +16,28 @@ pub(crate) fn guard<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            trace_error(&format!("internal error (panic contained at the C boundary): {what}"));
+            trace_error(&format!(
+                "internal error (panic contained at the C boundary): {what}"
+            ));
             on_panic
         }
     }
 }
 
-/// Runs a fallible core call and returns its value as a C int, or the error's
-/// negative code (traced when `BLOSC_TRACE` is set).
-#[allow(dead_code)]
-pub(crate) fn guard_code(f: impl FnOnce() -> crate::Result<i64>) -> i64 {
-    guard(Error::Failure(String::new()).code() as i64, || match f() {
-        Ok(v) => v,
-        Err(e) => report(&e) as i64,
+/// Runs a fallible core call and returns its value as a C integer (`int`
+/// or `int64_t`), or the error's negative code (traced when `BLOSC_TRACE` is
+/// set); a contained panic gives `BLOSC2_ERROR_FAILURE`. This is the one way
+/// the C entry points turn a `crate::Result` into a return code.
+pub(crate) fn guard_code<T: From<i32>>(f: impl FnOnce() -> crate::Result<T>) -> T {
+    guard(T::from(Error::Failure(String::new()).code()), || {
+        match f() {
+            Ok(v) => v,
+            Err(e) => T::from(report(&e)),
+        }
     })
 }
 
 /// Traces an error the way the reference does and returns its code.
-#[allow(dead_code)]
 pub(crate) fn report(e: &Error) -> i32 {
     trace_error(&e.to_string());
     e.code()
@@ -60,8 +64,15 @@ mod tests {
 
     #[test]
     fn errors_become_codes() {
-        assert_eq!(guard_code(|| Err(crate::err!(InvalidParam, "x"))), -12);
+        assert_eq!(
+            guard_code::<i64>(|| Err(crate::err!(InvalidParam, "x"))),
+            -12
+        );
         assert_eq!(guard_code(|| Ok(42)), 42);
-        assert_eq!(guard_code(|| panic!("no")), -1);
+        assert_eq!(guard_code::<i64>(|| panic!("no")), -1);
+        assert_eq!(
+            guard_code::<i32>(|| Err(crate::err!(NullPointer, "x"))),
+            -32
+        );
     }
 }

@@ -16,14 +16,13 @@
 //! `BLOSC2_ERROR_TUNER`. The parameters actually used are the context's own,
 //! with the built-in block size choice, so chunks are always valid.
 
-use super::guard;
+use super::guard_code;
 use super::types::{
     blosc2_codec, blosc2_codec_decoder_cb, blosc2_codec_encoder_cb, blosc2_context, blosc2_cparams,
     blosc2_dparams, blosc2_filter, blosc2_filter_backward_cb, blosc2_filter_forward_cb,
     blosc2_tuner,
 };
 use crate::codecs::registry::{self, CallInfo, CodecEntry, FilterEntry, UserCodec, UserFilter};
-use crate::Error;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
@@ -53,6 +52,61 @@ fn len_i32(len: usize) -> crate::Result<i32> {
     i32::try_from(len).map_err(|_| crate::err!(TwoGbLimit, "buffer of {len} bytes"))
 }
 
+/// Calls a C encoder or decoder (they differ only in their parameter
+/// struct `P`) on live slices and returns what it returned.
+fn call_codec<P>(
+    f: unsafe extern "C" fn(*const u8, i32, *mut u8, i32, u8, *mut P, *const c_void) -> c_int,
+    src: &[u8],
+    dst: &mut [u8],
+    meta: u8,
+    mut params: P,
+    info: &CallInfo<'_>,
+) -> crate::Result<c_int> {
+    let (src_len, dst_len) = (len_i32(src.len())?, len_i32(dst.len())?);
+    // SAFETY: `f` is a callback registered by the caller; it reads
+    // `src.len()` bytes and writes at most `dst.len()` bytes, both live
+    // slices of exactly those lengths; `params` and the chunk pointer are
+    // valid for the call.
+    Ok(unsafe {
+        f(
+            src.as_ptr(),
+            src_len,
+            dst.as_mut_ptr(),
+            dst_len,
+            meta,
+            &mut params,
+            info.chunk.as_ptr() as *const c_void,
+        )
+    })
+}
+
+/// Calls a C forward or backward filter (they differ only in their
+/// parameter struct `P`); `direction` names it in the errors.
+fn call_filter<P>(
+    id: u8,
+    direction: &str,
+    f: Option<unsafe extern "C" fn(*const u8, *mut u8, i32, u8, *mut P, u8) -> c_int>,
+    src: &[u8],
+    dst: &mut [u8],
+    meta: u8,
+    mut params: P,
+) -> crate::Result<()> {
+    let Some(f) = f else {
+        crate::bail!(
+            FilterPipeline,
+            "user filter {id} has no {direction} function"
+        );
+    };
+    let n = len_i32(src.len().min(dst.len()))?;
+    // SAFETY: `f` is a callback registered by the caller; `src` and `dst`
+    // are live blocks of at least `n` bytes; `params` is valid for the call.
+    let rc = unsafe { f(src.as_ptr(), dst.as_mut_ptr(), n, meta, &mut params, id) };
+    if rc != 0 {
+        crate::bail!(FilterPipeline, "user filter {id} {direction} returned {rc}");
+    }
+    Ok(())
+}
+
 /// A codec made of the C callbacks of a `blosc2_codec`.
 struct CCodec {
     encoder: blosc2_codec_encoder_cb,
@@ -70,21 +124,7 @@ impl UserCodec for CCodec {
         let Some(enc) = self.encoder else {
             crate::bail!(CodecSupport, "user codec {} has no encoder", info.compcode);
         };
-        let mut cp = cparams_for(info);
-        // SAFETY: `enc` is the caller's encoder; it reads `src.len()` bytes
-        // and writes at most `dst.len()` bytes, both live slices; `cp` and
-        // the chunk pointer are valid for the call.
-        let rc = unsafe {
-            enc(
-                src.as_ptr(),
-                len_i32(src.len())?,
-                dst.as_mut_ptr(),
-                len_i32(dst.len())?,
-                meta,
-                &mut cp,
-                info.chunk.as_ptr() as *const c_void,
-            )
-        };
+        let rc = call_codec(enc, src, dst, meta, cparams_for(info), info)?;
         if rc < 0 {
             crate::bail!(Data, "user codec {} encoder returned {rc}", info.compcode);
         }
@@ -109,19 +149,7 @@ impl UserCodec for CCodec {
         let Some(dec) = self.decoder else {
             crate::bail!(CodecSupport, "user codec {} has no decoder", info.compcode);
         };
-        let mut dp = dparams_for(info);
-        // SAFETY: as for the encoder: live slices with their exact lengths.
-        let rc = unsafe {
-            dec(
-                src.as_ptr(),
-                len_i32(src.len())?,
-                dst.as_mut_ptr(),
-                len_i32(dst.len())?,
-                meta,
-                &mut dp,
-                info.chunk.as_ptr() as *const c_void,
-            )
-        };
+        let rc = call_codec(dec, src, dst, meta, dparams_for(info), info)?;
         if rc < 0 || rc as usize != dst.len() {
             crate::bail!(
                 Data,
@@ -149,25 +177,8 @@ impl UserFilter for CFilter {
         meta: u8,
         info: &CallInfo<'_>,
     ) -> crate::Result<()> {
-        let Some(f) = self.forward else {
-            crate::bail!(
-                FilterPipeline,
-                "user filter {} has no forward function",
-                self.id
-            );
-        };
-        let mut cp = cparams_for(info);
-        let n = len_i32(src.len().min(dst.len()))?;
-        // SAFETY: `src` and `dst` are live, equally long blocks of `n` bytes.
-        let rc = unsafe { f(src.as_ptr(), dst.as_mut_ptr(), n, meta, &mut cp, self.id) };
-        if rc != 0 {
-            crate::bail!(
-                FilterPipeline,
-                "user filter {} forward returned {rc}",
-                self.id
-            );
-        }
-        Ok(())
+        let cp = cparams_for(info);
+        call_filter(self.id, "forward", self.forward, src, dst, meta, cp)
     }
 
     fn backward(
@@ -177,25 +188,8 @@ impl UserFilter for CFilter {
         meta: u8,
         info: &CallInfo<'_>,
     ) -> crate::Result<()> {
-        let Some(f) = self.backward else {
-            crate::bail!(
-                FilterPipeline,
-                "user filter {} has no backward function",
-                self.id
-            );
-        };
-        let mut dp = dparams_for(info);
-        let n = len_i32(src.len().min(dst.len()))?;
-        // SAFETY: as for `forward`.
-        let rc = unsafe { f(src.as_ptr(), dst.as_mut_ptr(), n, meta, &mut dp, self.id) };
-        if rc != 0 {
-            crate::bail!(
-                FilterPipeline,
-                "user filter {} backward returned {rc}",
-                self.id
-            );
-        }
-        Ok(())
+        let dp = dparams_for(info);
+        call_filter(self.id, "backward", self.backward, src, dst, meta, dp)
     }
 }
 
@@ -310,13 +304,7 @@ fn register_filter(filter: *mut blosc2_filter) -> crate::Result<()> {
 /// NUL-terminated string; its callbacks must stay callable for the process.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_register_codec(codec: *mut blosc2_codec) -> c_int {
-    guard(
-        Error::Failure(String::new()).code(),
-        || match register_codec(codec) {
-            Ok(()) => 0,
-            Err(e) => super::report(&e),
-        },
-    )
+    guard_code(|| register_codec(codec).map(|()| 0))
 }
 
 /// Registers a user filter (`id` 160..=255). Returns 0;
@@ -327,13 +315,7 @@ pub unsafe extern "C" fn blosc2_register_codec(codec: *mut blosc2_codec) -> c_in
 /// As for `blosc2_register_codec`.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_register_filter(filter: *mut blosc2_filter) -> c_int {
-    guard(
-        Error::Failure(String::new()).code(),
-        || match register_filter(filter) {
-            Ok(()) => 0,
-            Err(e) => super::report(&e),
-        },
-    )
+    guard_code(|| register_filter(filter).map(|()| 0))
 }
 
 // ---- Tuners -------------------------------------------------------------------
@@ -445,11 +427,5 @@ impl TunerStep {
 /// NUL-terminated string; its callbacks must stay callable for the process.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_register_tuner(tuner: *mut blosc2_tuner) -> c_int {
-    guard(
-        Error::Failure(String::new()).code(),
-        || match register_tuner(tuner) {
-            Ok(()) => 0,
-            Err(e) => super::report(&e),
-        },
-    )
+    guard_code(|| register_tuner(tuner).map(|()| 0))
 }

@@ -1,7 +1,8 @@
 //! The standalone shuffle entry points (`blosc2_shuffle` and friends), over
 //! `crate::filters`.
 
-use super::chunk::{dst_slice, run, src_slice};
+use super::chunk::src_dst_slices;
+use super::guard_code;
 use crate::filters::{bitshuffle, shuffle};
 use core::ffi::c_void;
 
@@ -17,7 +18,7 @@ unsafe fn apply(
     dest: *mut c_void,
     f: impl FnOnce(usize, &[u8], &mut [u8]) -> crate::Result<()>,
 ) -> i32 {
-    run(|| {
+    guard_code(|| {
         if !(1..=256).contains(&typesize) || blocksize < 0 {
             crate::bail!(
                 InvalidParam,
@@ -25,12 +26,22 @@ unsafe fn apply(
             );
         }
         // SAFETY: the caller's contract (no overlap, sizes as given).
-        let s = unsafe { src_slice(src, blocksize, "src") }?;
-        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
-        let d = unsafe { dst_slice(dest, blocksize, "dest") }?;
+        let (s, d) = unsafe { src_dst_slices(src, blocksize, dest, blocksize) }?;
         f(typesize as usize, s, d)?;
         Ok(blocksize)
     })
+}
+
+/// The byte shuffle in the shape [`apply`] takes (it cannot fail).
+fn byte_shuffle(typesize: usize, src: &[u8], dest: &mut [u8]) -> crate::Result<()> {
+    shuffle::shuffle(typesize, src, dest);
+    Ok(())
+}
+
+/// The byte unshuffle in the shape [`apply`] takes (it cannot fail).
+fn byte_unshuffle(typesize: usize, src: &[u8], dest: &mut [u8]) -> crate::Result<()> {
+    shuffle::unshuffle(typesize, src, dest);
+    Ok(())
 }
 
 /// Byte-shuffles `blocksize` bytes of `src` into `dest` for items of
@@ -47,12 +58,7 @@ pub unsafe extern "C" fn blosc2_shuffle(
     dest: *mut c_void,
 ) -> i32 {
     // SAFETY: forwarded contract.
-    unsafe {
-        apply(typesize, blocksize, src, dest, |t, s, d| {
-            shuffle::shuffle(t, s, d);
-            Ok(())
-        })
-    }
+    unsafe { apply(typesize, blocksize, src, dest, byte_shuffle) }
 }
 
 /// Inverse of `blosc2_shuffle`. Returns `blocksize` or `BLOSC2_ERROR_INVALID_PARAM`.
@@ -67,12 +73,7 @@ pub unsafe extern "C" fn blosc2_unshuffle(
     dest: *mut c_void,
 ) -> i32 {
     // SAFETY: forwarded contract.
-    unsafe {
-        apply(typesize, blocksize, src, dest, |t, s, d| {
-            shuffle::unshuffle(t, s, d);
-            Ok(())
-        })
-    }
+    unsafe { apply(typesize, blocksize, src, dest, byte_unshuffle) }
 }
 
 /// Bit-shuffles the largest multiple of 8 items of `src` into `dest`, the

@@ -3,7 +3,6 @@
 //! in-memory buffer.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -59,26 +58,23 @@ struct StdFile {
 }
 
 impl IoFile for StdFile {
+    // Positioned reads and writes (pread/pwrite): one system call each, no seek.
     fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
-        self.file
-            .seek(SeekFrom::Start(pos))
-            .map_err(|e| crate::err!(FileRead, "{}: seek to {pos}: {e}", self.path.display()))?;
         let mut done = 0;
         while done < buf.len() {
-            match self.file.read(&mut buf[done..]) {
+            let at = pos + done as u64;
+            match positioned::read(&mut self.file, at, &mut buf[done..]) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => crate::bail!(FileRead, "{}: {e}", self.path.display()),
+                Err(e) => crate::bail!(FileRead, "{}: read at {at}: {e}", self.path.display()),
             }
         }
         Ok(done)
     }
 
     fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
-        self.file
-            .seek(SeekFrom::Start(pos))
-            .and_then(|_| self.file.write_all(data))
+        positioned::write_all(&mut self.file, pos, data)
             .map_err(|e| crate::err!(FileWrite, "{}: write at {pos}: {e}", self.path.display()))
     }
 
@@ -93,6 +89,36 @@ impl IoFile for StdFile {
             .metadata()
             .map(|m| m.len())
             .map_err(|e| crate::err!(FileRead, "{}: {e}", self.path.display()))
+    }
+}
+
+/// Reads and writes at a position without moving a file cursor where the
+/// platform allows it.
+mod positioned {
+    use std::fs::File;
+
+    #[cfg(unix)]
+    pub(super) fn read(f: &mut File, pos: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(f, buf, pos)
+    }
+
+    #[cfg(unix)]
+    pub(super) fn write_all(f: &mut File, pos: u64, data: &[u8]) -> std::io::Result<()> {
+        std::os::unix::fs::FileExt::write_all_at(f, data, pos)
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn read(f: &mut File, pos: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::{Read, Seek, SeekFrom};
+        f.seek(SeekFrom::Start(pos))?;
+        f.read(buf)
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn write_all(f: &mut File, pos: u64, data: &[u8]) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        f.seek(SeekFrom::Start(pos))?;
+        f.write_all(data)
     }
 }
 

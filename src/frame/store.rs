@@ -50,6 +50,9 @@ pub struct Frame {
     data_len: u64,
     offsets: Vec<i64>,
     frame_len: u64,
+    /// Chunk bytes read from a file, reused from read to read so that a
+    /// chunk read neither allocates nor zeroes (grows only).
+    chunk_buf: Vec<u8>,
 }
 
 /// The path of chunk file `id` of a sparse frame.
@@ -85,6 +88,7 @@ impl Frame {
             data_len: 0,
             offsets: Vec::new(),
             frame_len: 0,
+            chunk_buf: Vec::new(),
         };
         f.flush(header, vlmeta)?;
         Ok(f)
@@ -115,6 +119,7 @@ impl Frame {
             data_len: 0,
             offsets: Vec::new(),
             frame_len: 0,
+            chunk_buf: Vec::new(),
         };
         let (header, vlmeta) = f.load()?;
         Ok((f, header, vlmeta))
@@ -392,6 +397,14 @@ impl Frame {
         &mut self,
         n: usize,
     ) -> Result<std::result::Result<ChunkInfo, SpecialOffset>> {
+        Ok(self.chunk_header(n)?.map(|(info, _)| info))
+    }
+
+    /// Like [`Frame::chunk_info`], also giving the header bytes.
+    fn chunk_header(
+        &mut self,
+        n: usize,
+    ) -> Result<std::result::Result<(ChunkInfo, [u8; EXTENDED_HEADER_LEN]), SpecialOffset>> {
         if let ChunkLoc::Special(s) = self.loc(n)? {
             return Ok(Err(s));
         }
@@ -404,12 +417,12 @@ impl Frame {
                 "chunk {n} in frame lacks a Blosc2 extended header"
             );
         }
-        Ok(Ok(info))
+        Ok(Ok((info, h)))
     }
 
     /// Chunk `n` as stored: its bytes, or the special kind its offset encodes.
     pub fn chunk(&mut self, n: usize) -> Result<FrameChunk<'_>> {
-        let info = match self.chunk_info(n)? {
+        let (info, header) = match self.chunk_header(n)? {
             Err(s) => return Ok(FrameChunk::Special(s)),
             Ok(i) => i,
         };
@@ -428,6 +441,8 @@ impl Frame {
             };
             Ok(FrameChunk::Bytes(Cow::Borrowed(&m.data[start..start + cb])))
         } else {
+            // A sparse chunk file is opened once for the size check and the read.
+            let mut sparse_file = None;
             match loc {
                 ChunkLoc::Stored(off)
                     if !self.is_sparse() && off as u64 + cb as u64 > self.data_len =>
@@ -439,19 +454,34 @@ impl Frame {
                 }
                 ChunkLoc::Stored(id) if self.is_sparse() => {
                     let (io, path) = self.chunk_file(id)?;
-                    let size = io.open(&path, OpenMode::Read)?.size()?;
+                    let mut f = io.open(&path, OpenMode::Read)?;
+                    let size = f.size()?;
                     if (cb as u64) > size {
                         crate::bail!(
                             InvalidHeader,
                             "chunk {n} says {cb} bytes, its file has {size}"
                         );
                     }
+                    sparse_file = Some(f);
                 }
                 _ => {}
             }
-            let mut buf = vec![0u8; cb];
-            self.read_stored(n, 0, &mut buf)?;
-            Ok(FrameChunk::Bytes(Cow::Owned(buf)))
+            // The header was just read by `chunk_header`: fetch only the rest.
+            let mut buf = std::mem::take(&mut self.chunk_buf);
+            if buf.len() < cb {
+                buf.resize(cb, 0);
+            }
+            buf[..EXTENDED_HEADER_LEN].copy_from_slice(&header);
+            let dst = &mut buf[EXTENDED_HEADER_LEN..cb];
+            let rest = match sparse_file.as_mut() {
+                Some(f) => {
+                    read_exact_at(f.as_mut(), EXTENDED_HEADER_LEN as u64, dst, "sparse chunk")
+                }
+                None => self.read_stored(n, EXTENDED_HEADER_LEN as u64, dst),
+            };
+            self.chunk_buf = buf;
+            rest?;
+            Ok(FrameChunk::Bytes(Cow::Borrowed(&self.chunk_buf[..cb])))
         }
     }
 

@@ -12,6 +12,9 @@ const MAX_OVERHEAD: usize = 32;
 pub(crate) struct Engine {
     comp: Compressor,
     dec: Decompressor,
+    /// Output buffer reused by [`Engine::compress_reusing`], so appending
+    /// does not allocate and zero a chunk-sized buffer per call.
+    out: Vec<u8>,
 }
 
 impl Engine {
@@ -19,7 +22,37 @@ impl Engine {
         Ok(Engine {
             comp: Compressor::new(cparams)?,
             dec: Decompressor::new(dparams),
+            out: Vec::new(),
         })
+    }
+
+    /// Compresses `src` into the engine's reusable buffer and hands that
+    /// buffer out (give it back with [`Engine::give_back`]); the chunk is
+    /// its first `n` bytes, `n` being the returned length.
+    pub(crate) fn compress_reusing(&mut self, src: &[u8]) -> Result<(Vec<u8>, usize)> {
+        let mut dst = std::mem::take(&mut self.out);
+        let need = src.len() + MAX_OVERHEAD;
+        if dst.len() < need {
+            // Zeroing happens only when the buffer grows.
+            dst.resize(need, 0);
+        }
+        let n = match self.comp.compress(src, &mut dst[..need]) {
+            Ok(n) => n,
+            Err(e) => {
+                self.out = dst;
+                return Err(e);
+            }
+        };
+        if n == 0 {
+            self.out = dst;
+            crate::bail!(WriteBuffer, "compressed chunk did not fit in {need} bytes");
+        }
+        Ok((dst, n))
+    }
+
+    /// Returns the buffer taken by [`Engine::compress_reusing`].
+    pub(crate) fn give_back(&mut self, buf: Vec<u8>) {
+        self.out = buf;
     }
 
     pub(crate) fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {

@@ -13,8 +13,10 @@ impl SChunk {
     /// Compresses `src` into a new chunk and appends it; returns the new
     /// number of chunks.
     pub fn append_buffer(&mut self, src: &[u8]) -> Result<i64> {
-        let chunk = self.engine.compress(src)?;
-        self.append_chunk(&chunk)
+        let (buf, n) = self.engine.compress_reusing(src)?;
+        let r = self.append_chunk(&buf[..n]);
+        self.engine.give_back(buf);
+        r
     }
 
     /// Appends a compressed chunk; returns the new number of chunks.
@@ -100,14 +102,16 @@ impl SChunk {
         Ok(())
     }
 
-    /// Stores `bytes` at `n` in the backend (insert or replace).
+    /// Stores `bytes` at `n` in the backend (insert or replace); returns
+    /// the stored size as counted in `cbytes` (what [`SChunk::stored_cbytes`]
+    /// would now read back: 0 for a special offset, else the chunk's cbytes).
     pub(super) fn place_chunk(
         &mut self,
         n: usize,
         info: &ChunkInfo,
         bytes: &[u8],
         replace: bool,
-    ) -> Result<()> {
+    ) -> Result<i64> {
         let special = if self.chunksize > 0 {
             info.special_offset()
         } else {
@@ -127,9 +131,12 @@ impl SChunk {
                 } else {
                     f.insert(n, bytes, special)?;
                 }
+                if special.is_some() {
+                    return Ok(0);
+                }
             }
         }
-        Ok(())
+        Ok(i64::from(info.cbytes))
     }
 
     /// Stored size of chunk `n` as counted in `cbytes`.
@@ -179,9 +186,8 @@ impl SChunk {
         if nchunks == 0 {
             self.vl_blocks = info.flags2 & 1 != 0;
         }
-        self.place_chunk(n, &info, bytes, false)?;
+        let stored = self.place_chunk(n, &info, bytes, false)?;
         self.nbytes = grow(self.nbytes, nb)?;
-        let stored = self.stored_cbytes(n)?;
         self.cbytes = grow(self.cbytes, stored)?;
         self.flush()?;
         Ok(self.nchunks())
@@ -203,9 +209,8 @@ impl SChunk {
         } else {
             old_cb
         };
-        self.place_chunk(idx, &info, bytes, true)?;
+        let new_cb = self.place_chunk(idx, &info, bytes, true)?;
         self.nbytes = grow(self.nbytes, nb - old_nb)?;
-        let new_cb = self.stored_cbytes(idx)?;
         self.cbytes = grow(self.cbytes, new_cb - old_cb)?;
         self.flush()?;
         Ok(self.nchunks())

@@ -1,0 +1,265 @@
+//! I/O done by super-chunks on frame files: the bytes written match an
+//! in-memory frame built by the same calls, the file is a valid frame after
+//! every append, an append writes only the new chunk plus the small
+//! metadata, and reading a chunk fetches its stored bytes exactly once
+//! (also when chunks of different sizes are read one after another through
+//! the frame's reused read buffer).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use b2nd::frame::{Io, IoFile, OpenMode, StdIo};
+use b2nd::schunk::{CParams, SChunk, Storage};
+
+fn scratch(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("b2nd-schunkio-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn cparams() -> CParams {
+    CParams {
+        typesize: 4,
+        blocksize: 4096,
+        clevel: 5,
+        ..CParams::default()
+    }
+}
+
+/// Chunk inputs of 64 KiB whose compressed sizes differ a lot: smooth,
+/// pseudo-random, all zeros.
+fn input(k: u32) -> Vec<u8> {
+    let n = 16 * 1024u32;
+    match k % 3 {
+        0 => (0..n).flat_map(|i| (i / 16 + k).to_le_bytes()).collect(),
+        1 => {
+            let mut x = 0x9E37_79B9u32 ^ k;
+            (0..n)
+                .flat_map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    x.to_le_bytes()
+                })
+                .collect()
+        }
+        _ => vec![0u8; (n * 4) as usize],
+    }
+}
+
+/// Counts bytes read and written through the I/O trait.
+#[derive(Default)]
+struct Counts {
+    read: AtomicU64,
+    written: AtomicU64,
+    opened: AtomicU64,
+}
+
+struct CountingIo(Arc<Counts>);
+
+struct CountingFile {
+    inner: Box<dyn IoFile>,
+    counts: Arc<Counts>,
+}
+
+impl IoFile for CountingFile {
+    fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> b2nd::Result<usize> {
+        let n = self.inner.read_at(pos, buf)?;
+        self.counts.read.fetch_add(n as u64, Ordering::SeqCst);
+        Ok(n)
+    }
+    fn write_at(&mut self, pos: u64, data: &[u8]) -> b2nd::Result<()> {
+        self.counts
+            .written
+            .fetch_add(data.len() as u64, Ordering::SeqCst);
+        self.inner.write_at(pos, data)
+    }
+    fn truncate(&mut self, len: u64) -> b2nd::Result<()> {
+        self.inner.truncate(len)
+    }
+    fn size(&mut self) -> b2nd::Result<u64> {
+        self.inner.size()
+    }
+}
+
+impl Io for CountingIo {
+    fn open(&self, path: &Path, mode: OpenMode) -> b2nd::Result<Box<dyn IoFile>> {
+        self.0.opened.fetch_add(1, Ordering::SeqCst);
+        Ok(Box::new(CountingFile {
+            inner: StdIo.open(path, mode)?,
+            counts: self.0.clone(),
+        }))
+    }
+    fn remove(&self, path: &Path) -> b2nd::Result<()> {
+        StdIo.remove(path)
+    }
+    fn create_dir(&self, path: &Path) -> b2nd::Result<()> {
+        StdIo.create_dir(path)
+    }
+}
+
+#[test]
+fn file_frame_bytes_equal_memory_frame_and_stay_valid_after_each_append() {
+    let path = scratch("same.b2frame");
+    let mut file = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    let mut mem = SChunk::new(Storage {
+        contiguous: true,
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    for k in 0..7u32 {
+        let src = input(k);
+        assert_eq!(file.append_buffer(&src).unwrap(), i64::from(k) + 1);
+        assert_eq!(mem.append_buffer(&src).unwrap(), i64::from(k) + 1);
+        // Another handle sees a complete frame holding every chunk so far.
+        let mut back = SChunk::open(&path).unwrap();
+        assert_eq!(back.nchunks(), i64::from(k) + 1);
+        let mut out = vec![0u8; src.len()];
+        assert_eq!(
+            back.decompress_chunk(i64::from(k), &mut out).unwrap(),
+            src.len()
+        );
+        assert_eq!(out, src, "chunk {k} read back from the file");
+        assert_eq!(std::fs::read(&path).unwrap(), mem.to_buffer().unwrap());
+    }
+    // A short last chunk too.
+    let tail = &input(0)[..1000];
+    file.append_buffer(tail).unwrap();
+    mem.append_buffer(tail).unwrap();
+    assert_eq!(file.cbytes(), mem.cbytes());
+    assert_eq!(file.nbytes(), mem.nbytes());
+    drop(file);
+    assert_eq!(std::fs::read(&path).unwrap(), mem.to_buffer().unwrap());
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn append_writes_the_chunk_and_only_small_metadata() {
+    let path = scratch("writes.b2frame");
+    let counts = Arc::new(Counts::default());
+    let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
+    let mut s = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cparams(),
+        io: Some(io),
+        ..Storage::default()
+    })
+    .unwrap();
+    for k in 0..9u32 {
+        let before_w = counts.written.load(Ordering::SeqCst);
+        let before_r = counts.read.load(Ordering::SeqCst);
+        let cbytes_before = s.cbytes();
+        s.append_buffer(&input(k)).unwrap();
+        let stored = (s.cbytes() - cbytes_before) as u64;
+        let written = counts.written.load(Ordering::SeqCst) - before_w;
+        let read = counts.read.load(Ordering::SeqCst) - before_r;
+        // Chunk bytes plus offsets index, trailer and header (a few hundred
+        // bytes here): the data section is never rewritten.
+        assert!(
+            written >= stored && written < stored + 1024,
+            "append {k}: wrote {written} bytes for a {stored}-byte chunk"
+        );
+        assert_eq!(read, 0, "append {k} read {read} bytes back");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn chunk_reads_fetch_each_stored_byte_once_across_sizes() {
+    let path = scratch("reads.b2frame");
+    let mut mem = SChunk::new(Storage {
+        contiguous: true,
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    {
+        let mut w = SChunk::new(Storage {
+            contiguous: true,
+            urlpath: Some(path.clone()),
+            cparams: cparams(),
+            ..Storage::default()
+        })
+        .unwrap();
+        for k in 0..6u32 {
+            w.append_buffer(&input(k)).unwrap();
+            mem.append_buffer(&input(k)).unwrap();
+        }
+    }
+    let counts = Arc::new(Counts::default());
+    let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
+    let mut r = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
+    // Big, small, big... so the reused read buffer shrinks and grows.
+    for &k in &[1i64, 0, 4, 2, 1, 5, 3, 0] {
+        let want = mem.get_chunk(k).unwrap().into_owned();
+        let stored = if r.frame_offsets().unwrap()[k as usize] < 0 {
+            0
+        } else {
+            want.len() as u64
+        };
+        let before = counts.read.load(Ordering::SeqCst);
+        let got = r.get_chunk(k).unwrap().into_owned();
+        assert_eq!(got, want, "chunk {k} bytes");
+        assert_eq!(
+            counts.read.load(Ordering::SeqCst) - before,
+            stored,
+            "bytes read for chunk {k}"
+        );
+        let src = input(k as u32);
+        let mut out = vec![0xAAu8; src.len()];
+        let before = counts.read.load(Ordering::SeqCst);
+        assert_eq!(r.decompress_chunk(k, &mut out).unwrap(), src.len());
+        assert_eq!(out, src, "chunk {k} contents");
+        assert_eq!(
+            counts.read.load(Ordering::SeqCst) - before,
+            stored,
+            "bytes read to decompress chunk {k}"
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn sparse_chunk_reads_open_the_chunk_file_at_most_twice() {
+    let dir = scratch("sparse.b2frame");
+    let _ = std::fs::remove_dir_all(&dir);
+    {
+        let mut w = SChunk::new(Storage {
+            contiguous: false,
+            urlpath: Some(dir.clone()),
+            cparams: cparams(),
+            ..Storage::default()
+        })
+        .unwrap();
+        for k in 0..4u32 {
+            w.append_buffer(&input(k)).unwrap();
+        }
+    }
+    let counts = Arc::new(Counts::default());
+    let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
+    let mut r = SChunk::open_with_io(&dir, 0, Some(io)).unwrap();
+    for k in [1i64, 0, 3] {
+        let src = input(k as u32);
+        let mut out = vec![0u8; src.len()];
+        let opened = counts.opened.load(Ordering::SeqCst);
+        let read = counts.read.load(Ordering::SeqCst);
+        assert_eq!(r.decompress_chunk(k, &mut out).unwrap(), src.len());
+        assert_eq!(out, src, "sparse chunk {k}");
+        let opens = counts.opened.load(Ordering::SeqCst) - opened;
+        assert!(opens <= 2, "chunk {k}: {opens} opens");
+        let stored = r.get_chunk(k).unwrap().len() as u64;
+        let fetched = counts.read.load(Ordering::SeqCst) - read;
+        // The decompress read plus the get_chunk read just above.
+        assert_eq!(fetched, 2 * stored, "bytes read for sparse chunk {k}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
