@@ -405,7 +405,7 @@ pub unsafe extern "C" fn b2nd_free_ctx(ctx: *mut b2nd_context_t) -> c_int {
 ///
 /// # Safety
 /// `ctx` is NULL or live; `out` is NULL or writable.
-unsafe fn create(
+unsafe fn with_new_array(
     ctx: *mut b2nd_context_t,
     out: *mut *mut b2nd_array_t,
     make: impl FnOnce(&Context) -> Result<NdArray>,
@@ -435,7 +435,7 @@ pub unsafe extern "C" fn b2nd_uninit(
     array: *mut *mut b2nd_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { create(ctx, array, NdArray::uninit) }
+    unsafe { with_new_array(ctx, array, NdArray::uninit) }
 }
 
 /// Creates an array ready to be filled (reads give zeros).
@@ -448,7 +448,7 @@ pub unsafe extern "C" fn b2nd_empty(
     array: *mut *mut b2nd_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { create(ctx, array, NdArray::empty) }
+    unsafe { with_new_array(ctx, array, NdArray::empty) }
 }
 
 /// Creates an array of zeros.
@@ -461,7 +461,7 @@ pub unsafe extern "C" fn b2nd_zeros(
     array: *mut *mut b2nd_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { create(ctx, array, NdArray::zeros) }
+    unsafe { with_new_array(ctx, array, NdArray::zeros) }
 }
 
 /// Creates an array of NaNs; the typesize must be 4 or 8
@@ -475,7 +475,7 @@ pub unsafe extern "C" fn b2nd_nans(
     array: *mut *mut b2nd_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { create(ctx, array, NdArray::nans) }
+    unsafe { with_new_array(ctx, array, NdArray::nans) }
 }
 
 /// Creates an array whose every item is the `typesize` bytes at `fill_value`.
@@ -491,7 +491,7 @@ pub unsafe extern "C" fn b2nd_full(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        create(ctx, array, |c| {
+        with_new_array(ctx, array, |c| {
             let n = usize::try_from(c.typesize).unwrap_or(0);
             // SAFETY: readable for one item per the contract.
             let v = slice_of(fill_value.cast::<u8>(), n, "fill_value")?;
@@ -641,7 +641,9 @@ pub unsafe extern "C" fn b2nd_from_cframe(
 #[no_mangle]
 pub unsafe extern "C" fn b2nd_open(urlpath: *const c_char, array: *mut *mut b2nd_array_t) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { b2nd_open_offset(urlpath, array, 0) }
+    guard(crate::Error::Failure(String::new()).code(), || unsafe {
+        b2nd_open_offset(urlpath, array, 0)
+    })
 }
 
 /// Opens an array stored in a contiguous frame that starts `offset` bytes

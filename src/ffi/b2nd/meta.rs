@@ -156,7 +156,7 @@ pub unsafe extern "C" fn b2nd_deserialize_meta_inline(
     dtype_format: *mut i8,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
+    crate::ffi::guard(crate::Error::Failure(String::new()).code(), || unsafe {
         b2nd_deserialize_meta(
             smeta,
             smeta_len,
@@ -167,7 +167,7 @@ pub unsafe extern "C" fn b2nd_deserialize_meta_inline(
             dtype,
             dtype_format,
         )
-    }
+    })
 }
 
 /// Items of a C-order buffer of `shape`, times `itemsize`, checked.
@@ -254,7 +254,7 @@ pub unsafe extern "C" fn b2nd_copy_buffer(
     dst_start: *const i64,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
+    crate::ffi::guard(crate::Error::Failure(String::new()).code(), || unsafe {
         b2nd_copy_buffer2(
             ndim,
             i32::from(itemsize),
@@ -266,5 +266,5 @@ pub unsafe extern "C" fn b2nd_copy_buffer(
             dst_pad_shape,
             dst_start,
         )
-    }
+    })
 }

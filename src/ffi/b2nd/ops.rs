@@ -70,7 +70,7 @@ pub unsafe extern "C" fn b2nd_from_cbuffer(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        super::create(ctx, array, |c| {
+        super::with_new_array(ctx, array, |c| {
             // SAFETY: forwarded contract.
             let buf = in_buf(buffer, buffersize)?;
             NdArray::from_cbuffer(c, buf)
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
 ///
 /// # Safety
 /// `src` NULL or live; `out` NULL or writable.
-unsafe fn derive(
+unsafe fn with_derived(
     src: *const b2nd_array_t,
     out: *mut *mut b2nd_array_t,
     io: Option<crate::ffi::types::blosc2_io>,
@@ -215,22 +215,22 @@ pub unsafe extern "C" fn b2nd_get_slice(
     start: *const i64,
     stop: *const i64,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let c = match unsafe { context(ctx) } {
-        Ok(c) => c,
-        Err(e) => return crate::ffi::report(&e),
-    };
-    // SAFETY: forwarded contract.
-    unsafe {
-        derive(src, array, c.io, |a| {
-            let n = a.ndim();
-            a.get_slice(
-                c.get()?,
-                coords(start, n, "start")?,
-                coords(stop, n, "stop")?,
-            )
-        })
-    }
+    crate::ffi::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let c = unsafe { context(ctx) }?;
+        // SAFETY: forwarded contract.
+        let rc = unsafe {
+            with_derived(src, array, c.io, |a| {
+                let n = a.ndim();
+                a.get_slice(
+                    c.get()?,
+                    coords(start, n, "start")?,
+                    coords(stop, n, "stop")?,
+                )
+            })
+        };
+        Ok(i64::from(rc))
+    }) as c_int
 }
 
 /// A view without the unit dimensions flagged in `index` (ndim entries).
@@ -245,7 +245,7 @@ pub unsafe extern "C" fn b2nd_squeeze_index(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        derive(array, view, None, |a| {
+        with_derived(array, view, None, |a| {
             let n = a.ndim();
             if n > 0 && index.is_null() {
                 crate::bail!(NullPointer, "index is NULL");
@@ -265,7 +265,7 @@ pub unsafe extern "C" fn b2nd_squeeze(
     view: *mut *mut b2nd_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { derive(array, view, None, |a| a.squeeze()) }
+    unsafe { with_derived(array, view, None, |a| a.squeeze()) }
 }
 
 /// A view with unit dimensions inserted where `axis` (final_dims entries)
@@ -283,7 +283,7 @@ pub unsafe extern "C" fn b2nd_expand_dims(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        derive(array, view, None, |a| {
+        with_derived(array, view, None, |a| {
             let n = usize::from(final_dims);
             if n > MAX_DIM {
                 crate::bail!(InvalidParam, "final_dims {n} exceeds {MAX_DIM}");
@@ -307,13 +307,13 @@ pub unsafe extern "C" fn b2nd_copy(
     src: *const b2nd_array_t,
     array: *mut *mut b2nd_array_t,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let c = match unsafe { context(ctx) } {
-        Ok(c) => c,
-        Err(e) => return crate::ffi::report(&e),
-    };
-    // SAFETY: forwarded contract.
-    unsafe { derive(src, array, c.io, |a| a.copy(c.get()?)) }
+    crate::ffi::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let c = unsafe { context(ctx) }?;
+        // SAFETY: forwarded contract.
+        let rc = unsafe { with_derived(src, array, c.io, |a| a.copy(c.get()?)) };
+        Ok(i64::from(rc))
+    }) as c_int
 }
 
 /// `src1` followed by `src2` along `axis`: a new array made with `ctx` when
