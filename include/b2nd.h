@@ -786,28 +786,6 @@ typedef struct blosc2_schunk {
 // The reference's name for a b2nd creation context.
 typedef struct b2nd_context_s b2nd_context_t;
 
-// Measurements recorded per block when a codec is instrumented.
-typedef struct blosc2_instr {
-  float cratio;
-  float cspeed;
-  float filter_speed;
-  uint8_t flags[4];
-} blosc2_instr;
-
-// A point in time, as the reference's timing helpers take it.
-typedef struct timespec blosc_timestamp_t;
-
-// Stream handle of the plain file backend.
-typedef struct blosc2_stdio_file {
-  FILE *file;
-} blosc2_stdio_file;
-
-// Parameters of the plain file backend.
-typedef struct blosc2_stdio_params {
-  // Take advisory locks on a sidecar file around frame accesses.
-  bool locking;
-} blosc2_stdio_params;
-
 // The one-chunk cache of a b2nd array.
 typedef struct chunk_cache_s {
   uint8_t *data;
@@ -844,6 +822,28 @@ typedef struct b2nd_array_t {
   // The super-chunk's `change_tick` this array last synchronised with.
   int64_t last_tick;
 } b2nd_array_t;
+
+// Measurements recorded per block when a codec is instrumented.
+typedef struct blosc2_instr {
+  float cratio;
+  float cspeed;
+  float filter_speed;
+  uint8_t flags[4];
+} blosc2_instr;
+
+// A point in time, as the reference's timing helpers take it.
+typedef struct timespec blosc_timestamp_t;
+
+// Stream handle of the plain file backend.
+typedef struct blosc2_stdio_file {
+  FILE *file;
+} blosc2_stdio_file;
+
+// Parameters of the plain file backend.
+typedef struct blosc2_stdio_params {
+  // Take advisory locks on a sidecar file around frame accesses.
+  bool locking;
+} blosc2_stdio_params;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1840,6 +1840,378 @@ int64_t b2nd_packed_pack(struct blosc2_schunk *schunk, uint8_t **packed);
 // # Safety
 // `packed` is NULL or readable for `len` bytes.
 struct blosc2_schunk *b2nd_packed_unpack(const uint8_t *packed, int64_t len);
+
+// Creates the parameters of a new array: where and how its super-chunk is
+// stored (NULL: in memory, default parameters; the typesize comes from
+// `b2_storage->cparams`), its geometry, dtype (NULL: `|S<typesize>`) and
+// extra metalayers. NULL on invalid parameters. Free with `b2nd_free_ctx`.
+//
+// # Safety
+// `b2_storage` is NULL or valid; `shape`, `chunkshape` and `blockshape` are
+// readable for `ndim` items; `dtype` is NULL or a C string; `metalayers` is
+// readable for `nmetalayers` entries.
+b2nd_context_t *b2nd_create_ctx(const struct blosc2_storage *b2_storage,
+                                int8_t ndim,
+                                const int64_t *shape,
+                                const int32_t *chunkshape,
+                                const int32_t *blockshape,
+                                const char *dtype,
+                                int8_t dtype_format,
+                                const struct blosc2_metalayer *metalayers,
+                                int32_t nmetalayers);
+
+// Frees a context made by `b2nd_create_ctx` (NULL accepted). Returns 0.
+//
+// # Safety
+// `ctx` is NULL or a live context, not used afterwards.
+int b2nd_free_ctx(b2nd_context_t *ctx);
+
+// Creates an array whose contents are undefined. Returns 0 or a negative
+// error code.
+//
+// # Safety
+// `ctx` is NULL or live; `array` is NULL or writable.
+int b2nd_uninit(b2nd_context_t *ctx, struct b2nd_array_t **array);
+
+// Creates an array ready to be filled (reads give zeros).
+//
+// # Safety
+// `ctx` is NULL or live; `array` is NULL or writable.
+int b2nd_empty(b2nd_context_t *ctx, struct b2nd_array_t **array);
+
+// Creates an array of zeros.
+//
+// # Safety
+// `ctx` is NULL or live; `array` is NULL or writable.
+int b2nd_zeros(b2nd_context_t *ctx, struct b2nd_array_t **array);
+
+// Creates an array of NaNs; the typesize must be 4 or 8
+// (`BLOSC2_ERROR_DATA` otherwise).
+//
+// # Safety
+// `ctx` is NULL or live; `array` is NULL or writable.
+int b2nd_nans(b2nd_context_t *ctx, struct b2nd_array_t **array);
+
+// Creates an array whose every item is the `typesize` bytes at `fill_value`.
+//
+// # Safety
+// `ctx` is NULL or live; `array` is NULL or writable; `fill_value` is NULL
+// or readable for the context's typesize.
+int b2nd_full(b2nd_context_t *ctx, struct b2nd_array_t **array, const void *fill_value);
+
+// Frees an array, its super-chunk and its dtype (on-disk data stays).
+// NULL gives `BLOSC2_ERROR_NULL_POINTER`, as in the reference.
+//
+// # Safety
+// `array` is NULL or a live array, not used afterwards.
+int b2nd_free(struct b2nd_array_t *array);
+
+// An array over a super-chunk described by its "b2nd" (else "caterva")
+// metalayer. On success the array owns `schunk` (`b2nd_free` frees it); on
+// error the caller keeps it.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk of this library; `array` is NULL
+// or writable.
+int b2nd_from_schunk(struct blosc2_schunk *schunk, struct b2nd_array_t **array);
+
+// Serializes the array as a contiguous frame into a `malloc`ed buffer
+// (`*needs_free` set: the caller frees it).
+//
+// # Safety
+// `array` is NULL or live; the out-pointers are NULL or writable.
+int b2nd_to_cframe(const struct b2nd_array_t *array,
+                   uint8_t **cframe,
+                   int64_t *cframe_len,
+                   bool *needs_free);
+
+// An array from a contiguous frame of `cframe_len` bytes (`copy`: chunks
+// copied into memory; otherwise the array reads its own copy of the frame
+// and never frees `cframe`). Errors give `BLOSC2_ERROR_FAILURE` for bytes
+// that are not a frame, as the reference.
+//
+// # Safety
+// `cframe` is NULL or readable for `cframe_len` bytes; `array` is NULL or
+// writable.
+int b2nd_from_cframe(uint8_t *cframe, int64_t cframe_len, bool copy, struct b2nd_array_t **array);
+
+// Opens an array stored in a frame file or sparse directory.
+//
+// # Safety
+// `urlpath` is NULL or a C string; `array` is NULL or writable.
+int b2nd_open(const char *urlpath, struct b2nd_array_t **array);
+
+// Opens an array stored in a contiguous frame that starts `offset` bytes
+// into a file (see `b2nd_save_append`).
+//
+// # Safety
+// `urlpath` is NULL or a C string; `array` is NULL or writable.
+int b2nd_open_offset(const char *urlpath, struct b2nd_array_t **array, int64_t offset);
+
+// Saves a copy of the array at `urlpath`: a frame file when the array is
+// contiguous, else a sparse directory.
+//
+// # Safety
+// `array` is NULL or live; `urlpath` is NULL or a C string.
+int b2nd_save(const struct b2nd_array_t *array, char *urlpath);
+
+// Appends the array as a contiguous frame to the end of `urlpath` (created
+// if missing); returns the offset where it starts (for
+// `b2nd_open_offset`), or a negative error code.
+//
+// # Safety
+// `array` is NULL or live; `urlpath` is NULL or a C string.
+int64_t b2nd_save_append(const struct b2nd_array_t *array, const char *urlpath);
+
+// Prints the array's b2nd metalayer (shape, chunkshape, dtype, blockshape)
+// on stdout.
+//
+// # Safety
+// `array` is NULL or live.
+int b2nd_print_meta(const struct b2nd_array_t *array);
+
+// Re-reads the geometry of an on-disk array changed through another
+// handle. Returns 0 or a negative error code.
+//
+// # Safety
+// `array` is NULL or live.
+int b2nd_refresh(struct b2nd_array_t *array);
+
+// Serializes a b2nd metalayer into a `malloc`ed buffer stored in `*smeta`
+// (the caller frees it); returns its length. A NULL dtype is `|u1`.
+//
+// # Safety
+// `shape`, `chunkshape`, `blockshape` are readable for `ndim` items; `dtype`
+// is NULL or a C string; `smeta` is NULL or writable.
+int b2nd_serialize_meta(int8_t ndim,
+                        const int64_t *shape,
+                        const int32_t *chunkshape,
+                        const int32_t *blockshape,
+                        const char *dtype,
+                        int8_t dtype_format,
+                        uint8_t **smeta);
+
+// Parses a b2nd (or caterva) metalayer. Writes `ndim` and `ndim` entries of
+// each shape; when both `dtype` and `dtype_format` are given, `*dtype`
+// becomes a `malloc`ed C string (NULL when the content has no dtype; the
+// caller frees it). Returns the number of bytes parsed, or
+// `BLOSC2_ERROR_FAILURE` for malformed content.
+//
+// # Safety
+// `smeta` is NULL or readable for `smeta_len` bytes; the shape pointers
+// are NULL or writable for 16 items; `dtype`/`dtype_format` NULL or writable.
+int b2nd_deserialize_meta(const uint8_t *smeta,
+                          int32_t smeta_len,
+                          int8_t *ndim,
+                          int64_t *shape,
+                          int32_t *chunkshape,
+                          int32_t *blockshape,
+                          char **dtype,
+                          int8_t *dtype_format);
+
+// The reference header's inline twin of `b2nd_deserialize_meta`.
+//
+// # Safety
+// As for `b2nd_deserialize_meta`.
+int b2nd_deserialize_meta_inline(const uint8_t *smeta,
+                                 int32_t smeta_len,
+                                 int8_t *ndim,
+                                 int64_t *shape,
+                                 int32_t *chunkshape,
+                                 int32_t *blockshape,
+                                 char **dtype,
+                                 int8_t *dtype_format);
+
+// Copies the box [src_start, src_stop) of the C-order buffer `src` (shape
+// `src_pad_shape`) to `dst_start` of `dst` (shape `dst_pad_shape`).
+//
+// # Safety
+// Shape and coordinate pointers are readable for `ndim` items; `src` and
+// `dst` hold their padded shapes' items.
+int b2nd_copy_buffer2(int8_t ndim,
+                      int32_t itemsize,
+                      const void *src,
+                      const int64_t *src_pad_shape,
+                      const int64_t *src_start,
+                      const int64_t *src_stop,
+                      void *dst,
+                      const int64_t *dst_pad_shape,
+                      const int64_t *dst_start);
+
+// `b2nd_copy_buffer2` with a one-byte itemsize (deprecated in the reference).
+//
+// # Safety
+// As for `b2nd_copy_buffer2`.
+B2ND_DEPRECATED("Use b2nd_copy_buffer2 instead.")
+int b2nd_copy_buffer(int8_t ndim,
+                     uint8_t itemsize,
+                     const void *src,
+                     const int64_t *src_pad_shape,
+                     const int64_t *src_start,
+                     const int64_t *src_stop,
+                     void *dst,
+                     const int64_t *dst_pad_shape,
+                     const int64_t *dst_start);
+
+// An array built from the context and the buffer.
+//
+// # Safety
+// `ctx` NULL or live; `array` NULL or writable; `buffer` NULL or readable
+// for `buffersize` bytes.
+int b2nd_from_cbuffer(b2nd_context_t *ctx,
+                      struct b2nd_array_t **array,
+                      const void *buffer,
+                      int64_t buffersize);
+
+// Copies the whole array, C order, into `buffer`.
+//
+// # Safety
+// `array` NULL or live; `buffer` NULL or writable for `buffersize` bytes.
+int b2nd_to_cbuffer(const struct b2nd_array_t *array, void *buffer, int64_t buffersize);
+
+// Gathers the items at `ncoords` flat C-order indices into `buffer`.
+//
+// # Safety
+// `array` NULL or live; `coords` readable for `ncoords` items; `buffer`
+// writable for `buffersize` bytes.
+int b2nd_get_sparse_cbuffer(const struct b2nd_array_t *array,
+                            int64_t ncoords,
+                            const int64_t *coords,
+                            void *buffer,
+                            int64_t buffersize);
+
+// Copies the region [start, stop) into `buffer`, a C-order array of shape
+// `buffershape` and `buffersize` bytes.
+//
+// # Safety
+// `array` NULL or live; `start`, `stop`, `buffershape` readable for ndim
+// items; `buffer` writable for `buffersize` bytes.
+int b2nd_get_slice_cbuffer(const struct b2nd_array_t *array,
+                           const int64_t *start,
+                           const int64_t *stop,
+                           void *buffer,
+                           const int64_t *buffershape,
+                           int64_t buffersize);
+
+// Writes `buffer` (C order, shape `buffershape`) into [start, stop).
+//
+// # Safety
+// As for `b2nd_get_slice_cbuffer`, with `buffer` readable.
+int b2nd_set_slice_cbuffer(const void *buffer,
+                           const int64_t *buffershape,
+                           int64_t buffersize,
+                           const int64_t *start,
+                           const int64_t *stop,
+                           struct b2nd_array_t *array);
+
+// A new array (made with `ctx`, whose shape is replaced) holding the region
+// [start, stop) of `src`.
+//
+// # Safety
+// `ctx` NULL or live; `array` NULL or writable; `src` NULL or live;
+// `start`, `stop` readable for ndim items.
+int b2nd_get_slice(b2nd_context_t *ctx,
+                   struct b2nd_array_t **array,
+                   const struct b2nd_array_t *src,
+                   const int64_t *start,
+                   const int64_t *stop);
+
+// A view without the unit dimensions flagged in `index` (ndim entries).
+//
+// # Safety
+// `array` NULL or live; `view` NULL or writable; `index` readable for ndim.
+int b2nd_squeeze_index(struct b2nd_array_t *array, struct b2nd_array_t **view, const bool *index);
+
+// A view without any unit dimension.
+//
+// # Safety
+// `array` NULL or live; `view` NULL or writable.
+int b2nd_squeeze(struct b2nd_array_t *array, struct b2nd_array_t **view);
+
+// A view with unit dimensions inserted where `axis` (final_dims entries)
+// is true.
+//
+// # Safety
+// `array` NULL or live; `view` NULL or writable; `axis` readable for
+// `final_dims` entries.
+int b2nd_expand_dims(const struct b2nd_array_t *array,
+                     struct b2nd_array_t **view,
+                     const bool *axis,
+                     uint8_t final_dims);
+
+// A copy of `src` with the storage, chunkshape, blockshape and dtype of
+// `ctx`.
+//
+// # Safety
+// `ctx` NULL or live; `src` NULL or live; `array` NULL or writable.
+int b2nd_copy(b2nd_context_t *ctx, const struct b2nd_array_t *src, struct b2nd_array_t **array);
+
+// `src1` followed by `src2` along `axis`: a new array made with `ctx` when
+// `copy`, else `src1` itself, extended (then `*array == src1`).
+//
+// # Safety
+// `ctx` NULL or live; `src1`, `src2` NULL or live; `array` NULL or writable.
+int b2nd_concatenate(b2nd_context_t *ctx,
+                     const struct b2nd_array_t *src1,
+                     const struct b2nd_array_t *src2,
+                     int8_t axis,
+                     bool copy,
+                     struct b2nd_array_t **array);
+
+// Changes the shape; items are added or removed at `start` (NULL: at the
+// end of each dimension).
+//
+// # Safety
+// `array` NULL or live; `new_shape` readable for ndim items; `start` NULL
+// or readable for ndim items.
+int b2nd_resize(struct b2nd_array_t *array, const int64_t *new_shape, const int64_t *start);
+
+// Inserts `buffer` (whole slabs along `axis`) at `insert_start`.
+//
+// # Safety
+// `array` NULL or live; `buffer` readable for `buffersize` bytes.
+int b2nd_insert(struct b2nd_array_t *array,
+                const void *buffer,
+                int64_t buffersize,
+                int8_t axis,
+                int64_t insert_start);
+
+// Appends `buffer` at the end of `axis`.
+//
+// # Safety
+// `array` NULL or live; `buffer` readable for `buffersize` bytes.
+int b2nd_append(struct b2nd_array_t *array, const void *buffer, int64_t buffersize, int8_t axis);
+
+// Removes `delete_len` items of `axis` from `delete_start`.
+//
+// # Safety
+// `array` NULL or live.
+int b2nd_delete(struct b2nd_array_t *array, int8_t axis, int64_t delete_start, int64_t delete_len);
+
+// Reads the outer product of the per-dimension index lists into `buffer`
+// (C order, shape `buffershape`).
+//
+// # Safety
+// `array` NULL or live; `selection`, `selection_size`, `buffershape`
+// readable for ndim entries; `buffer` writable for `buffersize` bytes.
+int b2nd_get_orthogonal_selection(const struct b2nd_array_t *array,
+                                  int64_t **selection,
+                                  int64_t *selection_size,
+                                  void *buffer,
+                                  int64_t *buffershape,
+                                  int64_t buffersize);
+
+// Writes `buffer` (C order, shape `buffershape`) to the outer product of
+// the per-dimension index lists.
+//
+// # Safety
+// As for `b2nd_get_orthogonal_selection`, with `buffer` readable.
+int b2nd_set_orthogonal_selection(struct b2nd_array_t *array,
+                                  int64_t **selection,
+                                  int64_t *selection_size,
+                                  const void *buffer,
+                                  int64_t *buffershape,
+                                  int64_t buffersize);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -27,5 +27,6 @@ mod io;
 mod schunk;
 mod meta;
 mod frame_util;
+mod b2nd;
 // The Caterva 0.5 API (include/caterva.h) over the b2nd array engine.
 mod caterva;

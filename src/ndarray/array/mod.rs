@@ -29,6 +29,7 @@
 //! sharing chunks; reads do not re-sync with other handles implicitly (call
 //! [`NdArray::refresh`]).
 
+mod ffi_access;
 mod layout;
 mod persist;
 mod reshape;

@@ -1,0 +1,755 @@
+//! The C face of b2nd arrays: contexts, creation, persistence and freeing.
+//! Slices, reshaping, selections and views live in [`ops`]; the metalayer
+//! (de)serializers and the N-dimensional buffer copies in [`meta`].
+//!
+//! # The C objects
+//!
+//! `b2nd_context_t*` is a boxed [`CtxBox`]: the core [`Context`] built from
+//! the caller's storage, shapes, dtype and metalayers, plus a copy of the
+//! caller's `blosc2_io` (for the super-chunk's `storage->io`).
+//!
+//! `b2nd_array_t*` is the address of a heap [`ArrayBox`] whose *first* field
+//! is the public `b2nd_array_t`. The box owns the core [`NdArray`], the dtype
+//! string `dtype` points at, and the super-chunk `sc` points at: a real
+//! `blosc2_schunk*` made by `super::schunk` that works with every
+//! `blosc2_schunk_*` call.
+//!
+//! One super-chunk, two owners: the core array reaches its super-chunk
+//! through its store, the C super-chunk object owns one too. Between calls
+//! the real super-chunk lives in the C object (so `blosc2_schunk_*` calls on
+//! `array->sc` see it) and the array holds an empty in-memory stand-in; for
+//! the length of each b2nd call the two are swapped ([`lend`]), then both C
+//! structs are refreshed.
+//!
+//! `b2nd_free` frees the box and the super-chunk. `b2nd_from_schunk` takes
+//! over the super-chunk it is given, as the reference does (on success only).
+
+mod meta;
+mod ops;
+
+use core::ffi::{c_char, c_int, c_void};
+use std::ffi::{CStr, CString};
+
+use super::guard;
+use super::schunk::{this, SchunkBox};
+use super::storage::{path_from_c, storage_from_c};
+use super::types::{
+    b2nd_array_t, b2nd_context_t, blosc2_io, blosc2_metalayer, blosc2_schunk, blosc2_storage,
+    chunk_cache_s,
+};
+use crate::ndarray::array::{ArrayStorage, Context, NdArray};
+use crate::schunk::{SChunk, Storage};
+use crate::Result;
+
+/// Most dimensions of an array (the reference `B2ND_MAX_DIM`).
+const MAX_DIM: usize = 16;
+
+/// The heap object behind every `b2nd_context_t*`.
+///
+/// The reference's `b2nd_create_ctx` rejects only malformed arguments
+/// (see [`reference_ctx_checks`]); geometry it cannot build an array from
+/// (overflowing shapes, oversized chunks) fails later, when an array is made
+/// from the context. So the core's verdict is kept and reported then.
+pub(crate) struct CtxBox {
+    ctx: std::result::Result<Context, crate::Error>,
+    io: Option<blosc2_io>,
+}
+
+impl CtxBox {
+    /// The validated context, or the error building it gave.
+    fn get(&self) -> Result<&Context> {
+        self.ctx.as_ref().map_err(|e| e.clone())
+    }
+}
+
+/// The heap object behind every `b2nd_array_t*`.
+#[repr(C)]
+pub(crate) struct ArrayBox {
+    /// Must stay first: the C pointer is the box's address.
+    c: b2nd_array_t,
+    core: NdArray,
+    dtype: CString,
+}
+
+impl ArrayBox {
+    /// Boxes `core`, moving its super-chunk into a new C super-chunk object
+    /// (`io` is recorded as its storage's I/O backend).
+    fn into_c(core: NdArray, io: Option<blosc2_io>) -> Result<*mut b2nd_array_t> {
+        let mut real = stand_in()?;
+        core.with_schunk(|sc| {
+            std::mem::swap(sc, &mut real);
+            Ok(())
+        })?;
+        let sc = SchunkBox::into_c(real, io);
+        Ok(ArrayBox::wrap(core, sc))
+    }
+
+    /// Boxes `core` whose super-chunk already lives in the C object `sc`.
+    fn wrap(core: NdArray, sc: *mut blosc2_schunk) -> *mut b2nd_array_t {
+        let mut b = Box::new(ArrayBox {
+            // SAFETY: b2nd_array_t holds only integers, arrays of them and raw
+            // pointers, for all of which all-zero bytes are valid.
+            c: unsafe { core::mem::zeroed() },
+            core,
+            dtype: CString::default(),
+        });
+        b.c.sc = sc;
+        b.sync();
+        Box::into_raw(b).cast()
+    }
+
+    /// Refreshes every public field from the core array.
+    fn sync(&mut self) {
+        let l = self.core.layout();
+        let n = l.ndim().min(MAX_DIM);
+        let c = &mut self.c;
+        c.ndim = n as i8;
+        c.shape = [0; MAX_DIM];
+        c.chunkshape = [0; MAX_DIM];
+        c.blockshape = [0; MAX_DIM];
+        c.extshape = [0; MAX_DIM];
+        c.extchunkshape = [0; MAX_DIM];
+        c.shape[..n].copy_from_slice(&l.shape[..n]);
+        c.chunkshape[..n].copy_from_slice(&l.chunkshape[..n]);
+        c.blockshape[..n].copy_from_slice(&l.blockshape[..n]);
+        c.extshape[..n].copy_from_slice(&l.extshape[..n]);
+        c.extchunkshape[..n].copy_from_slice(&l.extchunkshape[..n]);
+        c.nitems = l.nitems;
+        c.chunknitems = i32::try_from(l.chunknitems).unwrap_or(i32::MAX);
+        c.extnitems = l.extnitems;
+        c.blocknitems = i32::try_from(l.blocknitems).unwrap_or(i32::MAX);
+        c.extchunknitems = l.extchunknitems;
+        c.chunk_cache = chunk_cache_s {
+            data: core::ptr::null_mut(),
+            nchunk: -1,
+        };
+        let put = |dst: &mut [i64; MAX_DIM], v: Vec<i64>| {
+            *dst = [0; MAX_DIM];
+            for (d, s) in dst.iter_mut().zip(v) {
+                *d = s;
+            }
+        };
+        put(&mut c.item_array_strides, l.item_array_strides());
+        put(&mut c.item_chunk_strides, l.item_chunk_strides());
+        put(&mut c.item_extchunk_strides, l.item_extchunk_strides());
+        put(&mut c.item_block_strides, l.item_block_strides());
+        put(&mut c.block_chunk_strides, l.block_chunk_strides());
+        put(&mut c.chunk_array_strides, l.chunk_array_strides());
+        if self.dtype.as_bytes() != self.core.dtype().as_bytes() {
+            self.dtype = CString::new(self.core.dtype()).unwrap_or_default();
+        }
+        self.c.dtype = self.dtype.as_ptr() as *mut c_char;
+        self.c.dtype_format = self.core.dtype_format();
+        // SAFETY: `sc` is NULL or the live super-chunk this box owns.
+        if let Ok(sb) = unsafe { this(self.c.sc) } {
+            self.c.last_tick = sb.c.change_tick;
+        }
+    }
+}
+
+impl Drop for ArrayBox {
+    fn drop(&mut self) {
+        // SAFETY: `sc` is NULL or the super-chunk this box owns; freed once.
+        unsafe { super::schunk::blosc2_schunk_free(self.c.sc) };
+    }
+}
+
+/// An empty in-memory super-chunk, the array's stand-in between calls.
+fn stand_in() -> Result<SChunk> {
+    SChunk::new(Storage::default())
+}
+
+/// The box behind an array pointer, or `NullPointer`.
+///
+/// # Safety
+/// `p` is NULL or an array returned by this library and not yet freed.
+unsafe fn array<'a>(p: *const b2nd_array_t) -> Result<&'a mut ArrayBox> {
+    // SAFETY: every non-NULL `b2nd_array_t*` we hand out is the address of a
+    // live `ArrayBox` whose first field is the C struct (repr(C)). The C API
+    // takes `const` arrays where the reference still updates their caches.
+    unsafe { (p as *mut ArrayBox).as_mut() }
+        .ok_or_else(|| crate::err!(NullPointer, "array is NULL"))
+}
+
+/// Runs `f` on the core array with its real super-chunk lent from `sc`,
+/// then gives it back and refreshes both C structs.
+fn lend<T>(ab: &mut ArrayBox, f: impl FnOnce(&mut NdArray) -> Result<T>) -> Result<T> {
+    // SAFETY: `sc` is the live super-chunk this box owns (or NULL: error).
+    let sb = unsafe { this(ab.c.sc) }?;
+    let swap = |core: &mut NdArray, sb: &mut SchunkBox| {
+        core.with_schunk(|sc| {
+            std::mem::swap(sc, &mut sb.core);
+            Ok(())
+        })
+    };
+    swap(&mut ab.core, sb)?;
+    let r = f(&mut ab.core);
+    let back = swap(&mut ab.core, sb);
+    sb.sync();
+    ab.sync();
+    back?;
+    r
+}
+
+/// Runs `f` on the array behind `p` (see [`lend`]) and returns 0 or the
+/// error's code.
+///
+/// # Safety
+/// As for [`array`].
+unsafe fn with_array(p: *const b2nd_array_t, f: impl FnOnce(&mut NdArray) -> Result<()>) -> c_int {
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let ab = unsafe { array(p) }?;
+        lend(ab, f)?;
+        Ok(0)
+    }) as c_int
+}
+
+/// Stores a new array in `*out`; NULL `out` is `NullPointer`.
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe fn put_array(out: *mut *mut b2nd_array_t, p: *mut b2nd_array_t) {
+    // SAFETY: checked non-NULL by callers before any work is done.
+    unsafe { *out = p };
+}
+
+/// The context behind a C pointer, or `NullPointer`.
+///
+/// # Safety
+/// `p` is NULL or a context from `b2nd_create_ctx` not yet freed.
+unsafe fn context<'a>(p: *mut b2nd_context_t) -> Result<&'a mut CtxBox> {
+    // SAFETY: every non-NULL context pointer is a `Box<CtxBox>` we made.
+    unsafe { p.cast::<CtxBox>().as_mut() }.ok_or_else(|| crate::err!(NullPointer, "ctx is NULL"))
+}
+
+/// A C array of `n` items as a slice (empty when `n == 0`, even for NULL).
+///
+/// # Safety
+/// `p` is NULL (then `n` must be 0 or an error results) or readable for `n`.
+unsafe fn slice_of<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        crate::bail!(NullPointer, "{what} is NULL");
+    }
+    // SAFETY: non-NULL and readable for `n` items per the contract.
+    Ok(unsafe { core::slice::from_raw_parts(p, n) })
+}
+
+/// Builds the core context from the C arguments of `b2nd_create_ctx`.
+///
+/// # Safety
+/// Pointers are NULL or valid for `ndim` (`nmetalayers`) items.
+#[allow(clippy::too_many_arguments)]
+unsafe fn ctx_from_c(
+    b2_storage: *const blosc2_storage,
+    ndim: i8,
+    shape: *const i64,
+    chunkshape: *const i32,
+    blockshape: *const i32,
+    dtype: *const c_char,
+    dtype_format: i8,
+    metalayers: *const blosc2_metalayer,
+    nmetalayers: i32,
+) -> Result<CtxBox> {
+    if !(0..=MAX_DIM as i8).contains(&ndim) {
+        crate::bail!(InvalidParam, "ndim {ndim} must be in [0, {MAX_DIM}]");
+    }
+    let n = ndim as usize;
+    // SAFETY: forwarded contract: each is readable for `ndim` items.
+    let (shape, chunkshape, blockshape) = unsafe {
+        (
+            slice_of(shape, n, "shape")?,
+            slice_of(chunkshape, n, "chunkshape")?,
+            slice_of(blockshape, n, "blockshape")?,
+        )
+    };
+    // SAFETY: forwarded contract.
+    let st = unsafe { storage_from_c(b2_storage) }?;
+    // SAFETY: forwarded contract: storage and its io are NULL or valid.
+    let io = unsafe { b2_storage.as_ref().and_then(|s| s.io.as_ref()).copied() };
+    let dtype = if dtype.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL dtype is a NUL-terminated string per the contract.
+        let s = unsafe { CStr::from_ptr(dtype) };
+        Some(
+            s.to_str()
+                .map_err(|_| crate::err!(InvalidParam, "dtype is not UTF-8"))?
+                .to_string(),
+        )
+    };
+    let nmeta = usize::try_from(nmetalayers)
+        .map_err(|_| crate::err!(InvalidParam, "nmetalayers {nmetalayers} is negative"))?;
+    // SAFETY: forwarded contract: readable for `nmetalayers` entries.
+    let metas = unsafe { slice_of(metalayers, nmeta, "metalayers") }?;
+    let mut layers = Vec::with_capacity(nmeta);
+    for m in metas {
+        if m.name.is_null() {
+            crate::bail!(NullPointer, "metalayer name is NULL");
+        }
+        // SAFETY: a metalayer's name is a NUL-terminated string.
+        let name = unsafe { CStr::from_ptr(m.name) }
+            .to_str()
+            .map_err(|_| crate::err!(InvalidParam, "metalayer name is not UTF-8"))?
+            .to_string();
+        let len = usize::try_from(m.content_len)
+            .map_err(|_| crate::err!(InvalidParam, "negative metalayer length"))?;
+        // SAFETY: the content is readable for `content_len` bytes.
+        let content = unsafe { slice_of(m.content, len, "metalayer content") }?.to_vec();
+        layers.push((name, content));
+    }
+    let typesize = st.cparams.typesize;
+    reference_ctx_checks(shape, chunkshape, blockshape, typesize)?;
+    let ctx = Context::new(
+        ArrayStorage::Schunk(st),
+        typesize,
+        shape,
+        chunkshape,
+        blockshape,
+        dtype.as_deref(),
+        dtype_format,
+        layers,
+    );
+    Ok(CtxBox { ctx, io })
+}
+
+/// The argument checks the reference's `b2nd_create_ctx` makes (it returns
+/// NULL for these): negative extents, a zero blockshape under a non-zero
+/// chunkshape, and a block whose byte size overflows `int32_t`.
+fn reference_ctx_checks(
+    shape: &[i64],
+    chunkshape: &[i32],
+    blockshape: &[i32],
+    typesize: i32,
+) -> Result<()> {
+    for ((&s, &c), &b) in shape.iter().zip(chunkshape).zip(blockshape) {
+        if s < 0 || c < 0 || b < 0 {
+            crate::bail!(InvalidParam, "negative shape, chunkshape or blockshape");
+        }
+        if b == 0 && c != 0 {
+            crate::bail!(InvalidParam, "blockshape 0 under a non-zero chunkshape");
+        }
+    }
+    blockshape
+        .iter()
+        .try_fold(typesize, |acc, &b| acc.checked_mul(b))
+        .ok_or_else(|| crate::err!(InvalidParam, "blockshape product overflows the blocksize"))?;
+    Ok(())
+}
+
+/// Creates the parameters of a new array: where and how its super-chunk is
+/// stored (NULL: in memory, default parameters; the typesize comes from
+/// `b2_storage->cparams`), its geometry, dtype (NULL: `|S<typesize>`) and
+/// extra metalayers. NULL on invalid parameters. Free with `b2nd_free_ctx`.
+///
+/// # Safety
+/// `b2_storage` is NULL or valid; `shape`, `chunkshape` and `blockshape` are
+/// readable for `ndim` items; `dtype` is NULL or a C string; `metalayers` is
+/// readable for `nmetalayers` entries.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_create_ctx(
+    b2_storage: *const blosc2_storage,
+    ndim: i8,
+    shape: *const i64,
+    chunkshape: *const i32,
+    blockshape: *const i32,
+    dtype: *const c_char,
+    dtype_format: i8,
+    metalayers: *const blosc2_metalayer,
+    nmetalayers: i32,
+) -> *mut b2nd_context_t {
+    guard(core::ptr::null_mut(), || {
+        // SAFETY: forwarded contract.
+        let r = unsafe {
+            ctx_from_c(
+                b2_storage,
+                ndim,
+                shape,
+                chunkshape,
+                blockshape,
+                dtype,
+                dtype_format,
+                metalayers,
+                nmetalayers,
+            )
+        };
+        match r {
+            Ok(c) => Box::into_raw(Box::new(c)).cast(),
+            Err(e) => {
+                super::report(&e);
+                core::ptr::null_mut()
+            }
+        }
+    })
+}
+
+/// Frees a context made by `b2nd_create_ctx` (NULL accepted). Returns 0.
+///
+/// # Safety
+/// `ctx` is NULL or a live context, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_free_ctx(ctx: *mut b2nd_context_t) -> c_int {
+    guard(0, || {
+        if !ctx.is_null() {
+            // SAFETY: made by `Box::into_raw` in `b2nd_create_ctx`, freed once.
+            drop(unsafe { Box::from_raw(ctx.cast::<CtxBox>()) });
+        }
+        0
+    })
+}
+
+/// Shared body of the constructors that build an array from a context.
+///
+/// # Safety
+/// `ctx` is NULL or live; `out` is NULL or writable.
+unsafe fn with_new_array(
+    ctx: *mut b2nd_context_t,
+    out: *mut *mut b2nd_array_t,
+    make: impl FnOnce(&Context) -> Result<NdArray>,
+) -> c_int {
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let c = unsafe { context(ctx) }?;
+        if out.is_null() {
+            crate::bail!(NullPointer, "array is NULL");
+        }
+        let a = make(c.get()?)?;
+        let p = ArrayBox::into_c(a, c.io)?;
+        // SAFETY: `out` is non-NULL and writable per the contract.
+        unsafe { put_array(out, p) };
+        Ok(0)
+    }) as c_int
+}
+
+/// Creates an array whose contents are undefined. Returns 0 or a negative
+/// error code.
+///
+/// # Safety
+/// `ctx` is NULL or live; `array` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_uninit(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_new_array(ctx, array, NdArray::uninit) }
+}
+
+/// Creates an array ready to be filled (reads give zeros).
+///
+/// # Safety
+/// `ctx` is NULL or live; `array` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_empty(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_new_array(ctx, array, NdArray::empty) }
+}
+
+/// Creates an array of zeros.
+///
+/// # Safety
+/// `ctx` is NULL or live; `array` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_zeros(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_new_array(ctx, array, NdArray::zeros) }
+}
+
+/// Creates an array of NaNs; the typesize must be 4 or 8
+/// (`BLOSC2_ERROR_DATA` otherwise).
+///
+/// # Safety
+/// `ctx` is NULL or live; `array` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_nans(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_new_array(ctx, array, NdArray::nans) }
+}
+
+/// Creates an array whose every item is the `typesize` bytes at `fill_value`.
+///
+/// # Safety
+/// `ctx` is NULL or live; `array` is NULL or writable; `fill_value` is NULL
+/// or readable for the context's typesize.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_full(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+    fill_value: *const c_void,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_new_array(ctx, array, |c| {
+            let n = usize::try_from(c.typesize).unwrap_or(0);
+            // SAFETY: readable for one item per the contract.
+            let v = slice_of(fill_value.cast::<u8>(), n, "fill_value")?;
+            if v.is_empty() {
+                crate::bail!(NullPointer, "fill_value is NULL");
+            }
+            NdArray::full(c, v)
+        })
+    }
+}
+
+/// Frees an array, its super-chunk and its dtype (on-disk data stays).
+/// NULL gives `BLOSC2_ERROR_NULL_POINTER`, as in the reference.
+///
+/// # Safety
+/// `array` is NULL or a live array, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_free(array: *mut b2nd_array_t) -> c_int {
+    super::guard_code(|| {
+        if array.is_null() {
+            crate::bail!(NullPointer, "array is NULL");
+        }
+        // SAFETY: made by `Box::into_raw` in `ArrayBox::wrap`; freed once.
+        drop(unsafe { Box::from_raw(array.cast::<ArrayBox>()) });
+        Ok(0)
+    }) as c_int
+}
+
+/// An array over a super-chunk described by its "b2nd" (else "caterva")
+/// metalayer. On success the array owns `schunk` (`b2nd_free` frees it); on
+/// error the caller keeps it.
+///
+/// # Safety
+/// `schunk` is NULL or a live super-chunk of this library; `array` is NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_from_schunk(
+    schunk: *mut blosc2_schunk,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        unsafe { adopt(schunk, array) }?;
+        Ok(0)
+    }) as c_int
+}
+
+/// Builds an array over the C super-chunk `schunk`, which it then owns.
+///
+/// # Safety
+/// As for `b2nd_from_schunk`.
+unsafe fn adopt(schunk: *mut blosc2_schunk, out: *mut *mut b2nd_array_t) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let sb = unsafe { this(schunk) }?;
+    if out.is_null() {
+        crate::bail!(NullPointer, "array is NULL");
+    }
+    let real = std::mem::replace(&mut sb.core, stand_in()?);
+    let core = match NdArray::from_schunk_or_back(real) {
+        Ok(a) => a,
+        Err((e, real)) => {
+            if let Some(real) = real {
+                sb.core = real;
+            }
+            sb.sync();
+            return Err(e);
+        }
+    };
+    // The array holds the stand-in between calls; the C object the real one.
+    core.with_schunk(|sc| {
+        std::mem::swap(sc, &mut sb.core);
+        Ok(())
+    })?;
+    sb.sync();
+    // SAFETY: `out` is non-NULL and writable per the contract.
+    unsafe { put_array(out, ArrayBox::wrap(core, schunk)) };
+    Ok(())
+}
+
+/// Serializes the array as a contiguous frame into a `malloc`ed buffer
+/// (`*needs_free` set: the caller frees it).
+///
+/// # Safety
+/// `array` is NULL or live; the out-pointers are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_to_cframe(
+    array: *const b2nd_array_t,
+    cframe: *mut *mut u8,
+    cframe_len: *mut i64,
+    needs_free: *mut bool,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            if cframe.is_null() || cframe_len.is_null() || needs_free.is_null() {
+                crate::bail!(NullPointer, "cframe, cframe_len or needs_free is NULL");
+            }
+            let bytes = a.to_cframe()?;
+            let p = super::schunk::malloc_copy(&bytes)?;
+            // SAFETY: the out-pointers are non-NULL and writable.
+            *cframe = p;
+            *cframe_len = bytes.len() as i64;
+            *needs_free = true;
+            Ok(())
+        })
+    }
+}
+
+/// An array from a contiguous frame of `cframe_len` bytes (`copy`: chunks
+/// copied into memory; otherwise the array reads its own copy of the frame
+/// and never frees `cframe`). Errors give `BLOSC2_ERROR_FAILURE` for bytes
+/// that are not a frame, as the reference.
+///
+/// # Safety
+/// `cframe` is NULL or readable for `cframe_len` bytes; `array` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_from_cframe(
+    cframe: *mut u8,
+    cframe_len: i64,
+    copy: bool,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    super::guard_code(|| {
+        if cframe.is_null() || array.is_null() {
+            crate::bail!(NullPointer, "cframe or array is NULL");
+        }
+        // SAFETY: forwarded contract.
+        let sc = unsafe { super::schunk::blosc2_schunk_from_buffer(cframe, cframe_len, copy) };
+        if sc.is_null() {
+            crate::bail!(Failure, "not a contiguous frame");
+        }
+        // SAFETY: `sc` is live; `array` non-NULL and writable.
+        let r = unsafe { adopt(sc, array) };
+        if r.is_err() {
+            // SAFETY: not adopted, so still ours to free.
+            unsafe { super::schunk::blosc2_schunk_free(sc) };
+        }
+        r.map(|_| 0)
+    }) as c_int
+}
+
+/// Opens an array stored in a frame file or sparse directory.
+///
+/// # Safety
+/// `urlpath` is NULL or a C string; `array` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_open(urlpath: *const c_char, array: *mut *mut b2nd_array_t) -> c_int {
+    // SAFETY: forwarded contract.
+    guard(crate::Error::Failure(String::new()).code(), || unsafe {
+        b2nd_open_offset(urlpath, array, 0)
+    })
+}
+
+/// Opens an array stored in a contiguous frame that starts `offset` bytes
+/// into a file (see `b2nd_save_append`).
+///
+/// # Safety
+/// `urlpath` is NULL or a C string; `array` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_open_offset(
+    urlpath: *const c_char,
+    array: *mut *mut b2nd_array_t,
+    offset: i64,
+) -> c_int {
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        unsafe { path_from_c(urlpath, "urlpath") }?;
+        if array.is_null() {
+            crate::bail!(NullPointer, "array is NULL");
+        }
+        // SAFETY: forwarded contract.
+        let sc = unsafe { super::schunk::blosc2_schunk_open_offset(urlpath, offset) };
+        if sc.is_null() {
+            // The reference hands the NULL super-chunk on, which fails so.
+            crate::bail!(NullPointer, "cannot open a frame at the urlpath");
+        }
+        // SAFETY: `sc` is live; `array` non-NULL and writable.
+        let r = unsafe { adopt(sc, array) };
+        if r.is_err() {
+            // SAFETY: not adopted, so still ours to free.
+            unsafe { super::schunk::blosc2_schunk_free(sc) };
+        }
+        r.map(|_| 0)
+    }) as c_int
+}
+
+/// Saves a copy of the array at `urlpath`: a frame file when the array is
+/// contiguous, else a sparse directory.
+///
+/// # Safety
+/// `array` is NULL or live; `urlpath` is NULL or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_save(array: *const b2nd_array_t, urlpath: *mut c_char) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let path = path_from_c(urlpath, "urlpath")?;
+            a.save(path)
+        })
+    }
+}
+
+/// Appends the array as a contiguous frame to the end of `urlpath` (created
+/// if missing); returns the offset where it starts (for
+/// `b2nd_open_offset`), or a negative error code.
+///
+/// # Safety
+/// `array` is NULL or live; `urlpath` is NULL or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_save_append(
+    array: *const b2nd_array_t,
+    urlpath: *const c_char,
+) -> i64 {
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let ab = unsafe { self::array(array) }?;
+        lend(ab, |a| {
+            // SAFETY: forwarded contract.
+            let path = unsafe { path_from_c(urlpath, "urlpath") }?;
+            a.save_append(path)
+        })
+    })
+}
+
+/// Prints the array's b2nd metalayer (shape, chunkshape, dtype, blockshape)
+/// on stdout.
+///
+/// # Safety
+/// `array` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_print_meta(array: *const b2nd_array_t) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let text = a.meta_text()?;
+            // The C caller may print with stdio too: keep the order.
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            // SAFETY: flushing every C stdio stream is always allowed.
+            libc::fflush(core::ptr::null_mut());
+            out.write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .map_err(|e| crate::err!(Failure, "cannot print: {e}"))
+        })
+    }
+}
+
+/// Re-reads the geometry of an on-disk array changed through another
+/// handle. Returns 0 or a negative error code.
+///
+/// # Safety
+/// `array` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_refresh(array: *mut b2nd_array_t) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_array(array, |a| a.refresh().map(|_| ())) }
+}
+
+#[cfg(test)]
+mod tests;

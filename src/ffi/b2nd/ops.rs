@@ -1,0 +1,550 @@
+//! b2nd calls that read, write, reshape or derive arrays: each converts its
+//! C arguments and delegates to one method of the core array.
+
+use core::ffi::{c_int, c_void};
+
+use super::{array, context, lend, put_array, slice_of, with_array, ArrayBox, MAX_DIM};
+use crate::ffi::types::{b2nd_array_t, b2nd_context_t};
+use crate::ndarray::array::NdArray;
+use crate::Result;
+
+/// A caller's buffer of `size` bytes (negative: `InvalidParam`).
+///
+/// # Safety
+/// `p` is NULL or readable for `size` bytes.
+unsafe fn in_buf<'a>(p: *const c_void, size: i64) -> Result<&'a [u8]> {
+    let n = usize::try_from(size)
+        .map_err(|_| crate::err!(InvalidParam, "buffersize {size} is negative"))?;
+    if p.is_null() {
+        crate::bail!(NullPointer, "buffer is NULL");
+    }
+    // SAFETY: non-NULL and readable for `n` bytes per the contract.
+    Ok(unsafe { core::slice::from_raw_parts(p.cast::<u8>(), n) })
+}
+
+/// A caller's writable buffer of `size` bytes (negative: `InvalidParam`).
+///
+/// # Safety
+/// `p` is NULL or writable for `size` bytes.
+unsafe fn out_buf<'a>(p: *mut c_void, size: i64) -> Result<&'a mut [u8]> {
+    let n = usize::try_from(size)
+        .map_err(|_| crate::err!(InvalidParam, "buffersize {size} is negative"))?;
+    if p.is_null() {
+        crate::bail!(NullPointer, "buffer is NULL");
+    }
+    // SAFETY: non-NULL and writable for `n` bytes per the contract.
+    Ok(unsafe { core::slice::from_raw_parts_mut(p.cast::<u8>(), n) })
+}
+
+/// `n` coordinates at `p`, which must not be NULL (even for 0-d arrays).
+///
+/// # Safety
+/// `p` is NULL or readable for `n` items.
+unsafe fn coords<'a>(p: *const i64, n: usize, what: &str) -> Result<&'a [i64]> {
+    if p.is_null() {
+        crate::bail!(NullPointer, "{what} is NULL");
+    }
+    // SAFETY: forwarded contract.
+    unsafe { slice_of(p, n, what) }
+}
+
+/// An axis argument checked against `ndim`.
+fn axis_of(axis: i8, ndim: usize) -> Result<usize> {
+    usize::try_from(axis)
+        .ok()
+        .filter(|a| *a < ndim)
+        .ok_or_else(|| crate::err!(InvalidParam, "axis {axis} out of range [0, {ndim})"))
+}
+
+/// An array built from the context and the buffer.
+///
+/// # Safety
+/// `ctx` NULL or live; `array` NULL or writable; `buffer` NULL or readable
+/// for `buffersize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_from_cbuffer(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+    buffer: *const c_void,
+    buffersize: i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        super::with_new_array(ctx, array, |c| {
+            // SAFETY: forwarded contract.
+            let buf = in_buf(buffer, buffersize)?;
+            NdArray::from_cbuffer(c, buf)
+        })
+    }
+}
+
+/// Copies the whole array, C order, into `buffer`.
+///
+/// # Safety
+/// `array` NULL or live; `buffer` NULL or writable for `buffersize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_to_cbuffer(
+    array: *const b2nd_array_t,
+    buffer: *mut c_void,
+    buffersize: i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_array(array, |a| a.to_cbuffer(out_buf(buffer, buffersize)?)) }
+}
+
+/// Gathers the items at `ncoords` flat C-order indices into `buffer`.
+///
+/// # Safety
+/// `array` NULL or live; `coords` readable for `ncoords` items; `buffer`
+/// writable for `buffersize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_get_sparse_cbuffer(
+    array: *const b2nd_array_t,
+    ncoords: i64,
+    coords: *const i64,
+    buffer: *mut c_void,
+    buffersize: i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let n = usize::try_from(ncoords)
+                .map_err(|_| crate::err!(InvalidParam, "ncoords {ncoords} is negative"))?;
+            if n == 0 {
+                return Ok(());
+            }
+            let c = self::coords(coords, n, "coords")?;
+            a.get_sparse_cbuffer(c, out_buf(buffer, buffersize)?)
+        })
+    }
+}
+
+/// Copies the region [start, stop) into `buffer`, a C-order array of shape
+/// `buffershape` and `buffersize` bytes.
+///
+/// # Safety
+/// `array` NULL or live; `start`, `stop`, `buffershape` readable for ndim
+/// items; `buffer` writable for `buffersize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_get_slice_cbuffer(
+    array: *const b2nd_array_t,
+    start: *const i64,
+    stop: *const i64,
+    buffer: *mut c_void,
+    buffershape: *const i64,
+    buffersize: i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let n = a.ndim();
+            let (s, e, bs) = (
+                coords(start, n, "start")?,
+                coords(stop, n, "stop")?,
+                coords(buffershape, n, "buffershape")?,
+            );
+            a.get_slice_cbuffer(s, e, out_buf(buffer, buffersize)?, bs)
+        })
+    }
+}
+
+/// Writes `buffer` (C order, shape `buffershape`) into [start, stop).
+///
+/// # Safety
+/// As for `b2nd_get_slice_cbuffer`, with `buffer` readable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
+    buffer: *const c_void,
+    buffershape: *const i64,
+    buffersize: i64,
+    start: *const i64,
+    stop: *const i64,
+    array: *mut b2nd_array_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let n = a.ndim();
+            let buf = in_buf(buffer, buffersize)?;
+            let (s, e, bs) = (
+                coords(start, n, "start")?,
+                coords(stop, n, "stop")?,
+                coords(buffershape, n, "buffershape")?,
+            );
+            a.set_slice_cbuffer(buf, bs, s, e)
+        })
+    }
+}
+
+/// Runs `make` on the lent source array and boxes the new array it returns
+/// into `*out`, with the I/O backend of `io_from`'s storage.
+///
+/// # Safety
+/// `src` NULL or live; `out` NULL or writable.
+unsafe fn with_derived(
+    src: *const b2nd_array_t,
+    out: *mut *mut b2nd_array_t,
+    io: Option<crate::ffi::types::blosc2_io>,
+    make: impl FnOnce(&mut NdArray) -> Result<NdArray>,
+) -> c_int {
+    crate::ffi::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let ab = unsafe { array(src) }?;
+        if out.is_null() {
+            crate::bail!(NullPointer, "array is NULL");
+        }
+        let made = lend(ab, make)?;
+        let p = ArrayBox::into_c(made, io)?;
+        // SAFETY: non-NULL and writable per the contract.
+        unsafe { put_array(out, p) };
+        Ok(0)
+    }) as c_int
+}
+
+/// A new array (made with `ctx`, whose shape is replaced) holding the region
+/// [start, stop) of `src`.
+///
+/// # Safety
+/// `ctx` NULL or live; `array` NULL or writable; `src` NULL or live;
+/// `start`, `stop` readable for ndim items.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_get_slice(
+    ctx: *mut b2nd_context_t,
+    array: *mut *mut b2nd_array_t,
+    src: *const b2nd_array_t,
+    start: *const i64,
+    stop: *const i64,
+) -> c_int {
+    crate::ffi::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let c = unsafe { context(ctx) }?;
+        // SAFETY: forwarded contract.
+        let rc = unsafe {
+            with_derived(src, array, c.io, |a| {
+                let n = a.ndim();
+                a.get_slice(
+                    c.get()?,
+                    coords(start, n, "start")?,
+                    coords(stop, n, "stop")?,
+                )
+            })
+        };
+        Ok(i64::from(rc))
+    }) as c_int
+}
+
+/// A view without the unit dimensions flagged in `index` (ndim entries).
+///
+/// # Safety
+/// `array` NULL or live; `view` NULL or writable; `index` readable for ndim.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_squeeze_index(
+    array: *mut b2nd_array_t,
+    view: *mut *mut b2nd_array_t,
+    index: *const bool,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_derived(array, view, None, |a| {
+            let n = a.ndim();
+            if n > 0 && index.is_null() {
+                crate::bail!(NullPointer, "index is NULL");
+            }
+            a.squeeze_index(slice_of(index, n, "index")?)
+        })
+    }
+}
+
+/// A view without any unit dimension.
+///
+/// # Safety
+/// `array` NULL or live; `view` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_squeeze(
+    array: *mut b2nd_array_t,
+    view: *mut *mut b2nd_array_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_derived(array, view, None, |a| a.squeeze()) }
+}
+
+/// A view with unit dimensions inserted where `axis` (final_dims entries)
+/// is true.
+///
+/// # Safety
+/// `array` NULL or live; `view` NULL or writable; `axis` readable for
+/// `final_dims` entries.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_expand_dims(
+    array: *const b2nd_array_t,
+    view: *mut *mut b2nd_array_t,
+    axis: *const bool,
+    final_dims: u8,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_derived(array, view, None, |a| {
+            let n = usize::from(final_dims);
+            if n > MAX_DIM {
+                crate::bail!(InvalidParam, "final_dims {n} exceeds {MAX_DIM}");
+            }
+            if n > 0 && axis.is_null() {
+                crate::bail!(NullPointer, "axis is NULL");
+            }
+            a.expand_dims(slice_of(axis, n, "axis")?)
+        })
+    }
+}
+
+/// A copy of `src` with the storage, chunkshape, blockshape and dtype of
+/// `ctx`.
+///
+/// # Safety
+/// `ctx` NULL or live; `src` NULL or live; `array` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_copy(
+    ctx: *mut b2nd_context_t,
+    src: *const b2nd_array_t,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    crate::ffi::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let c = unsafe { context(ctx) }?;
+        // SAFETY: forwarded contract.
+        let rc = unsafe { with_derived(src, array, c.io, |a| a.copy(c.get()?)) };
+        Ok(i64::from(rc))
+    }) as c_int
+}
+
+/// `src1` followed by `src2` along `axis`: a new array made with `ctx` when
+/// `copy`, else `src1` itself, extended (then `*array == src1`).
+///
+/// # Safety
+/// `ctx` NULL or live; `src1`, `src2` NULL or live; `array` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_concatenate(
+    ctx: *mut b2nd_context_t,
+    src1: *const b2nd_array_t,
+    src2: *const b2nd_array_t,
+    axis: i8,
+    copy: bool,
+    array: *mut *mut b2nd_array_t,
+) -> c_int {
+    crate::ffi::guard_code(|| {
+        if src1.is_null() || src2.is_null() || array.is_null() {
+            crate::bail!(NullPointer, "src1, src2 or array is NULL");
+        }
+        // SAFETY: forwarded contract; both non-NULL.
+        let a1 = unsafe { self::array(src1) }?;
+        let same = core::ptr::eq(src1, src2);
+        // With two distinct arrays, lend both; with one, lend it once.
+        let run = |a1: &mut ArrayBox,
+                   f: &mut dyn FnMut(&mut NdArray, Option<&NdArray>) -> Result<Option<NdArray>>|
+         -> Result<Option<NdArray>> {
+            if same {
+                lend(a1, |x| f(x, None))
+            } else {
+                // SAFETY: forwarded contract; distinct from `src1`.
+                let a2 = unsafe { self::array(src2) }?;
+                lend(a1, |x| lend(a2, |y| f(x, Some(y))))
+            }
+        };
+        if copy {
+            // SAFETY: forwarded contract.
+            let c = unsafe { context(ctx) }?;
+            let made = run(a1, &mut |x, y| {
+                let ax = axis_of(axis, x.ndim())?;
+                Ok(Some(NdArray::concatenate(c.get()?, x, y.unwrap_or(x), ax)?))
+            })?;
+            let Some(made) = made else {
+                crate::bail!(Failure, "concatenation gave no array");
+            };
+            let p = ArrayBox::into_c(made, c.io)?;
+            // SAFETY: non-NULL and writable per the contract.
+            unsafe { put_array(array, p) };
+        } else {
+            run(a1, &mut |x, y| {
+                let ax = axis_of(axis, x.ndim())?;
+                match y {
+                    Some(y) => x.concatenate_in_place(y, ax)?,
+                    None => {
+                        let twin = x.copy(&x.like_context())?;
+                        x.concatenate_in_place(&twin, ax)?
+                    }
+                }
+                Ok(None)
+            })?;
+            // SAFETY: non-NULL and writable per the contract.
+            unsafe { put_array(array, src1 as *mut b2nd_array_t) };
+        }
+        Ok(0)
+    }) as c_int
+}
+
+/// Changes the shape; items are added or removed at `start` (NULL: at the
+/// end of each dimension).
+///
+/// # Safety
+/// `array` NULL or live; `new_shape` readable for ndim items; `start` NULL
+/// or readable for ndim items.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_resize(
+    array: *mut b2nd_array_t,
+    new_shape: *const i64,
+    start: *const i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let n = a.ndim();
+            let shape = coords(new_shape, n, "new_shape")?;
+            let start = if start.is_null() {
+                None
+            } else {
+                Some(slice_of(start, n, "start")?)
+            };
+            a.resize(shape, start)
+        })
+    }
+}
+
+/// Inserts `buffer` (whole slabs along `axis`) at `insert_start`.
+///
+/// # Safety
+/// `array` NULL or live; `buffer` readable for `buffersize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_insert(
+    array: *mut b2nd_array_t,
+    buffer: *const c_void,
+    buffersize: i64,
+    axis: i8,
+    insert_start: i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let ax = axis_of(axis, a.ndim())?;
+            a.insert(in_buf(buffer, buffersize)?, ax, insert_start)
+        })
+    }
+}
+
+/// Appends `buffer` at the end of `axis`.
+///
+/// # Safety
+/// `array` NULL or live; `buffer` readable for `buffersize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_append(
+    array: *mut b2nd_array_t,
+    buffer: *const c_void,
+    buffersize: i64,
+    axis: i8,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let ax = axis_of(axis, a.ndim())?;
+            a.append(in_buf(buffer, buffersize)?, ax)
+        })
+    }
+}
+
+/// Removes `delete_len` items of `axis` from `delete_start`.
+///
+/// # Safety
+/// `array` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_delete(
+    array: *mut b2nd_array_t,
+    axis: i8,
+    delete_start: i64,
+    delete_len: i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let ax = axis_of(axis, a.ndim())?;
+            a.delete(ax, delete_start, delete_len)
+        })
+    }
+}
+
+/// The per-dimension index lists of an orthogonal selection.
+///
+/// # Safety
+/// `selection` and `sizes` are NULL or readable for `ndim` entries, each
+/// list readable for its size.
+unsafe fn selection_of<'a>(
+    selection: *const *mut i64,
+    sizes: *const i64,
+    ndim: usize,
+) -> Result<Vec<&'a [i64]>> {
+    // SAFETY: forwarded contract.
+    let (lists, sizes) = unsafe {
+        (
+            slice_of(selection as *const *const i64, ndim, "selection")?,
+            slice_of(sizes, ndim, "selection_size")?,
+        )
+    };
+    lists
+        .iter()
+        .zip(sizes)
+        .map(|(&p, &n)| {
+            let n = usize::try_from(n)
+                .map_err(|_| crate::err!(InvalidParam, "selection size {n} is negative"))?;
+            // SAFETY: each list is readable for its size per the contract.
+            unsafe { slice_of(p, n, "selection list") }
+        })
+        .collect()
+}
+
+/// Reads the outer product of the per-dimension index lists into `buffer`
+/// (C order, shape `buffershape`).
+///
+/// # Safety
+/// `array` NULL or live; `selection`, `selection_size`, `buffershape`
+/// readable for ndim entries; `buffer` writable for `buffersize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_get_orthogonal_selection(
+    array: *const b2nd_array_t,
+    selection: *mut *mut i64,
+    selection_size: *mut i64,
+    buffer: *mut c_void,
+    buffershape: *mut i64,
+    buffersize: i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let n = a.ndim();
+            let sel = selection_of(selection, selection_size, n)?;
+            let bs = coords(buffershape, n, "buffershape")?;
+            a.get_orthogonal_selection(&sel, out_buf(buffer, buffersize)?, bs)
+        })
+    }
+}
+
+/// Writes `buffer` (C order, shape `buffershape`) to the outer product of
+/// the per-dimension index lists.
+///
+/// # Safety
+/// As for `b2nd_get_orthogonal_selection`, with `buffer` readable.
+#[no_mangle]
+pub unsafe extern "C" fn b2nd_set_orthogonal_selection(
+    array: *mut b2nd_array_t,
+    selection: *mut *mut i64,
+    selection_size: *mut i64,
+    buffer: *const c_void,
+    buffershape: *mut i64,
+    buffersize: i64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_array(array, |a| {
+            let n = a.ndim();
+            let sel = selection_of(selection, selection_size, n)?;
+            let bs = coords(buffershape, n, "buffershape")?;
+            a.set_orthogonal_selection(&sel, in_buf(buffer, buffersize)?, bs)
+        })
+    }
+}
