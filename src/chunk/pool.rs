@@ -263,16 +263,21 @@ mod tests {
         // 7 threads: no other test of this binary asks for them.
         let mut mine = Quiet;
         let before = POOLS_BUILT.load(Ordering::Relaxed);
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen = std::collections::HashSet::new();
         for _ in 0..20 {
             let ids = Mutex::new(Vec::new());
-            run_scoped((0..64).collect::<Vec<usize>>(), 7, &mut mine, |_, tid, _| {
-                if tid != 0 {
-                    ids.lock().unwrap().push(std::thread::current().id());
-                    std::thread::sleep(std::time::Duration::from_micros(200));
-                }
-                Ok(())
-            })
+            run_scoped(
+                (0..64).collect::<Vec<usize>>(),
+                7,
+                &mut mine,
+                |_, tid, _| {
+                    if tid != 0 {
+                        ids.lock().unwrap().push(std::thread::current().id());
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    }
+                    Ok(())
+                },
+            )
             .unwrap();
             seen.extend(ids.into_inner().unwrap());
         }
