@@ -28,6 +28,7 @@ pub use blocksize::{compute_blocksize, split_block};
 pub use compress::Compressor;
 pub use decompress::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
+pub use pool::{set_external_executor, Executor};
 pub use special::{make_special, make_special_with};
 
 /// Format constants of the reference (`blosc2.h`), as associated constants so

@@ -1,25 +1,44 @@
 //! Running the blocks of one chunk on several threads.
 //!
-//! A parallel call spawns `nthreads - 1` scoped helper threads and works on
-//! the calling thread too; every thread claims the next item from a shared
-//! queue, so results never depend on which thread ran an item. Scoped threads
-//! may borrow the caller's slices (the chunk, the destination pieces), so
-//! nothing is copied to share it. Helper threads take their scratch (codec
-//! contexts, filter buffers) from a stash that outlives the call, so those
-//! are not rebuilt for every chunk.
+//! Worker threads are created once per process and reused by every call and
+//! every context: a call asking for `n` threads runs on the calling thread
+//! plus the `n - 1` workers of a pool kept for that thread count, so `n` is
+//! honoured exactly and no thread is started per call (starting threads per
+//! call costs tens of microseconds, which dominates small chunks).
+//!
+//! Why `rayon` (its `ThreadPool`, nothing else): the jobs borrow the caller's
+//! data (the source chunk, the destination cut into disjoint per-block
+//! pieces, the caller's scratch), and a persistent pool can only run such
+//! borrowing jobs if it guarantees they finish before the call returns.
+//! `rayon::ThreadPool::in_place_scope` gives exactly that guarantee, checked
+//! by the compiler, with no `unsafe` here; a hand-written persistent pool
+//! would need lifetime-erasing `unsafe` to hand borrowed closures to
+//! long-lived threads. Rayon's pools are also cheap to wake and are
+//! well-tested under contention.
+//!
+//! Every thread claims the next item from a shared queue, so results never
+//! depend on which thread ran an item. Workers take their scratch (codec
+//! contexts, filter buffers) from a process-wide stash and give it back, so
+//! those outlive the call and are not rebuilt for every chunk.
+//!
+//! An embedding application may supply its own executor instead of the pool
+//! (the C API's `blosc2_set_threads_callback`): see [`set_external_executor`].
 
+use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
-/// Threads worth using for `nbytes` of work when `asked` were requested: a
-/// thread is started for each call, so each must get enough bytes (128 KiB)
-/// to pay for its start-up. Never less than 1.
+/// Threads worth using for `nbytes` of work when `asked` were requested.
+/// Waking a worker and moving a block's data to its core costs a few
+/// microseconds, so each thread must get enough bytes (128 KiB) to pay for
+/// it; a small chunk stays on the calling thread. Never less than 1.
 pub(crate) fn threads_for(asked: i16, nbytes: usize) -> usize {
     const MIN_BYTES_PER_THREAD: usize = 128 * 1024;
     (asked.max(1) as usize).min((nbytes / MIN_BYTES_PER_THREAD).max(1))
 }
 
-/// Per-thread scratch that helper threads borrow from a process-wide stash.
+/// Per-thread scratch that workers borrow from a process-wide stash.
 pub(crate) trait Scratch: Default + Send + 'static {
     fn stash() -> &'static Mutex<Vec<Self>>;
 }
@@ -34,6 +53,46 @@ fn take<W: Scratch>() -> W {
 
 fn give_back<W: Scratch>(w: W) {
     W::stash().lock().unwrap_or_else(|p| p.into_inner()).push(w);
+}
+
+/// An executor that replaces the worker pool: called as `exec(njobs, job)`,
+/// it must run `job(i)` once for every `i` in `0..njobs` (on any threads,
+/// concurrently or not) and return only when all of them have returned.
+pub type Executor = Arc<dyn Fn(usize, &(dyn Fn(usize) + Sync)) + Send + Sync>;
+
+static EXECUTOR: RwLock<Option<Executor>> = RwLock::new(None);
+
+/// Hands all parallel chunk work of the process to `exec` instead of the
+/// built-in pool (`None` goes back to the pool). The jobs and their indices
+/// are the same either way; a job never panics. Calls with one thread never
+/// use the executor.
+pub fn set_external_executor(exec: Option<Executor>) {
+    *EXECUTOR.write().unwrap_or_else(|p| p.into_inner()) = exec;
+}
+
+fn external_executor() -> Option<Executor> {
+    EXECUTOR.read().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// The worker pools, by number of workers. Created on first use, kept for
+/// the life of the process.
+static POOLS: Mutex<BTreeMap<usize, Arc<rayon::ThreadPool>>> = Mutex::new(BTreeMap::new());
+
+/// The pool of `workers` threads, built on first request; `None` when the
+/// system cannot create the threads (the caller then works alone).
+fn pool_of(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
+    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(p) = pools.get(&workers) {
+        return Some(Arc::clone(p));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .thread_name(move |i| format!("b2nd-{workers}w-{i}"))
+        .build()
+        .ok()?;
+    let pool = Arc::new(pool);
+    pools.insert(workers, Arc::clone(&pool));
+    Some(pool)
 }
 
 /// Runs `f(scratch, tid, item)` for every item with up to `nthreads` threads,
@@ -53,6 +112,7 @@ where
     let n = items.len();
     let queue = Mutex::new(items.into_iter().enumerate());
     let first_err: Mutex<Option<(usize, crate::Error)>> = Mutex::new(None);
+    let finished = AtomicUsize::new(0);
     let work = |w: &mut W, tid: usize| loop {
         let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
         let Some((k, item)) = next else {
@@ -66,27 +126,51 @@ where
                 *slot = Some((k, e));
             }
         }
+        finished.fetch_add(1, Ordering::Relaxed);
     };
-    let helpers = nthreads.saturating_sub(1).min(n.saturating_sub(1));
-    std::thread::scope(|s| {
-        let work = &work;
-        for tid in 1..=helpers {
-            // When a thread cannot be created the others (and the caller)
-            // simply take its share of the queue.
-            let _ = std::thread::Builder::new()
-                .name(format!("b2nd-chunk-{tid}"))
-                .spawn_scoped(s, move || {
+    let njobs = nthreads.min(n).max(1);
+    if njobs == 1 {
+        work(caller, 0);
+    } else if let Some(exec) = external_executor() {
+        // Job 0 keeps the caller's scratch, whichever thread runs it.
+        let caller = Mutex::new(caller);
+        let job = |tid: usize| {
+            if tid == 0 {
+                let mut w = caller.lock().unwrap_or_else(|p| p.into_inner());
+                work(&mut w, 0);
+            } else {
+                let mut w = take::<W>();
+                work(&mut w, tid);
+                give_back(w);
+            }
+        };
+        // A panicking executor is the embedder's bug; it must not unwind
+        // through the chunk code (the items it skipped are reported below).
+        let _ = catch_unwind(AssertUnwindSafe(|| exec(njobs, &job)));
+    } else if let Some(pool) = pool_of(njobs - 1) {
+        // The caller works too instead of waiting; the scope returns once
+        // every spawned job has returned, so the borrows end here.
+        pool.in_place_scope(|s| {
+            let work = &work;
+            for tid in 1..njobs {
+                s.spawn(move |_| {
                     let mut w = take::<W>();
                     work(&mut w, tid);
                     give_back(w);
                 });
-        }
+            }
+            work(caller, 0);
+        });
+    } else {
         work(caller, 0);
-    });
-    match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some((_, e)) => Err(e),
-        None => Ok(()),
     }
+    if let Some((_, e)) = first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    if finished.into_inner() != n {
+        crate::bail!(Failure, "the thread executor did not run every job");
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -106,8 +190,8 @@ mod tests {
         }
     }
 
-    /// Scratch of the error test: its own stash, so the two tests, which run
-    /// at the same time, do not take each other's scratch.
+    /// Scratch of the error test: its own stash, so the tests, which run at
+    /// the same time, do not take each other's scratch.
     #[derive(Default)]
     struct Quiet;
 
@@ -143,7 +227,7 @@ mod tests {
         assert_eq!(mine.uses + helper_uses, 1000);
         assert!(
             !PROBES.lock().unwrap().is_empty(),
-            "helpers gave their scratch back"
+            "workers gave their scratch back"
         );
     }
 
@@ -168,5 +252,37 @@ mod tests {
             |_: &mut Quiet, _tid, _j| -> crate::Result<()> { panic!("five") },
         );
         assert_eq!(r.unwrap_err().code(), -1);
+    }
+
+    #[test]
+    fn a_pool_is_built_once_per_thread_count() {
+        // 7 threads: no other test of this binary asks for them.
+        let mut mine = Quiet;
+        let first = pool_of(6).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..20 {
+            let ids = Mutex::new(Vec::new());
+            run_scoped(
+                (0..64).collect::<Vec<usize>>(),
+                7,
+                &mut mine,
+                |_, tid, _| {
+                    if tid != 0 {
+                        ids.lock().unwrap().push(std::thread::current().id());
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+            seen.extend(ids.into_inner().unwrap());
+        }
+        let last = pool_of(6).unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &last),
+            "the same pool served every call"
+        );
+        assert!(!seen.is_empty(), "workers took part");
+        assert!(seen.len() <= 6, "{} distinct worker threads", seen.len());
     }
 }
