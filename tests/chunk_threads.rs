@@ -233,7 +233,6 @@ fn an_external_executor_replaces_the_pool() {
 /// thread, with no parallelism at all, a zlib chunk comes out different after
 /// the thread's kept deflate stream has compressed other data first.
 #[test]
-#[ignore = "known bug in the zlib kept-stream reuse (output depends on history)"]
 fn zlib_output_does_not_depend_on_stream_history() {
     let src = data(262_147, 8);
     let cp = |ts: i32, bs: i32| cparams(4, ts, 1, bs);

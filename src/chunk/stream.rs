@@ -9,21 +9,10 @@ use crate::codecs::{blosclz, lz4, zlib, zstd, Codec};
 pub(crate) struct CodecState {
     zc: Option<zstd::CCtx>,
     zd: Option<zstd::DCtx>,
-    deflater: Option<zlib::Deflater>,
     inflater: Option<zlib::Inflater>,
 }
 
 impl CodecState {
-    /// Zlib compression, through a kept stream when one can be made.
-    fn zlib_compress(&mut self, src: &[u8], dst: &mut [u8], level: i32) -> usize {
-        if self.deflater.as_ref().map(zlib::Deflater::level) != Some(level) {
-            self.deflater = zlib::Deflater::new(level);
-        }
-        match &mut self.deflater {
-            Some(d) => d.compress(src, dst),
-            None => zlib::compress(src, dst, level),
-        }
-    }
     /// Zlib decompression, through a kept stream when one can be made.
     fn zlib_decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Option<usize> {
         if self.inflater.is_none() {
@@ -115,7 +104,10 @@ pub(crate) fn encode(
                 _ => lz4::compress_hc(src, dst, i32::from(p.clevel)),
             }
         }
-        Codec::ZLIB => state.zlib_compress(src, dst, i32::from(p.clevel)),
+        // A fresh deflate stream per block: zlib-rs streams reused through
+        // deflateReset were seen to make the output depend on what the stream
+        // compressed before (tests/chunk_threads.rs pins this down).
+        Codec::ZLIB => zlib::compress(src, dst, i32::from(p.clevel)),
         Codec::ZSTD => {
             let cctx = state.zc()?;
             match dict {
