@@ -985,12 +985,10 @@ int16_t blosc2_get_nthreads(void);
 // Adds (`dodelta > 0`) or removes the delta filter in the global settings.
 void blosc2_set_delta(int dodelta);
 
-// Records a threading backend (NULL restores the default).
-//
-// The core's worker pool runs blocks on scoped threads it creates itself and
-// cannot hand its jobs to an external executor, so the callback is stored
-// (and given back by nothing else) but not called: multi-threaded calls keep
-// using the library's own threads.
+// Sets the threading backend: multi-threaded compression and decompression
+// hand their per-thread jobs to `callback` (which must run them all before it
+// returns, as the reference requires) instead of the library's worker pool.
+// NULL restores the library's own threads.
 void blosc2_set_threads_callback(blosc_threads_callback callback, void *callback_data);
 
 // Compresses `srcsize` bytes of `src` into `dest` with a compression

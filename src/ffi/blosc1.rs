@@ -602,35 +602,83 @@ pub extern "C" fn blosc2_set_delta(dodelta: c_int) {
     set_global(|g| g.delta = dodelta > 0)
 }
 
-/// The caller's threading backend, as set by `blosc2_set_threads_callback`.
-#[derive(Clone, Copy)]
-#[allow(dead_code)] // recorded for the pool; see blosc2_set_threads_callback
+/// One job handed to the C threads callback: which core job to run, and its index.
+#[repr(C)]
+struct JobRecord {
+    job: *const (dyn Fn(usize) + Sync),
+    index: usize,
+}
+
+/// The caller's callback and its data, made shareable with the core's worker
+/// dispatch.
 struct ThreadsCallback {
-    callback: blosc_threads_callback,
+    callback: unsafe extern "C" fn(
+        *mut c_void,
+        Option<unsafe extern "C" fn(*mut c_void)>,
+        c_int,
+        usize,
+        *mut c_void,
+    ),
     data: *mut c_void,
 }
-// SAFETY: only stored and copied; the pointers are the caller's, handed back unchanged.
+// SAFETY: the reference documents the callback as callable from any thread
+// with its `callback_data`; we only pass both back to it unchanged.
 unsafe impl Send for ThreadsCallback {}
+// SAFETY: as above; nothing is mutated through the shared reference.
+unsafe impl Sync for ThreadsCallback {}
 
-static THREADS_CALLBACK: std::sync::Mutex<Option<ThreadsCallback>> = std::sync::Mutex::new(None);
+/// Runs one job record; this is the `dojob` the C callback calls per job.
+unsafe extern "C" fn run_job_record(p: *mut c_void) {
+    // SAFETY: `p` points at one `JobRecord` of the array built in
+    // `ThreadsCallback::execute`, which stays alive (and its `job` borrowed)
+    // until the callback returns, and the reference's contract is that the
+    // callback returns only after every `dojob` call has. A panic must not
+    // unwind into C: the core's jobs catch their own panics, and the guard
+    // stops anything else here.
+    let record = unsafe { &*(p as *const JobRecord) };
+    let job = unsafe { &*record.job };
+    guard((), || job(record.index));
+}
 
-/// Records a threading backend (NULL restores the default).
-///
-/// The core's worker pool runs blocks on scoped threads it creates itself and
-/// cannot hand its jobs to an external executor, so the callback is stored
-/// (and given back by nothing else) but not called: multi-threaded calls keep
-/// using the library's own threads.
+impl ThreadsCallback {
+    fn execute(&self, njobs: usize, job: &(dyn Fn(usize) + Sync)) {
+        // SAFETY (lifetime erasure): the pointer is used only by
+        // `run_job_record` during the callback below, while `job` is borrowed.
+        let job: *const (dyn Fn(usize) + Sync) = unsafe { core::mem::transmute(job) };
+        let mut records: Vec<JobRecord> = (0..njobs).map(|index| JobRecord { job, index }).collect();
+        let Ok(n) = c_int::try_from(njobs) else { return };
+        // SAFETY: a C function pointer the caller registered, called with its
+        // own data and an array of `njobs` records of the size we pass; the
+        // array outlives the call.
+        unsafe {
+            (self.callback)(
+                self.data,
+                Some(run_job_record),
+                n,
+                core::mem::size_of::<JobRecord>(),
+                records.as_mut_ptr().cast(),
+            )
+        };
+    }
+}
+
+/// Sets the threading backend: multi-threaded compression and decompression
+/// hand their per-thread jobs to `callback` (which must run them all before it
+/// returns, as the reference requires) instead of the library's worker pool.
+/// NULL restores the library's own threads.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_set_threads_callback(
     callback: blosc_threads_callback,
     callback_data: *mut c_void,
 ) {
     guard((), || {
-        let mut slot = THREADS_CALLBACK.lock().unwrap_or_else(|p| p.into_inner());
-        *slot = callback.map(|cb| ThreadsCallback {
-            callback: Some(cb),
-            data: callback_data,
+        let executor = callback.map(|cb| {
+            let backend = ThreadsCallback { callback: cb, data: callback_data };
+            let exec: crate::chunk::Executor =
+                std::sync::Arc::new(move |njobs, job| backend.execute(njobs, job));
+            exec
         });
+        crate::chunk::set_external_executor(executor);
     })
 }
 
