@@ -156,12 +156,14 @@ impl ChunkStore for SChunkStore {
                 }
             }
         }
-        let chunk = sc.get_chunk(n)?.into_owned();
+        // Borrowed, not copied: an in-memory chunk is decoded where it lies.
+        let chunk = sc.get_chunk(n)?;
         let h = match ChunkHeader::parse(&chunk) {
             Ok(h) => h,
             // Special chunks the super-chunk synthesises for its special
             // offsets are decoded by the super-chunk itself.
             Err(_) => {
+                drop(chunk);
                 let got = sc.decompress_chunk(n, dst)?;
                 if got != dst.len() {
                     crate::bail!(Data, "chunk {n} holds {got} bytes, expected {}", dst.len());

@@ -87,25 +87,28 @@ impl NdArray {
         let l = &self.layout;
         let nblocks = l.nblocks() as usize;
         let bbytes = l.blocknitems as usize * ts;
-        let mut scratch = vec![0u8; self.store.chunksize() as usize];
-        let mut skip = vec![true; nblocks];
-        let chunk_grid = l.chunk_grid();
-        let mut chunks = chunk_grid.walk(start, stop)?;
-        while let Some(chunk) = chunks.next() {
-            let (cstart, cstop) = valid_box(chunk);
-            skip.fill(true);
-            for_each_block(l, chunk, |nblock, _| {
-                skip[nblock] = false;
-                Ok(())
-            })?;
-            self.store
-                .read_chunk(chunk.index(), &mut scratch, Some(&skip))?;
-            for_each_block(l, chunk, |nblock, b| {
-                let block = &scratch[nblock * bbytes..(nblock + 1) * bbytes];
-                self.copy_block_out(block, b, cstart, &cstop, start, stop, buffer, buffershape)
-            })?;
-        }
-        Ok(())
+        let chunksize = self.store.chunksize() as usize;
+        with_read_scratch(chunksize, |scratch| {
+            let mut skip = vec![true; nblocks];
+            let chunk_grid = l.chunk_grid();
+            let mut chunks = chunk_grid.walk(start, stop)?;
+            while let Some(chunk) = chunks.next() {
+                let (cstart, cstop) = valid_box(chunk);
+                skip.fill(true);
+                for_each_block(l, chunk, |nblock, _| {
+                    skip[nblock] = false;
+                    Ok(())
+                })?;
+                // Only the unskipped blocks are decoded into the scratch, and
+                // only those are read back out of it below.
+                self.store.read_chunk(chunk.index(), scratch, Some(&skip))?;
+                for_each_block(l, chunk, |nblock, b| {
+                    let block = &scratch[nblock * bbytes..(nblock + 1) * bbytes];
+                    self.copy_block_out(block, b, cstart, &cstop, start, stop, buffer, buffershape)
+                })?;
+            }
+            Ok(())
+        })
     }
 
     /// Writes `buffer` (a C-order array of shape `buffershape`, whose origin
@@ -481,4 +484,25 @@ mod tests {
             (0, 0, 0)
         );
     }
+}
+
+thread_local! {
+    /// A chunk-sized buffer kept per thread for slice reads: allocating and
+    /// zeroing a whole padded chunk per call cost more than decoding the few
+    /// blocks a small slice needs.
+    static READ_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `len` bytes of this thread's reusable scratch (contents
+/// unspecified). A nested call (e.g. from a postfilter) gets a fresh buffer.
+fn with_read_scratch<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>) -> Result<T> {
+    READ_SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut kept) => {
+            if kept.len() < len {
+                kept.resize(len, 0);
+            }
+            f(&mut kept[..len])
+        }
+        Err(_) => f(&mut vec![0u8; len]),
+    })
 }
