@@ -67,7 +67,9 @@ fn main() {
         &crate_dir,
         "cbindgen-caterva.toml",
         "caterva.h",
-        Sources::Files(caterva_files),
+        // cbindgen follows `mod` items from mod.rs; listing the submodules too
+        // would declare every function twice.
+        Sources::Files(vec![crate_dir.join("src/ffi/caterva/mod.rs")]),
     );
 }
 

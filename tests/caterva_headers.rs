@@ -152,3 +152,16 @@ fn caterva_h_has_every_caterva_0_5_function() {
         assert!(names.iter().any(|n| n == f), "{f} missing from caterva.h");
     }
 }
+
+#[test]
+fn caterva_h_declares_each_caterva_item_once() {
+    let mut seen = std::collections::HashSet::new();
+    let twice: Vec<String> = declared(&header("caterva.h"))
+        .into_iter()
+        .filter(|n| is_caterva(n) && !seen.insert(n.clone()))
+        .collect();
+    // The two legitimate repeats: a macro defined on both sides of an #if, and
+    // the static helper's prototype before its definition.
+    let expected = ["CATERVA_ATTRIBUTE_UNUSED", "caterva_error_string"];
+    assert_eq!(twice, expected, "caterva.h declares items more than once");
+}
