@@ -6,6 +6,8 @@
 /* ---- A user codec: halves streams made of byte pairs (and xors them) ------------ */
 static int encoder_calls = 0, decoder_calls = 0;
 static int seen_meta = -1, seen_typesize = -1;
+/* What the plugins receive in their params' codec_params / filter_params / schunk. */
+static void *seen_codec_params = NULL, *seen_filter_params = NULL, *seen_dschunk = NULL;
 
 static int xor_encoder(const uint8_t *input, int32_t input_len, uint8_t *output, int32_t output_len,
                        uint8_t meta, blosc2_cparams *cparams, const void *chunk) {
@@ -13,6 +15,7 @@ static int xor_encoder(const uint8_t *input, int32_t input_len, uint8_t *output,
   encoder_calls++;
   seen_meta = meta;
   seen_typesize = cparams->typesize;
+  seen_codec_params = cparams->codec_params;
   if (input_len % 2 != 0 || output_len < input_len / 2) return 0;
   for (int32_t i = 0; i < input_len; i += 2) {
     if (input[i] != input[i + 1]) return 0; /* not for us: stored raw */
@@ -23,8 +26,9 @@ static int xor_encoder(const uint8_t *input, int32_t input_len, uint8_t *output,
 
 static int xor_decoder(const uint8_t *input, int32_t input_len, uint8_t *output, int32_t output_len,
                        uint8_t meta, blosc2_dparams *dparams, const void *chunk) {
-  (void)meta; (void)dparams; (void)chunk;
+  (void)meta; (void)chunk;
   decoder_calls++;
+  seen_dschunk = dparams->schunk;
   if (output_len != 2 * input_len) return BLOSC2_ERROR_WRITE_BUFFER;
   for (int32_t i = 0; i < input_len; i++) output[2 * i] = output[2 * i + 1] = input[i] ^ 0x5a;
   return output_len;
@@ -35,7 +39,7 @@ static int fwd_calls = 0, bwd_calls = 0;
 
 static int add_forward(const uint8_t *src, uint8_t *dest, int32_t size, uint8_t meta,
                        blosc2_cparams *cparams, uint8_t id) {
-  (void)cparams;
+  seen_filter_params = cparams->filter_params[4];
   fwd_calls++;
   if (id != 200) return BLOSC2_ERROR_FAILURE;
   for (int32_t i = 0; i < size; i++) dest[i] = (uint8_t)(src[i] + meta);
@@ -95,14 +99,24 @@ static void test_user_codec_and_filter(void) {
   cp.typesize = 4;
   cp.filters[4] = 200;
   cp.filters_meta[4] = 9;
+  int codec_cfg = 1, filter_cfg = 2;
+  blosc2_storage st = BLOSC2_STORAGE_DEFAULTS;
+  blosc2_schunk *owner = blosc2_schunk_new(&st);
+  cp.codec_params = &codec_cfg;
+  cp.filter_params[4] = &filter_cfg;
+  blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+  dp.schunk = owner;
   blosc2_context *cctx = blosc2_create_cctx(cp);
-  blosc2_context *dctx = blosc2_create_dctx(BLOSC2_DPARAMS_DEFAULTS);
+  blosc2_context *dctx = blosc2_create_dctx(dp);
   CHECK(cctx != NULL && dctx != NULL);
   int c = blosc2_compress_ctx(cctx, src, n, chunk, n + 256);
   CHECK(c > 32 && c < n * 6 / 10); /* the codec halved the streams */
   CHECK(encoder_calls > 0 && fwd_calls > 0);
   CHECK_EQ_INT(seen_meta, 42);
   CHECK_EQ_INT(seen_typesize, 4);
+  /* The caller's own parameter pointers reach the plugins, as in the reference. */
+  CHECK(seen_codec_params == &codec_cfg);
+  CHECK(seen_filter_params == &filter_cfg);
   int version = 0, versionlz = 0;
   blosc2_cbuffer_versions(chunk, &version, &versionlz);
   CHECK_EQ_INT(versionlz, 3); /* the codec's version */
@@ -110,6 +124,8 @@ static void test_user_codec_and_filter(void) {
   CHECK_EQ_INT(blosc2_decompress_ctx(dctx, chunk, c, out, n), n);
   CHECK(memcmp(src, out, (size_t)n) == 0);
   CHECK(decoder_calls > 0 && bwd_calls > 0);
+  CHECK(seen_dschunk == (void *)owner);
+  blosc2_schunk_free(owner);
   blosc2_free_ctx(cctx);
   blosc2_free_ctx(dctx);
 

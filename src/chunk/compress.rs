@@ -176,6 +176,7 @@ impl BlockPlan<'_> {
             nthreads: self.cp.nthreads,
             blocksize: self.blocksize as i32,
             chunk: &self.src,
+            user: self.cp.user_data.as_ref(),
         };
         let EncWorker { codec, a, b, spill } = w;
         let filtered: &[u8] = if pipeline::any_forward(&self.cp.filters) {

@@ -408,6 +408,7 @@ impl<'a> Prepared<'a> {
             nthreads: dp.nthreads,
             blocksize: self.blocksize as i32,
             chunk: &self.src,
+            user: dp.user_data.as_ref(),
         };
         let use_tmp = filtered || postfilter.is_some();
         let mut work = std::mem::take(&mut w.a);

@@ -114,6 +114,10 @@ pub type Prefilter = Arc<dyn Fn(&mut PrefilterArgs<'_>) -> crate::Result<()> + S
 /// A postfilter: runs on every block after the backward filter pipeline.
 pub type Postfilter = Arc<dyn Fn(&mut PostfilterArgs<'_>) -> crate::Result<()> + Send + Sync>;
 
+/// An opaque value the caller attaches to its parameters; user codecs and
+/// filters get it back in [`crate::codecs::registry::CallInfo::user`].
+pub type UserData = Arc<dyn std::any::Any + Send + Sync>;
+
 /// Compression parameters (the reference's `blosc2_cparams`).
 #[derive(Clone)]
 pub struct CParams {
@@ -139,6 +143,8 @@ pub struct CParams {
     pub prefilter: Option<Prefilter>,
     /// Chunk number reported to the prefilter (-1 when not in a super-chunk).
     pub nchunk: i64,
+    /// Handed to user codecs and filters (see [`UserData`]).
+    pub user_data: Option<UserData>,
 }
 
 impl Default for CParams {
@@ -159,6 +165,7 @@ impl Default for CParams {
             tuner_id: 0,
             prefilter: None,
             nchunk: -1,
+            user_data: None,
         }
     }
 }
@@ -190,6 +197,8 @@ pub struct DParams {
     pub postfilter: Option<Postfilter>,
     /// Chunk number reported to the postfilter (-1 when not in a super-chunk).
     pub nchunk: i64,
+    /// Handed to user codecs and filters when decoding (see [`UserData`]).
+    pub user_data: Option<UserData>,
 }
 
 impl Default for DParams {
@@ -198,6 +207,7 @@ impl Default for DParams {
             nthreads: 1,
             postfilter: None,
             nchunk: -1,
+            user_data: None,
         }
     }
 }

@@ -205,6 +205,7 @@ mod tests {
             nthreads: 1,
             blocksize: 0,
             chunk: &[],
+            user: None,
         };
         let mut st = CodecState::default();
         for compcode in [

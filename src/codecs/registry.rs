@@ -37,6 +37,10 @@ pub struct CallInfo<'a> {
     /// The whole source chunk when decoding (header first), the whole source
     /// buffer when encoding.
     pub chunk: &'a [u8],
+    /// The caller's opaque value from `CParams::user_data` (encoding) or
+    /// `DParams::user_data` (decoding); the C layer keeps its own parameter
+    /// structs there so plugins see `codec_params`/`filter_params`.
+    pub user: Option<&'a crate::chunk::UserData>,
 }
 
 /// A user codec.

@@ -232,6 +232,7 @@ pub(crate) fn core_cparams(c: &blosc2_cparams) -> CParams {
         },
         prefilter: None,
         nchunk: schunk_nchunk(c.schunk, -1),
+        user_data: Some(std::sync::Arc::new(super::registry::CallerCParams(*c))),
     }
 }
 
@@ -322,6 +323,7 @@ fn create_dctx(dparams: blosc2_dparams) -> crate::Result<*mut Ctx> {
         nthreads: dp.nthreads,
         postfilter: None,
         nchunk: schunk_nchunk(dp.schunk, -1),
+        user_data: Some(std::sync::Arc::new(super::registry::CallerDParams(dp))),
     };
     let pf: blosc2_postfilter_fn = dp.postfilter;
     if let (Some(f), Some(pp)) = (pf, ctx.postparams.as_deref_mut()) {

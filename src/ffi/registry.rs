@@ -27,10 +27,31 @@ use core::ffi::{c_char, c_int, c_void, CStr};
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
 
-/// The `blosc2_cparams` a C codec or filter sees: the chunk's parameters as
-/// far as the core knows them, the rest at their defaults.
+/// The caller's `blosc2_cparams`, carried through the core (as
+/// `CParams::user_data`) so C codecs and filters see its `codec_params`,
+/// `filter_params` and `schunk`, as the reference passes them.
+pub(crate) struct CallerCParams(pub(crate) blosc2_cparams);
+/// The caller's `blosc2_dparams`, likewise for decoders and backward filters.
+pub(crate) struct CallerDParams(pub(crate) blosc2_dparams);
+// SAFETY: the raw pointers inside are the caller's; they are only handed back
+// to the caller's own callbacks, which the reference also calls from its
+// worker threads. Nothing here dereferences them.
+unsafe impl Send for CallerCParams {}
+// SAFETY: as above; the value is never mutated once built.
+unsafe impl Sync for CallerCParams {}
+// SAFETY: as for `CallerCParams`.
+unsafe impl Send for CallerDParams {}
+// SAFETY: as for `CallerCParams`.
+unsafe impl Sync for CallerDParams {}
+
+/// The `blosc2_cparams` a C codec or filter sees: the caller's own struct
+/// (defaults when the core was driven from Rust), with the chunk's actual
+/// parameters filled in.
 fn cparams_for(info: &CallInfo<'_>) -> blosc2_cparams {
-    let mut cp = super::defaults::CPARAMS_DEFAULTS;
+    let mut cp = info
+        .user
+        .and_then(|u| u.downcast_ref::<CallerCParams>())
+        .map_or(super::defaults::CPARAMS_DEFAULTS, |c| c.0);
     cp.compcode = info.compcode;
     cp.compcode_meta = info.compcode_meta;
     cp.clevel = info.clevel;
@@ -42,7 +63,10 @@ fn cparams_for(info: &CallInfo<'_>) -> blosc2_cparams {
 
 /// The `blosc2_dparams` a C decoder or backward filter sees.
 fn dparams_for(info: &CallInfo<'_>) -> blosc2_dparams {
-    let mut dp = super::defaults::DPARAMS_DEFAULTS;
+    let mut dp = info
+        .user
+        .and_then(|u| u.downcast_ref::<CallerDParams>())
+        .map_or(super::defaults::DPARAMS_DEFAULTS, |d| d.0);
     dp.nthreads = info.nthreads;
     dp.typesize = info.typesize;
     dp
