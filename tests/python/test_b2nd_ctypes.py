@@ -13,7 +13,7 @@ import blosc2
 import numpy as np
 import pytest
 
-from test_schunk_ctypes import Storage, blosc2_cparams_defaults
+from blosc2_structs import Storage, blosc2_cparams_defaults
 
 MAX_DIM = 16
 I64s = ctypes.c_int64 * MAX_DIM

@@ -12,40 +12,8 @@ import blosc2
 import numpy as np
 import pytest
 
-MAX_FILTERS = 6
+from blosc2_structs import MAX_FILTERS, CParams, DParams
 
-
-class CParams(ctypes.Structure):
-    _fields_ = [
-        ("compcode", ctypes.c_uint8),
-        ("compcode_meta", ctypes.c_uint8),
-        ("clevel", ctypes.c_uint8),
-        ("use_dict", ctypes.c_int),
-        ("typesize", ctypes.c_int32),
-        ("nthreads", ctypes.c_int16),
-        ("blocksize", ctypes.c_int32),
-        ("splitmode", ctypes.c_int32),
-        ("schunk", ctypes.c_void_p),
-        ("filters", ctypes.c_uint8 * MAX_FILTERS),
-        ("filters_meta", ctypes.c_uint8 * MAX_FILTERS),
-        ("prefilter", ctypes.c_void_p),
-        ("preparams", ctypes.c_void_p),
-        ("tuner_params", ctypes.c_void_p),
-        ("tuner_id", ctypes.c_int),
-        ("instr_codec", ctypes.c_bool),
-        ("codec_params", ctypes.c_void_p),
-        ("filter_params", ctypes.c_void_p * MAX_FILTERS),
-    ]
-
-
-class DParams(ctypes.Structure):
-    _fields_ = [
-        ("nthreads", ctypes.c_int16),
-        ("schunk", ctypes.c_void_p),
-        ("postfilter", ctypes.c_void_p),
-        ("postparams", ctypes.c_void_p),
-        ("typesize", ctypes.c_int32),
-    ]
 
 
 CODECS = [blosc2.Codec.BLOSCLZ, blosc2.Codec.LZ4, blosc2.Codec.LZ4HC, blosc2.Codec.ZLIB, blosc2.Codec.ZSTD]

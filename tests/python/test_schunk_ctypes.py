@@ -13,8 +13,7 @@ import msgpack
 import numpy as np
 import pytest
 
-MAX_FILTERS = 6
-
+from blosc2_structs import MAX_FILTERS, CParams, Storage, blosc2_cparams_defaults
 
 class SChunkHead(ctypes.Structure):
     """The leading fields of `blosc2_schunk` (enough for these checks)."""
@@ -39,37 +38,6 @@ class SChunkHead(ctypes.Structure):
     ]
 
 
-class CParams(ctypes.Structure):
-    _fields_ = [
-        ("compcode", ctypes.c_uint8),
-        ("compcode_meta", ctypes.c_uint8),
-        ("clevel", ctypes.c_uint8),
-        ("use_dict", ctypes.c_int),
-        ("typesize", ctypes.c_int32),
-        ("nthreads", ctypes.c_int16),
-        ("blocksize", ctypes.c_int32),
-        ("splitmode", ctypes.c_int32),
-        ("schunk", ctypes.c_void_p),
-        ("filters", ctypes.c_uint8 * MAX_FILTERS),
-        ("filters_meta", ctypes.c_uint8 * MAX_FILTERS),
-        ("prefilter", ctypes.c_void_p),
-        ("preparams", ctypes.c_void_p),
-        ("tuner_params", ctypes.c_void_p),
-        ("tuner_id", ctypes.c_int),
-        ("instr_codec", ctypes.c_bool),
-        ("codec_params", ctypes.c_void_p),
-        ("filter_params", ctypes.c_void_p * MAX_FILTERS),
-    ]
-
-
-class Storage(ctypes.Structure):
-    _fields_ = [
-        ("contiguous", ctypes.c_bool),
-        ("urlpath", ctypes.c_char_p),
-        ("cparams", ctypes.POINTER(CParams)),
-        ("dparams", ctypes.c_void_p),
-        ("io", ctypes.c_void_p),
-    ]
 
 
 @pytest.fixture(scope="module")
@@ -233,11 +201,6 @@ def test_frames_edited_here_open_in_python(api, tmp_path, contiguous):
     assert api.blosc2_remove_urlpath(urlpath) == 0
 
 
-def blosc2_cparams_defaults(lib):
-    f = lib.blosc2_get_blosc2_cparams_defaults
-    f.restype = CParams
-    f.argtypes = []
-    return f()
 
 
 @pytest.fixture(scope="module")
