@@ -270,6 +270,11 @@ mod tests {
                     if tid != 0 {
                         ids.lock().unwrap().push(std::thread::current().id());
                         std::thread::sleep(std::time::Duration::from_micros(200));
+                    } else {
+                        // The caller works too: slow it down so that, even on a
+                        // loaded machine, the workers wake before it drains the
+                        // queue alone.
+                        std::thread::sleep(std::time::Duration::from_millis(2));
                     }
                     Ok(())
                 },
