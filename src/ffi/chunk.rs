@@ -23,23 +23,11 @@ pub(super) unsafe fn src_slice<'a>(
     len: i32,
     what: &str,
 ) -> crate::Result<&'a [u8]> {
-    let Ok(n) = usize::try_from(len) else {
-        crate::bail!(InvalidParam, "{what} size {len} is negative");
-    };
-    if p.is_null() {
-        if n == 0 {
-            return Ok(&[]);
-        }
-        crate::bail!(NullPointer, "{what} is NULL");
-    }
-    // SAFETY: per the contract, `p` is readable for `n` bytes.
-    Ok(unsafe { core::slice::from_raw_parts(p as *const u8, n) })
+    // SAFETY: forwarded contract.
+    unsafe { super::convert::bytes(p, len, what) }
 }
 
 /// A writable view of `len` bytes at `p`. NULL is only allowed for `len == 0`.
-///
-/// The bytes behind a C pointer count as initialised: C owns them, Rust only
-/// writes them (or reads back what it wrote).
 ///
 /// # Safety
 /// A non-NULL `p` must be writable for `len` bytes, and not aliased by any
@@ -49,17 +37,8 @@ pub(super) unsafe fn dst_slice<'a>(
     len: i32,
     what: &str,
 ) -> crate::Result<&'a mut [u8]> {
-    let Ok(n) = usize::try_from(len) else {
-        crate::bail!(InvalidParam, "{what} size {len} is negative");
-    };
-    if p.is_null() {
-        if n == 0 {
-            return Ok(&mut []);
-        }
-        crate::bail!(NullPointer, "{what} is NULL");
-    }
-    // SAFETY: per the contract, `p` is writable and unaliased for `n` bytes.
-    Ok(unsafe { core::slice::from_raw_parts_mut(p as *mut u8, n) })
+    // SAFETY: forwarded contract.
+    unsafe { super::convert::bytes_mut(p, len, what) }
 }
 
 /// The input and output of a compress-like call, checked as [`src_slice`]

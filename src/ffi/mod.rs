@@ -5,6 +5,8 @@
 //! unwinds into C: it becomes `BLOSC2_ERROR_FAILURE` (or NULL).
 
 mod guard;
+// Checked pointer/count and C-string conversions shared by every export.
+pub(crate) mod convert;
 #[allow(dead_code)] // exported to C through the generated header, unused in Rust
 mod constants;
 mod lifecycle;
