@@ -97,14 +97,8 @@ pub(crate) fn dparams_to_c(
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 pub(crate) unsafe fn path_from_c(p: *const c_char, what: &str) -> Result<PathBuf> {
-    if p.is_null() {
-        crate::bail!(NullPointer, "{what} is NULL");
-    }
-    // SAFETY: non-NULL and NUL-terminated per the caller's contract.
-    let s = unsafe { CStr::from_ptr(p) };
-    let s = s
-        .to_str()
-        .map_err(|_| crate::err!(InvalidParam, "{what} is not UTF-8"))?;
+    // SAFETY: forwarded contract.
+    let s = unsafe { super::convert::c_str(p, what) }?;
     if s.is_empty() {
         crate::bail!(InvalidParam, "{what} is empty");
     }
