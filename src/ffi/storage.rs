@@ -8,7 +8,7 @@
 //! postfilters and tuner parameters are C callbacks the core cannot call
 //! through these conversions; they are not carried over.
 
-use core::ffi::{c_char, CStr};
+use core::ffi::c_char;
 use std::path::PathBuf;
 
 use super::types::{blosc2_cparams, blosc2_dparams, blosc2_storage};
