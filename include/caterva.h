@@ -183,8 +183,9 @@ typedef struct caterva_storage_t {
 // call; the struct is allocated and freed by this library only.
 typedef struct caterva_array_t {
   struct caterva_config_t *cfg;
-  // Always NULL here: the super-chunk lives inside the b2nd engine and
-  // is not exposed as a `blosc2_schunk` (use the caterva_* calls).
+  // The array's super-chunk: works with every `blosc2_schunk_*` and
+  // `blosc2_(vl)meta_*` call between `caterva_*` calls; owned by the
+  // array (freed by `caterva_free`).
   blosc2_schunk *sc;
   int64_t shape[CATERVA_MAX_DIM];
   int32_t chunkshape[CATERVA_MAX_DIM];
@@ -276,16 +277,18 @@ int caterva_from_buffer(struct caterva_ctx_t *ctx,
                         struct caterva_storage_t *storage,
                         struct caterva_array_t **array);
 
-// Frees an array (and closes its storage) and sets `*array` to NULL.
+// Frees an array and its super-chunk `array->sc` (closing its storage)
+// and sets `*array` to NULL.
 //
 // # Safety
 // `array` is NULL or points to NULL or to a live array.
 int caterva_free(struct caterva_ctx_t *ctx, struct caterva_array_t **array);
 
 // Builds an array over a super-chunk described by a `caterva` or `b2nd`
-// metalayer. On success the array takes the super-chunk over: `schunk` is
-// freed and must not be used afterwards (in Caterva it became
-// `array->sc`); on failure it is left as it was.
+// metalayer. On success the array takes the super-chunk over, as in
+// Caterva: `(*array)->sc == schunk`, the caller may keep using `schunk`
+// while the array lives, and `caterva_free` frees it. On failure it is
+// left with the caller as it was.
 //
 // # Safety
 // `schunk` is NULL or a live super-chunk from this library.
@@ -321,7 +324,10 @@ int caterva_from_cframe(struct caterva_ctx_t *ctx,
 // `urlpath` is NULL or NUL-terminated.
 int caterva_open(struct caterva_ctx_t *ctx, const char *urlpath, struct caterva_array_t **array);
 
-// Writes the array to `urlpath` (contiguous frame file).
+// Writes a copy of the array to `urlpath`, as Caterva does: with the
+// storage kind of the array's super-chunk (`array->sc->storage->
+// contiguous`: a contiguous frame file, else a sparse frame directory),
+// the same partitions, metalayers and vlmetalayers.
 //
 // # Safety
 // `urlpath` is NULL or NUL-terminated.
@@ -391,8 +397,10 @@ int caterva_copy(struct caterva_ctx_t *ctx,
                  struct caterva_storage_t *storage,
                  struct caterva_array_t **array);
 
-// Removes the unit dimensions flagged in `index`. The array is replaced
-// by an in-memory one (see the README: the core builds a new array).
+// Removes the unit dimensions flagged in `index`, in place as in Caterva:
+// same `array->sc`, metalayers rewritten to the new shape (see
+// `squeeze.rs`). A flagged dimension whose extent is not 1 is
+// `CATERVA_ERR_INVALID_INDEX`.
 //
 // # Safety
 // `index` is NULL or readable for ndim values.
