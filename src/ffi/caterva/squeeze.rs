@@ -8,10 +8,13 @@
 //! keeps bytes of the old one after it. Caterva's reader stops after the
 //! blockshape and never sees them; a b2nd reader takes whatever follows the
 //! blockshape for a dtype. So the rest of the slot is filled with a dtype
-//! field that spans it exactly: `dtype_format`, a str32 holding the dtype
-//! and NUL padding. C readers (the reference, python-blosc2) see the dtype
-//! up to the first NUL; a later in-place rewrite of the record (resize)
-//! finds a record of the slot's length, as it needs.
+//! field that spans it exactly: `dtype_format` and a str32 holding the
+//! dtype, widened to the room left. A NumPy dtype of the form
+//! `<code><size>` (`<i4`, `|S2`, every dtype a Caterva-only array gets) is
+//! widened with leading zeros in its size (`<i0000004`, which NumPy reads
+//! as `<i4`); any other dtype is padded with NUL bytes (C readers stop at
+//! the first one). Either way a later in-place rewrite of the record
+//! (resize) finds a record of the slot's length, as it needs.
 //!
 //! The `b2nd` layer is filled that way; so is the `caterva` layer of an
 //! array that carries no `b2nd` layer (b2nd readers read it then). Next to
@@ -112,14 +115,35 @@ fn spanning_record(meta: &NdMeta, old: &[u8]) -> Result<Vec<u8>> {
             "the squeezed record does not fit the stored metalayer"
         ),
     };
-    let len = i32::try_from(dtype.len() + pad)
-        .map_err(|_| crate::err!(InvalidParam, "metalayer too large"))?;
+    let dtype = widen_dtype(&meta.dtype, dtype.len() + pad);
+    let len =
+        i32::try_from(dtype.len()).map_err(|_| crate::err!(InvalidParam, "metalayer too large"))?;
     rec.push(meta.dtype_format as u8);
     rec.push(MARK_STR32);
     rec.extend_from_slice(&len.to_be_bytes());
-    rec.extend_from_slice(dtype);
-    rec.resize(old.len(), 0);
+    rec.extend_from_slice(&dtype);
     Ok(rec)
+}
+
+/// `dtype` made exactly `width` (>= its length) bytes long without changing
+/// its meaning to NumPy: zeros before the size of a `<code><size>` dtype,
+/// else NUL bytes at the end.
+fn widen_dtype(dtype: &str, width: usize) -> Vec<u8> {
+    let extra = width.saturating_sub(dtype.len());
+    let digits = dtype.find(|c: char| c.is_ascii_digit());
+    let mut out = Vec::with_capacity(width);
+    match digits {
+        Some(at) if at > 0 && dtype[at..].bytes().all(|b| b.is_ascii_digit()) => {
+            out.extend_from_slice(dtype[..at].as_bytes());
+            out.resize(at + extra, b'0');
+            out.extend_from_slice(dtype[at..].as_bytes());
+        }
+        _ => {
+            out.extend_from_slice(dtype.as_bytes());
+            out.resize(width, 0);
+        }
+    }
+    out
 }
 
 /// Re-reads the array from its (rewritten) super-chunk; on failure the
@@ -161,8 +185,9 @@ mod tests {
         assert_eq!(back.shape, vec![6]);
         assert_eq!(back.chunkshape, vec![3]);
         assert_eq!(back.blockshape, vec![2]);
-        // The dtype up to the first NUL, as C readers see it.
-        assert!(back.dtype.starts_with("<i4\0"));
+        // The same NumPy dtype, its size widened with zeros.
+        assert_eq!(back.dtype.len(), 3 + 19 * 2);
+        assert!(back.dtype.starts_with("<i00") && back.dtype.ends_with("04"));
         // A later in-place rewrite finds a record of the slot's length.
         assert_eq!(back.to_bytes_like(&rec).unwrap().len(), old.len());
     }
@@ -180,7 +205,15 @@ mod tests {
         assert_eq!(&rec[1..4], &[0, 1, 0x91]);
         let (back, _) = NdMeta::from_stored_bytes(&rec, 1).unwrap();
         assert_eq!(back.shape, vec![6]);
-        assert!(back.dtype.starts_with("|u1"));
+        assert!(back.dtype.starts_with("|u0") && back.dtype.ends_with('1'));
+    }
+
+    #[test]
+    fn dtypes_widen_without_changing_meaning() {
+        assert_eq!(widen_dtype("|S12", 7), b"|S00012");
+        assert_eq!(widen_dtype("<f8", 3), b"<f8");
+        assert_eq!(widen_dtype("<M8[ns]", 9), b"<M8[ns]\0\0");
+        assert_eq!(widen_dtype("", 2), b"\0\0");
     }
 
     #[test]
