@@ -225,13 +225,27 @@ pub(crate) fn caterva_layer(
 }
 
 /// Rewrites the array's `caterva` layer from its current geometry, if it
-/// has one (same size: ndim does not change on resize).
+/// has one (ndim does not change on resize; after a squeeze the slot is
+/// longer than the plain record, see `squeeze.rs`).
 fn sync_caterva_layer(core: &mut NdArray) -> crate::Result<()> {
-    if core.metalayer("caterva").is_none() {
+    let Some(old) = core.metalayer("caterva") else {
         return Ok(());
-    }
+    };
     let l = core.layout();
-    let bytes = caterva_layer(&l.shape, &l.chunkshape, &l.blockshape)?;
+    let mut bytes = caterva_layer(&l.shape, &l.chunkshape, &l.blockshape)?;
+    // A slot left longer by a squeeze keeps a record that spans it.
+    if old.len() > bytes.len() {
+        let meta = NdMeta::new(
+            l.shape.clone(),
+            l.chunkshape.clone(),
+            l.blockshape.clone(),
+            core.dtype(),
+            core.dtype_format(),
+        );
+        if let Ok(rec) = squeeze::spanning_record(&meta, &old) {
+            bytes = rec;
+        }
+    }
     core.with_schunk(|sc| sc.meta_update("caterva", &bytes).map(|_| ()))
 }
 

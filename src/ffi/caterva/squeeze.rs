@@ -7,19 +7,20 @@
 //! cannot resize a metalayer). The squeezed record is shorter, so the slot
 //! keeps bytes of the old one after it. Caterva's reader stops after the
 //! blockshape and never sees them; a b2nd reader takes whatever follows the
-//! blockshape for a dtype. So the rest of the slot is filled with a dtype
-//! field that spans it exactly: `dtype_format` and a str32 holding the
-//! dtype, widened to the room left. A NumPy dtype of the form
+//! blockshape for a dtype, and a msgpack decoder (python-blosc2's `meta`)
+//! refuses trailing bytes. So the squeezed record spans the slot exactly:
+//! a 7-element header, version, ndim, the three shapes, then
+//! `dtype_format` and a str32 holding the dtype, widened to the room left
+//! (Caterva's reader skips the header byte and stops after the blockshape). A NumPy dtype of the form
 //! `<code><size>` (`<i4`, `|S2`, every dtype a Caterva-only array gets) is
 //! widened with leading zeros in its size (`<i0000004`, which NumPy reads
 //! as `<i4`); any other dtype is padded with NUL bytes (C readers stop at
 //! the first one). Either way a later in-place rewrite of the record
 //! (resize) finds a record of the slot's length, as it needs.
 //!
-//! The `b2nd` layer is filled that way; so is the `caterva` layer of an
-//! array that carries no `b2nd` layer (b2nd readers read it then). Next to
-//! a `b2nd` layer the `caterva` layer is only read by Caterva, and gets
-//! Caterva's own plain overwrite.
+//! Both layers are rewritten that way. Only when the dtype does not fit the
+//! room of a `caterva` slot next to a `b2nd` layer (which b2nd readers
+//! read instead) does that slot get Caterva's own plain overwrite.
 //!
 //! Only dimensions whose chunk extent is 1 are removed in place: their
 //! chunk bytes do not change. A unit dimension with a larger chunk extent
@@ -31,6 +32,8 @@ use crate::ndarray::meta::NdMeta;
 use crate::schunk::{SChunk, Storage};
 use crate::Result;
 
+/// Header of a 7-element msgpack fixarray (the b2nd record's layout).
+const FIXARRAY_7: u8 = 0x97;
 /// Marker of a msgpack str32 (the dtype's encoding in a b2nd record).
 const MARK_STR32: u8 = 0xdb;
 /// Bytes of a dtype field before the dtype itself: format, marker, length.
@@ -83,10 +86,9 @@ pub(super) fn squeeze_in_place(core: &mut NdArray, index: &[bool]) -> Result<()>
         writes.push(("b2nd", spanning_record(&meta, old)?));
     }
     if let Some(old) = &caterva_old {
-        let rec = if b2nd_old.is_some() {
-            meta.to_caterva_bytes()?
-        } else {
-            spanning_record(&meta, old)?
+        let rec = match spanning_record(&meta, old) {
+            Err(_) if b2nd_old.is_some() => meta.to_caterva_bytes()?,
+            r => r?,
         };
         writes.push(("caterva", rec));
     }
@@ -99,23 +101,21 @@ pub(super) fn squeeze_in_place(core: &mut NdArray, index: &[bool]) -> Result<()>
     rebuild(core)
 }
 
-/// The squeezed record for a stored slot `old`: the header byte of `old`,
-/// version, dims, then a dtype field that fills the slot exactly.
-fn spanning_record(meta: &NdMeta, old: &[u8]) -> Result<Vec<u8>> {
+/// A record of `meta` for the stored slot `old`: a 7-element msgpack array
+/// (version, ndim, shapes, dtype_format, dtype) whose dtype is widened so
+/// the record fills the slot exactly.
+pub(super) fn spanning_record(meta: &NdMeta, old: &[u8]) -> Result<Vec<u8>> {
     let mut rec = meta.to_caterva_bytes()?;
-    rec[0] = *old
-        .first()
-        .ok_or_else(|| crate::err!(Failure, "empty metalayer"))?;
-    let dtype = meta.dtype.as_bytes();
-    let room = old.len().checked_sub(rec.len() + DTYPE_FIELD_HEAD);
-    let pad = match room.and_then(|r| r.checked_sub(dtype.len())) {
-        Some(p) => p,
-        None => crate::bail!(
+    rec[0] = FIXARRAY_7;
+    let dtype = narrow_dtype(&meta.dtype);
+    let room = match old.len().checked_sub(rec.len() + DTYPE_FIELD_HEAD) {
+        Some(r) if r >= dtype.len() => r,
+        _ => crate::bail!(
             InvalidParam,
             "the squeezed record does not fit the stored metalayer"
         ),
     };
-    let dtype = widen_dtype(&meta.dtype, dtype.len() + pad);
+    let dtype = widen_dtype(&dtype, room);
     let len =
         i32::try_from(dtype.len()).map_err(|_| crate::err!(InvalidParam, "metalayer too large"))?;
     rec.push(meta.dtype_format as u8);
@@ -125,20 +125,45 @@ fn spanning_record(meta: &NdMeta, old: &[u8]) -> Result<Vec<u8>> {
     Ok(rec)
 }
 
+/// A dtype without the widening [`widen_dtype`] may have given it before
+/// (an array squeezed twice, or resized after a squeeze): NUL padding
+/// dropped, leading zeros of a `<code><size>` size dropped.
+fn narrow_dtype(dtype: &str) -> String {
+    let d = dtype.trim_end_matches('\0');
+    match size_zeros(d) {
+        Some(cut) => format!("{}{}", &d[..cut.start], &d[cut.end..]),
+        None => d.to_string(),
+    }
+}
+
+/// Leading zeros of the size of a `<code><size>` dtype, as a range to cut.
+fn size_zeros(dtype: &str) -> Option<core::ops::Range<usize>> {
+    let at = size_start(dtype)?;
+    let digits = &dtype[at..];
+    let keep = digits.trim_start_matches('0').len().max(1);
+    Some(at..dtype.len() - keep)
+}
+
+/// Where the size of a `<code><size>` dtype starts (`None` for other
+/// dtypes).
+fn size_start(dtype: &str) -> Option<usize> {
+    let at = dtype.find(|c: char| c.is_ascii_digit())?;
+    (at > 0 && dtype[at..].bytes().all(|b| b.is_ascii_digit())).then_some(at)
+}
+
 /// `dtype` made exactly `width` (>= its length) bytes long without changing
 /// its meaning to NumPy: zeros before the size of a `<code><size>` dtype,
 /// else NUL bytes at the end.
 fn widen_dtype(dtype: &str, width: usize) -> Vec<u8> {
     let extra = width.saturating_sub(dtype.len());
-    let digits = dtype.find(|c: char| c.is_ascii_digit());
     let mut out = Vec::with_capacity(width);
-    match digits {
-        Some(at) if at > 0 && dtype[at..].bytes().all(|b| b.is_ascii_digit()) => {
+    match size_start(dtype) {
+        Some(at) => {
             out.extend_from_slice(dtype[..at].as_bytes());
             out.resize(at + extra, b'0');
             out.extend_from_slice(dtype[at..].as_bytes());
         }
-        _ => {
+        None => {
             out.extend_from_slice(dtype.as_bytes());
             out.resize(width, 0);
         }
@@ -200,7 +225,7 @@ mod tests {
         let m = NdMeta::new(vec![6], vec![3], vec![2], "|u1", 0);
         let rec = spanning_record(&m, &old).unwrap();
         assert_eq!(rec.len(), old.len());
-        assert_eq!(rec[0], 0x95);
+        assert_eq!(rec[0], 0x97);
         // Caterva's positional reader sees the new geometry first.
         assert_eq!(&rec[1..4], &[0, 1, 0x91]);
         let (back, _) = NdMeta::from_stored_bytes(&rec, 1).unwrap();
@@ -214,6 +239,28 @@ mod tests {
         assert_eq!(widen_dtype("<f8", 3), b"<f8");
         assert_eq!(widen_dtype("<M8[ns]", 9), b"<M8[ns]\0\0");
         assert_eq!(widen_dtype("", 2), b"\0\0");
+        assert_eq!(narrow_dtype("|S00012"), "|S12");
+        assert_eq!(narrow_dtype("<u0000"), "<u0");
+        assert_eq!(narrow_dtype("<M8[ns]\0\0"), "<M8[ns]");
+        assert_eq!(narrow_dtype("[('a', '<i4')]"), "[('a', '<i4')]");
+    }
+
+    #[test]
+    fn squeezing_twice_rewidens_from_the_plain_dtype() {
+        let old = NdMeta::new(vec![1, 1, 6], vec![1, 1, 3], vec![1, 1, 2], "", 0)
+            .to_caterva_bytes()
+            .unwrap();
+        let once = NdMeta::new(vec![1, 6], vec![1, 3], vec![1, 2], "|S2", 0);
+        let rec1 = spanning_record(&once, &old).unwrap();
+        let (m1, _) = NdMeta::from_stored_bytes(&rec1, 2).unwrap();
+        let twice = NdMeta::new(vec![6], vec![3], vec![2], m1.dtype.clone(), 0);
+        let rec2 = spanning_record(&twice, &rec1).unwrap();
+        assert_eq!(rec2.len(), old.len());
+        let (m2, _) = NdMeta::from_stored_bytes(&rec2, 2).unwrap();
+        assert_eq!(
+            (m2.shape, narrow_dtype(&m2.dtype)),
+            (vec![6], "|S2".to_string())
+        );
     }
 
     #[test]
