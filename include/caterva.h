@@ -9,14 +9,19 @@
  * "b2nd" (first; read by python-blosc2 and the b2nd API) and "caterva" (the 5-entry
  * msgpack record Caterva writes: version, ndim, shape, chunkshape, blockshape), so
  * both Caterva-era and current readers open it. Every shape change made through this
- * API (resize, insert, append, delete) rewrites both. Arrays that carry only one of
+ * API (resize, insert, append, delete, squeeze) rewrites both. Arrays that carry only one of
  * the two layers (files written by Caterva, or by the b2nd API) open through both
  * APIs; shape changes made through the b2nd API rewrite only "b2nd". With the extra
  * "b2nd" layer, an array holds at most 14 user metalayers (Caterva: 15).
  *
- * Differences from Caterva 0.5: array->sc is NULL (the super-chunk lives inside the
- * b2nd engine; use the caterva_* calls), array->chunk_cache is always empty, and
- * caterva_from_schunk takes the super-chunk over and frees it.
+ * array->sc is the array's real blosc2_schunk, usable with the blosc2_* calls between
+ * caterva_* calls and freed by caterva_free; caterva_from_schunk makes the caller's
+ * super-chunk array->sc, as Caterva does.
+ *
+ * Differences from Caterva 0.5: array->chunk_cache is always empty; squeezed metalayer
+ * records fill their slot with a widened dtype instead of leaving stale bytes, and a unit
+ * dimension whose chunk extent is not 1 is not squeezed (see README "Caterva
+ * compatibility").
  */
 
 #ifndef CATERVA_CATERVA_H_
