@@ -19,9 +19,9 @@
  * super-chunk array->sc, as Caterva does.
  *
  * Differences from Caterva 0.5: array->chunk_cache is always empty; squeezed metalayer
- * records fill their slot with a widened dtype instead of leaving stale bytes, and a unit
- * dimension whose chunk extent is not 1 is not squeezed (see README "Caterva
- * compatibility").
+ * records fill their slot with a widened dtype instead of leaving stale bytes, and unit
+ * dimensions whose chunk extent is not 1, or arrays whose dtype cannot be widened, are
+ * not squeezed (see README "Caterva compatibility").
  */
 
 #ifndef CATERVA_CATERVA_H_

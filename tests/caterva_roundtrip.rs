@@ -508,3 +508,51 @@ fn caterva_only_files_squeeze_in_place_and_stay_readable() {
     assert_eq!(unsafe { caterva_ctx_free(&mut ctx) }, 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A dtype that cannot be widened to fill the squeezed `b2nd` slot (not
+/// `<code><size>`) makes the squeeze a refusal that leaves the file as it
+/// was.
+#[test]
+fn squeeze_refuses_dtypes_it_cannot_widen() {
+    let dir = scratch("squeeze-dtype");
+    let ctx = new_ctx();
+    let path = dir.join("datetime.b2frame");
+    let mut cp = b2nd::schunk::CParams::default();
+    cp.typesize = 8;
+    let st = Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cp,
+        ..Storage::default()
+    };
+    let c = Context::new(
+        ArrayStorage::Schunk(st),
+        8,
+        &[1, 4],
+        &[1, 2],
+        &[1, 1],
+        Some("<M8[ns]"),
+        0,
+        Vec::new(),
+    )
+    .unwrap();
+    let data: Vec<u8> = (0..32).collect();
+    drop(NdArray::from_cbuffer(&c, &data).unwrap());
+    let before = std::fs::read(&path).unwrap();
+    let cpath = CString::new(path.to_str().unwrap()).unwrap();
+    let mut arr = std::ptr::null_mut();
+    // SAFETY: valid pointers.
+    assert_eq!(unsafe { caterva_open(ctx, cpath.as_ptr(), &mut arr) }, 0);
+    // SAFETY: live array.
+    assert_eq!(unsafe { caterva_squeeze(ctx, arr) }, 1);
+    // SAFETY: live array, unchanged.
+    assert_eq!(unsafe { ((*arr).ndim, (*arr).shape[0]) }, (2, 1));
+    // SAFETY: live, freed once.
+    assert_eq!(unsafe { caterva_free(ctx, &mut arr) }, 0);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(NdArray::open(&path).unwrap().dtype(), "<M8[ns]");
+    let mut ctx = ctx;
+    // SAFETY: live context, freed once.
+    assert_eq!(unsafe { caterva_ctx_free(&mut ctx) }, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -11,16 +11,19 @@
 //! refuses trailing bytes. So the squeezed record spans the slot exactly:
 //! a 7-element header, version, ndim, the three shapes, then
 //! `dtype_format` and a str32 holding the dtype, widened to the room left
-//! (Caterva's reader skips the header byte and stops after the blockshape). A NumPy dtype of the form
-//! `<code><size>` (`<i4`, `|S2`, every dtype a Caterva-only array gets) is
-//! widened with leading zeros in its size (`<i0000004`, which NumPy reads
-//! as `<i4`); any other dtype is padded with NUL bytes (C readers stop at
-//! the first one). Either way a later in-place rewrite of the record
-//! (resize) finds a record of the slot's length, as it needs.
+//! (Caterva's reader skips the header byte and stops after the
+//! blockshape). The dtype must be a NumPy dtype of the form `<code><size>`
+//! (`<i4`, `|S2`: every dtype an array created through Caterva or opened
+//! from a Caterva-only file has); it is widened with leading zeros in its
+//! size (`<i0000004`, which NumPy reads as `<i4`), so a later in-place
+//! rewrite of the record (resize, by the core) finds a record of the
+//! slot's length, as it needs. Other dtypes cannot be widened without
+//! changing them (NUL padding is cut off by the readers), so arrays whose
+//! `b2nd` layer holds one are not squeezed.
 //!
-//! Both layers are rewritten that way. Only when the dtype does not fit the
-//! room of a `caterva` slot next to a `b2nd` layer (which b2nd readers
-//! read instead) does that slot get Caterva's own plain overwrite.
+//! Both layers are rewritten that way. Only when the dtype cannot fill the
+//! `caterva` slot next to a `b2nd` layer (which b2nd readers read instead)
+//! does that slot get Caterva's own plain overwrite.
 //!
 //! Only dimensions whose chunk extent is 1 are removed in place: their
 //! chunk bytes do not change. A unit dimension with a larger chunk extent
@@ -115,7 +118,12 @@ pub(super) fn spanning_record(meta: &NdMeta, old: &[u8]) -> Result<Vec<u8>> {
             "the squeezed record does not fit the stored metalayer"
         ),
     };
-    let dtype = widen_dtype(&dtype, room);
+    let dtype = widen_dtype(&dtype, room).ok_or_else(|| {
+        crate::err!(
+            InvalidParam,
+            "dtype {dtype:?} cannot be widened to fill the squeezed metalayer"
+        )
+    })?;
     let len =
         i32::try_from(dtype.len()).map_err(|_| crate::err!(InvalidParam, "metalayer too large"))?;
     rec.push(meta.dtype_format as u8);
@@ -152,23 +160,19 @@ fn size_start(dtype: &str) -> Option<usize> {
 }
 
 /// `dtype` made exactly `width` (>= its length) bytes long without changing
-/// its meaning to NumPy: zeros before the size of a `<code><size>` dtype,
-/// else NUL bytes at the end.
-fn widen_dtype(dtype: &str, width: usize) -> Vec<u8> {
+/// its meaning to NumPy: zeros before the size of a `<code><size>` dtype.
+/// `None` for other dtypes that need widening.
+fn widen_dtype(dtype: &str, width: usize) -> Option<Vec<u8>> {
     let extra = width.saturating_sub(dtype.len());
-    let mut out = Vec::with_capacity(width);
-    match size_start(dtype) {
-        Some(at) => {
-            out.extend_from_slice(dtype[..at].as_bytes());
-            out.resize(at + extra, b'0');
-            out.extend_from_slice(dtype[at..].as_bytes());
-        }
-        None => {
-            out.extend_from_slice(dtype.as_bytes());
-            out.resize(width, 0);
-        }
+    if extra == 0 {
+        return Some(dtype.as_bytes().to_vec());
     }
-    out
+    let at = size_start(dtype)?;
+    let mut out = Vec::with_capacity(width);
+    out.extend_from_slice(dtype[..at].as_bytes());
+    out.resize(at + extra, b'0');
+    out.extend_from_slice(dtype[at..].as_bytes());
+    Some(out)
 }
 
 /// Re-reads the array from its (rewritten) super-chunk; on failure the
@@ -235,10 +239,11 @@ mod tests {
 
     #[test]
     fn dtypes_widen_without_changing_meaning() {
-        assert_eq!(widen_dtype("|S12", 7), b"|S00012");
-        assert_eq!(widen_dtype("<f8", 3), b"<f8");
-        assert_eq!(widen_dtype("<M8[ns]", 9), b"<M8[ns]\0\0");
-        assert_eq!(widen_dtype("", 2), b"\0\0");
+        assert_eq!(widen_dtype("|S12", 7).unwrap(), b"|S00012");
+        assert_eq!(widen_dtype("<f8", 3).unwrap(), b"<f8");
+        assert_eq!(widen_dtype("<M8[ns]", 7).unwrap(), b"<M8[ns]");
+        assert_eq!(widen_dtype("<M8[ns]", 9), None);
+        assert_eq!(widen_dtype("", 2), None);
         assert_eq!(narrow_dtype("|S00012"), "|S12");
         assert_eq!(narrow_dtype("<u0000"), "<u0");
         assert_eq!(narrow_dtype("<M8[ns]\0\0"), "<M8[ns]");
@@ -261,6 +266,15 @@ mod tests {
             (m2.shape, narrow_dtype(&m2.dtype)),
             (vec![6], "|S2".to_string())
         );
+    }
+
+    #[test]
+    fn dtypes_that_cannot_widen_are_refused() {
+        let old = NdMeta::new(vec![1, 6], vec![1, 3], vec![1, 2], "<M8[ns]", 0)
+            .to_b2nd_bytes()
+            .unwrap();
+        let m = NdMeta::new(vec![6], vec![3], vec![2], "<M8[ns]", 0);
+        assert!(spanning_record(&m, &old).is_err());
     }
 
     #[test]
