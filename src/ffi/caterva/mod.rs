@@ -10,6 +10,10 @@
 //! `caterva` layer (5-element msgpack, so Caterva-era readers open it).
 //! Every shape change made through this API rewrites both. Arrays that only
 //! carry one of the two layers open through both APIs.
+//!
+//! `array->sc` is a real `blosc2_schunk`: a Caterva array wraps a b2nd
+//! array object and reaches its core through the b2nd layer's `lend` (see
+//! [`ArrayBox`]); squeezing in place is in [`squeeze`].
 
 mod api;
 mod convert;
