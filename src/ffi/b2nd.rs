@@ -21,14 +21,21 @@
 //! the length of each b2nd call the two are swapped ([`lend`]), then both C
 //! structs are refreshed.
 //!
-//! `b2nd_free` frees the box and the super-chunk. `b2nd_from_schunk` takes
-//! over the super-chunk it is given, as the reference does (on success only).
+//! Views (`b2nd_squeeze`, `b2nd_squeeze_index`, `b2nd_expand_dims`) are
+//! boxes of their own whose core array shares the source's chunk store and
+//! whose `sc` is the source's C super-chunk: lending works the same through
+//! either. The C super-chunk is counted ([`ScOwner`]): `b2nd_free` frees the
+//! box, and the super-chunk with the last box using it, so an array and its
+//! views may be freed in any order (the reference requires views first).
+//! `b2nd_from_schunk` takes over the super-chunk it is given, as the
+//! reference does (on success only).
 
 mod meta;
 mod ops;
 
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::{CStr, CString};
+use std::sync::Arc;
 
 use super::guard;
 use super::schunk::{this, SchunkBox};
@@ -69,6 +76,22 @@ pub(crate) struct ArrayBox {
     c: b2nd_array_t,
     core: NdArray,
     dtype: CString,
+    /// The C super-chunk `c.sc`, shared with the views taken from this
+    /// array (and with the array a view was taken from).
+    sc_owner: Arc<ScOwner>,
+}
+
+/// Frees a C super-chunk when the last array using it is freed: an array
+/// and its views (`b2nd_squeeze*`, `b2nd_expand_dims`) share one, and may
+/// be freed in any order.
+struct ScOwner(*mut blosc2_schunk);
+
+impl Drop for ScOwner {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` is NULL or a super-chunk of this library owned by
+        // this value alone (every array holding it holds this `Arc`); freed once.
+        unsafe { super::schunk::blosc2_schunk_free(self.0) };
+    }
 }
 
 impl ArrayBox {
@@ -84,16 +107,28 @@ impl ArrayBox {
         Ok(ArrayBox::wrap(core, sc))
     }
 
-    /// Boxes `core` whose super-chunk already lives in the C object `sc`.
+    /// Boxes `core` whose super-chunk already lives in the C object `sc`,
+    /// which the box then owns.
     fn wrap(core: NdArray, sc: *mut blosc2_schunk) -> *mut b2nd_array_t {
+        ArrayBox::wrap_shared(core, Arc::new(ScOwner(sc)))
+    }
+
+    /// Boxes `view`, a view taken from the array of `source`: both use the
+    /// same C super-chunk, freed with whichever of them goes last.
+    fn wrap_view(view: NdArray, source: &ArrayBox) -> *mut b2nd_array_t {
+        ArrayBox::wrap_shared(view, Arc::clone(&source.sc_owner))
+    }
+
+    fn wrap_shared(core: NdArray, sc_owner: Arc<ScOwner>) -> *mut b2nd_array_t {
         let mut b = Box::new(ArrayBox {
             // SAFETY: b2nd_array_t holds only integers, arrays of them and raw
             // pointers, for all of which all-zero bytes are valid.
             c: unsafe { core::mem::zeroed() },
             core,
             dtype: CString::default(),
+            sc_owner,
         });
-        b.c.sc = sc;
+        b.c.sc = b.sc_owner.0;
         b.sync();
         Box::into_raw(b).cast()
     }
@@ -119,6 +154,11 @@ impl ArrayBox {
         c.extnitems = l.extnitems;
         c.blocknitems = i32::try_from(l.blocknitems).unwrap_or(i32::MAX);
         c.extchunknitems = l.extchunknitems;
+        // The reference declares the cache but never fills it: its fields
+        // stay {NULL, -1}. Here the last decoded chunk is kept inside the
+        // core's super-chunk store (keyed by the stored bytes, so a change
+        // made through `sc` directly is never served stale); exposing it
+        // would hand C a pointer into memory the next call may replace.
         c.chunk_cache = chunk_cache_s {
             data: core::ptr::null_mut(),
             nchunk: -1,
@@ -144,13 +184,6 @@ impl ArrayBox {
         if let Ok(sb) = unsafe { this(self.c.sc) } {
             self.c.last_tick = sb.c.change_tick;
         }
-    }
-}
-
-impl Drop for ArrayBox {
-    fn drop(&mut self) {
-        // SAFETY: `sc` is NULL or the super-chunk this box owns; freed once.
-        unsafe { super::schunk::blosc2_schunk_free(self.c.sc) };
     }
 }
 

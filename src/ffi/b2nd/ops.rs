@@ -201,6 +201,33 @@ unsafe fn with_derived(
     }) as c_int
 }
 
+/// Runs `make` on the lent array `src` and boxes the view it returns into
+/// `*out`. The view shares `src`'s chunks (writes through either are read
+/// through the other) and its C super-chunk; the two may be freed with
+/// `b2nd_free` in any order. (The exported views below keep their header
+/// comments short: these notes would change the generated header.)
+///
+/// # Safety
+/// `src` NULL or live; `out` NULL or writable.
+unsafe fn with_view(
+    src: *const b2nd_array_t,
+    out: *mut *mut b2nd_array_t,
+    make: impl FnOnce(&mut NdArray) -> Result<NdArray>,
+) -> c_int {
+    crate::ffi::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let ab = unsafe { array(src) }?;
+        if out.is_null() {
+            crate::bail!(NullPointer, "view is NULL");
+        }
+        let view = lend(ab, make)?;
+        let p = ArrayBox::wrap_view(view, ab);
+        // SAFETY: non-NULL and writable per the contract.
+        unsafe { put_array(out, p) };
+        Ok(0)
+    }) as c_int
+}
+
 /// A new array (made with `ctx`, whose shape is replaced) holding the region
 /// [start, stop) of `src`.
 ///
@@ -245,7 +272,7 @@ pub unsafe extern "C" fn b2nd_squeeze_index(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_derived(array, view, None, |a| {
+        with_view(array, view, |a| {
             let n = a.ndim();
             if n > 0 && index.is_null() {
                 crate::bail!(NullPointer, "index is NULL");
@@ -265,7 +292,7 @@ pub unsafe extern "C" fn b2nd_squeeze(
     view: *mut *mut b2nd_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_derived(array, view, None, |a| a.squeeze()) }
+    unsafe { with_view(array, view, |a| a.squeeze()) }
 }
 
 /// A view with unit dimensions inserted where `axis` (final_dims entries)
@@ -283,7 +310,7 @@ pub unsafe extern "C" fn b2nd_expand_dims(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_derived(array, view, None, |a| {
+        with_view(array, view, |a| {
             let n = usize::from(final_dims);
             if n > MAX_DIM {
                 crate::bail!(InvalidParam, "final_dims {n} exceeds {MAX_DIM}");
@@ -337,12 +364,27 @@ pub unsafe extern "C" fn b2nd_concatenate(
         // SAFETY: forwarded contract; both non-NULL.
         let a1 = unsafe { self::array(src1) }?;
         let same = core::ptr::eq(src1, src2);
+        // An array and a view of it share one C super-chunk, which can be
+        // lent to one of them at a time: the second is read into a copy first.
+        let twin = if same {
+            None
+        } else {
+            // SAFETY: forwarded contract; distinct from `src1`.
+            let a2 = unsafe { self::array(src2) }?;
+            if a2.c.sc == a1.c.sc {
+                Some(lend(a2, |y| y.copy(&y.like_context()))?)
+            } else {
+                None
+            }
+        };
         // With two distinct arrays, lend both; with one, lend it once.
         let run = |a1: &mut ArrayBox,
                    f: &mut dyn FnMut(&mut NdArray, Option<&NdArray>) -> Result<Option<NdArray>>|
          -> Result<Option<NdArray>> {
             if same {
                 lend(a1, |x| f(x, None))
+            } else if let Some(t) = &twin {
+                lend(a1, |x| f(x, Some(t)))
             } else {
                 // SAFETY: forwarded contract; distinct from `src1`.
                 let a2 = unsafe { self::array(src2) }?;

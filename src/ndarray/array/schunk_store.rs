@@ -20,6 +20,26 @@ use crate::Result;
 struct Inner {
     sc: SChunk,
     dec: Decompressor,
+    /// The last chunk decoded by a cached read (see [`ChunkCache`]).
+    cache: Option<ChunkCache>,
+}
+
+/// One decoded chunk kept for repeated small reads (the job the reference's
+/// `b2nd_array_t.chunk_cache` is declared for).
+///
+/// It is keyed by the chunk's index *and* its stored bytes: a hit needs the
+/// chunk now in the super-chunk to be byte-identical to the one decoded, so
+/// any change, made here, through another array sharing the super-chunk or
+/// by a C caller on `array->sc` directly, is a miss. Only in-memory
+/// super-chunks are cached: comparing means fetching the stored chunk, which
+/// on disk would cost the read the partial path avoids.
+struct ChunkCache {
+    nchunk: i64,
+    /// The stored (compressed) chunk that `data` was decoded from.
+    raw: Vec<u8>,
+    /// The decoded chunk; only the blocks flagged in `decoded` are valid.
+    data: Vec<u8>,
+    decoded: Vec<bool>,
 }
 
 pub(crate) struct SChunkStore {
@@ -53,7 +73,11 @@ impl SChunkStore {
         let comp = Compressor::new(cp)?;
         let dec = Decompressor::new(sc.dparams().clone());
         Ok(SChunkStore {
-            inner: Mutex::new(Inner { sc, dec }),
+            inner: Mutex::new(Inner {
+                sc,
+                dec,
+                cache: None,
+            }),
             comp,
             typesize,
             chunksize,
@@ -70,6 +94,13 @@ impl SChunkStore {
 
     fn sc(&self) -> MappedSc<'_> {
         MappedSc(self.lock())
+    }
+
+    /// The super-chunk, for a change: the cached chunk is dropped first.
+    fn sc_mut(&self) -> MappedSc<'_> {
+        let mut inner = self.lock();
+        inner.cache = None;
+        MappedSc(inner)
     }
 
     /// Exclusive access to the super-chunk (serialization, copies).
@@ -135,7 +166,7 @@ impl ChunkStore for SChunkStore {
             );
         }
         let mut inner = self.lock();
-        let Inner { sc, dec } = &mut *inner;
+        let Inner { sc, dec, .. } = &mut *inner;
         // On disk, when few blocks are needed, fetch just those (the
         // reference's compact path): the super-chunk reads the chunk's
         // block index and then only the wanted blocks' bytes.
@@ -190,6 +221,87 @@ impl ChunkStore for SChunkStore {
         Ok(())
     }
 
+    fn read_chunk_cached(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+        if self.persistent {
+            return self.read_chunk(n, dst, skip);
+        }
+        let mut inner = self.lock();
+        let Inner { sc, dec, cache } = &mut *inner;
+        if sc.dparams().postfilter.is_some() {
+            // A postfilter may give different output for the same bytes.
+            drop(inner);
+            return self.read_chunk(n, dst, skip);
+        }
+        let chunk = sc.get_chunk(n)?;
+        let Ok(h) = ChunkHeader::parse(&chunk) else {
+            // Special offsets: nothing worth keeping.
+            drop(chunk);
+            drop(inner);
+            return self.read_chunk(n, dst, skip);
+        };
+        if h.nbytes() != dst.len() {
+            crate::bail!(
+                Data,
+                "chunk {n} holds {} bytes, expected {}",
+                h.nbytes(),
+                dst.len()
+            );
+        }
+        // Blocks as the mask counts them; a chunk without usable blocks is
+        // one unit.
+        let (nblocks, bsize) = match skip {
+            Some(s) if h.blocksize() > 0 && h.nblocks() == s.len() => (s.len(), h.blocksize()),
+            _ => (1, dst.len().max(1)),
+        };
+        let need: Vec<bool> = match skip {
+            Some(s) if nblocks == s.len() && nblocks > 1 => s.iter().map(|x| !x).collect(),
+            _ => vec![true; nblocks],
+        };
+        let same = cache
+            .as_ref()
+            .is_some_and(|c| c.nchunk == n && c.decoded.len() == nblocks && c.raw[..] == chunk[..]);
+        let covered = same
+            && cache
+                .as_ref()
+                .is_some_and(|c| need.iter().zip(&c.decoded).all(|(n, d)| !n || *d));
+        if !covered {
+            let mut c = cache.take().unwrap_or_else(|| ChunkCache {
+                nchunk: -1,
+                raw: Vec::new(),
+                data: Vec::new(),
+                decoded: Vec::new(),
+            });
+            // Keep what is already decoded of this very chunk, add the rest.
+            let want: Vec<bool> = if same {
+                need.iter().zip(&c.decoded).map(|(n, d)| *n || *d).collect()
+            } else {
+                need.clone()
+            };
+            c.data.resize(dst.len(), 0);
+            if want.iter().any(|w| !w) {
+                let mask: Vec<bool> = want.iter().map(|w| !w).collect();
+                dec.set_maskout(&mask)?;
+            }
+            dec.decompress(&chunk, &mut c.data)?;
+            if !same {
+                c.raw.clear();
+                c.raw.extend_from_slice(&chunk);
+            }
+            c.nchunk = n;
+            c.decoded = want;
+            *cache = Some(c);
+        }
+        let Some(c) = cache.as_ref() else {
+            crate::bail!(Failure, "chunk cache lost");
+        };
+        for (b, (d, s)) in dst.chunks_mut(bsize).zip(c.data.chunks(bsize)).enumerate() {
+            if need.get(b).copied().unwrap_or(true) {
+                d.copy_from_slice(s);
+            }
+        }
+        Ok(())
+    }
+
     fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()> {
         if data.len() != self.chunksize as usize {
             crate::bail!(
@@ -200,7 +312,7 @@ impl ChunkStore for SChunkStore {
             );
         }
         let chunk = self.encode(n, data)?;
-        self.sc().update_chunk(n, &chunk).map(|_| ())
+        self.sc_mut().update_chunk(n, &chunk).map(|_| ())
     }
 
     fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
@@ -214,12 +326,12 @@ impl ChunkStore for SChunkStore {
         }
         let next = self.nchunks();
         let chunk = self.encode(next, data)?;
-        self.sc().append_chunk(&chunk).map(|_| ())
+        self.sc_mut().append_chunk(&chunk).map(|_| ())
     }
 
     fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
         let chunk = self.special_chunk(fill)?;
-        self.sc().insert_chunk(n, &chunk).map(|_| ())
+        self.sc_mut().insert_chunk(n, &chunk).map(|_| ())
     }
 
     fn append_fill(&mut self, count: i64, fill: &Fill) -> Result<()> {
@@ -232,7 +344,7 @@ impl ChunkStore for SChunkStore {
             Fill::Uninit => Some(crate::schunk::Special::Uninit),
             Fill::Value(_) => None,
         };
-        let mut sc = self.sc();
+        let mut sc = self.sc_mut();
         if let (Some(kind), 0) = (special, sc.nchunks()) {
             let nitems = count
                 .checked_mul(self.chunk_items())
@@ -241,7 +353,7 @@ impl ChunkStore for SChunkStore {
         }
         drop(sc);
         let chunk = self.special_chunk(fill)?;
-        let mut sc = self.sc();
+        let mut sc = self.sc_mut();
         for _ in 0..count {
             sc.append_chunk(&chunk)?;
         }
@@ -249,7 +361,7 @@ impl ChunkStore for SChunkStore {
     }
 
     fn delete_chunk(&mut self, n: i64) -> Result<()> {
-        self.sc().delete_chunk(n).map(|_| ())
+        self.sc_mut().delete_chunk(n).map(|_| ())
     }
 
     fn raw_chunk(&self, n: i64) -> Result<Vec<u8>> {
@@ -257,7 +369,7 @@ impl ChunkStore for SChunkStore {
     }
 
     fn write_raw_chunk(&mut self, n: i64, raw: &[u8]) -> Result<()> {
-        self.sc().update_chunk(n, raw).map(|_| ())
+        self.sc_mut().update_chunk(n, raw).map(|_| ())
     }
 
     fn meta_names(&self) -> Vec<String> {
@@ -297,8 +409,8 @@ impl ChunkStore for SChunkStore {
         self.persistent
     }
     fn reload(&mut self) -> Result<()> {
-        self.sc().refresh()?;
-        let cs = self.sc().chunksize();
+        self.sc_mut().refresh()?;
+        let cs = self.sc_mut().chunksize();
         if cs > 0 {
             self.chunksize = cs;
         }
