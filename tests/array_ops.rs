@@ -964,3 +964,64 @@ fn prefilters_see_the_chunk_they_run_on() {
     a.to_cbuffer(&mut v).unwrap();
     assert_eq!(&v[12..16], &[7; 4]);
 }
+
+#[test]
+fn views_share_chunks_on_every_backend_and_serialize_as_themselves() {
+    let dir = scratch("views");
+    for (name, storage) in backends(&dir, "views") {
+        let ctx = Context::new(
+            storage.clone(),
+            2,
+            &[3, 1, 4],
+            &[2, 1, 4],
+            &[1, 1, 2],
+            Some("<i2"),
+            0,
+            Vec::new(),
+        )
+        .unwrap();
+        let data: Vec<u8> = (0..24).collect();
+        let mut a = NdArray::from_cbuffer(&ctx, &data).unwrap();
+        let mut v = a.squeeze().unwrap();
+        assert_eq!(v.shape(), &[3, 4], "{name}");
+        assert!(v.shares_chunks_with(&a) && v.is_view(), "{name}");
+        // Writes through the view land in the source's chunks and file.
+        v.set_slice_cbuffer(&[0xAA, 0xBB], &[1, 1], &[2, 3], &[3, 4])
+            .unwrap();
+        let mut want = data.clone();
+        want[22..24].copy_from_slice(&[0xAA, 0xBB]);
+        assert_eq!(a.to_vec().unwrap(), want, "{name}");
+        // ...and the other way round, through a cached single-chunk read.
+        let mut item = [0u8; 2];
+        v.get_slice_cbuffer(&[0, 0], &[1, 1], &mut item, &[1, 1])
+            .unwrap();
+        a.set_slice_cbuffer(&[9, 9], &[1, 1, 1], &[0, 0, 0], &[1, 1, 1])
+            .unwrap();
+        v.get_slice_cbuffer(&[0, 0], &[1, 1], &mut item, &[1, 1])
+            .unwrap();
+        assert_eq!(item, [9, 9], "{name}");
+        want[..2].copy_from_slice(&[9, 9]);
+        if let ArrayStorage::Schunk(Storage {
+            urlpath: Some(p), ..
+        }) = &storage
+        {
+            let reopened = NdArray::open(p).unwrap();
+            assert_eq!(
+                (reopened.shape(), reopened.to_vec().unwrap()),
+                (&[3i64, 1, 4][..], want.clone()),
+                "{name}"
+            );
+        }
+        if !matches!(storage, ArrayStorage::Decoded) {
+            // A view's frame describes the view.
+            let f = NdArray::from_cframe(&v.to_cframe().unwrap(), true).unwrap();
+            assert_eq!(
+                (f.shape(), f.to_vec().unwrap()),
+                (&[3i64, 4][..], want.clone())
+            );
+        }
+        drop(a);
+        assert_eq!(v.to_vec().unwrap(), want, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -436,3 +436,72 @@ impl std::ops::DerefMut for MappedSc<'_> {
         &mut self.0.sc
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schunk::Storage;
+
+    /// An in-memory store of 2 chunks of 4 blocks of 4 one-byte items.
+    fn store() -> SChunkStore {
+        let mut st = Storage::default();
+        st.cparams.typesize = 1;
+        st.cparams.blocksize = 4;
+        let mut s = SChunkStore::new(SChunk::new(st).unwrap(), 16, 4).unwrap();
+        s.append_chunk(&(0..16).collect::<Vec<u8>>()).unwrap();
+        s.append_chunk(&(100..116).collect::<Vec<u8>>()).unwrap();
+        s
+    }
+
+    fn decoded_blocks(s: &SChunkStore) -> Option<(i64, Vec<bool>)> {
+        s.lock()
+            .cache
+            .as_ref()
+            .map(|c| (c.nchunk, c.decoded.clone()))
+    }
+
+    #[test]
+    fn cached_reads_keep_decoded_blocks_and_never_serve_stale_data() {
+        let mut s = store();
+        let mut buf = [0u8; 16];
+        let only = |b: usize| -> Vec<bool> { (0..4).map(|i| i != b).collect() };
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert_eq!(buf[4..8], [4, 5, 6, 7]);
+        assert_eq!(
+            decoded_blocks(&s),
+            Some((0, vec![false, true, false, false]))
+        );
+        // Another block of the same chunk adds to what is kept.
+        s.read_chunk_cached(0, &mut buf, Some(&only(3))).unwrap();
+        assert_eq!(buf[12..], [12, 13, 14, 15]);
+        assert_eq!(
+            decoded_blocks(&s),
+            Some((0, vec![false, true, false, true]))
+        );
+        // A hit leaves the cache as it is and gives the same bytes.
+        buf.fill(0);
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert_eq!(buf[4..8], [4, 5, 6, 7]);
+        assert_eq!(
+            decoded_blocks(&s),
+            Some((0, vec![false, true, false, true]))
+        );
+        // A write through the store drops the cache; the read sees it.
+        let mut new: Vec<u8> = (50..66).collect();
+        s.write_chunk(0, &new).unwrap();
+        assert_eq!(decoded_blocks(&s), None);
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert_eq!(buf[4..8], new[4..8]);
+        // A change behind the store's back (the C caller updating
+        // `array->sc`) is caught by the stored-bytes key.
+        new[5] = 222;
+        let chunk = s.encode(0, &new).unwrap();
+        s.with(|sc| sc.update_chunk(0, &chunk).map(|_| ())).unwrap();
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert_eq!(buf[5], 222);
+        // Another chunk replaces the kept one; a full read is whole.
+        s.read_chunk_cached(1, &mut buf, None).unwrap();
+        assert_eq!(buf.to_vec(), (100..116).collect::<Vec<u8>>());
+        assert_eq!(decoded_blocks(&s), Some((1, vec![true])));
+    }
+}
