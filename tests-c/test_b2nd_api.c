@@ -674,6 +674,43 @@ static void test_reference_acceptances(void) {
   }
 }
 
+/* The public fields hold what the reference 3.3.5 puts there (values read
+ * from it for these geometries): unused dimensions are 1, strides in front
+ * of an empty dimension are 0, chunk_array_strides is the reference's own
+ * product. */
+static void test_struct_fields_match_reference(void) {
+  int64_t s1[3] = {7, 5, 3}, s2[3] = {3, 0, 4};
+  int32_t c1[3] = {4, 4, 2}, b1[3] = {3, 3, 2}, c2[3] = {2, 3, 4}, b2[3] = {1, 2, 4};
+  b2nd_context_t *ctx = make_ctx(MEM, 2, 3, s1, c1, b1, NULL);
+  b2nd_array_t *a = NULL;
+  CHECK_EQ_INT(b2nd_zeros(ctx, &a), 0);
+  if (a) {
+    CHECK_EQ_INT(a->extnitems, 256);
+    CHECK_EQ_INT(a->extchunknitems, 72);
+    CHECK_EQ_INT(a->item_extchunk_strides[0], 12);
+    CHECK_EQ_INT(a->block_chunk_strides[0], 2);
+    CHECK_EQ_INT(a->chunk_array_strides[0], 256);
+    CHECK_EQ_INT(a->chunk_array_strides[1], 8);
+    CHECK_EQ_INT(a->shape[3], 1);
+    CHECK_EQ_INT(a->chunkshape[15], 1);
+    CHECK_EQ_INT(a->extchunkshape[4], 1);
+    b2nd_free(a);
+  }
+  b2nd_free_ctx(ctx);
+  ctx = make_ctx(MEM, 2, 3, s2, c2, b2, NULL);
+  a = NULL;
+  CHECK_EQ_INT(b2nd_zeros(ctx, &a), 0);
+  if (a) {
+    CHECK_EQ_INT(a->item_array_strides[0], 0);
+    CHECK_EQ_INT(a->block_chunk_strides[0], 0);
+    CHECK_EQ_INT(a->item_array_strides[1], 4);
+    CHECK_EQ_INT(a->chunk_array_strides[1], 16);
+    CHECK_EQ_INT(a->extchunknitems, 32);
+    b2nd_free(a);
+  }
+  b2nd_free_ctx(ctx);
+}
+
 static void test_orthogonal(void) {
   int64_t shape[2] = {6, 7};
   int32_t cs[2] = {4, 3}, bs[2] = {2, 3};
@@ -834,6 +871,7 @@ int main(void) {
   test_views_share_chunks();
   test_chunk_cache();
   test_reference_acceptances();
+  test_struct_fields_match_reference();
   test_orthogonal();
   test_meta_and_schunk();
   blosc2_destroy();

@@ -45,6 +45,7 @@ use super::types::{
     chunk_cache_s,
 };
 use crate::ndarray::array::{ArrayStorage, Context, NdArray};
+use crate::ndarray::padded;
 use crate::schunk::{SChunk, Storage};
 use crate::Result;
 
@@ -135,25 +136,22 @@ impl ArrayBox {
 
     /// Refreshes every public field from the core array.
     fn sync(&mut self) {
-        let l = self.core.layout();
-        let n = l.ndim().min(MAX_DIM);
+        // The reference's values, as its `update_shape` leaves them: unused
+        // dimensions hold 1, strides come from the core's `Geometry` (the
+        // one place they are derived).
+        let g = self.core.layout().geometry();
         let c = &mut self.c;
-        c.ndim = n as i8;
-        c.shape = [0; MAX_DIM];
-        c.chunkshape = [0; MAX_DIM];
-        c.blockshape = [0; MAX_DIM];
-        c.extshape = [0; MAX_DIM];
-        c.extchunkshape = [0; MAX_DIM];
-        c.shape[..n].copy_from_slice(&l.shape[..n]);
-        c.chunkshape[..n].copy_from_slice(&l.chunkshape[..n]);
-        c.blockshape[..n].copy_from_slice(&l.blockshape[..n]);
-        c.extshape[..n].copy_from_slice(&l.extshape[..n]);
-        c.extchunkshape[..n].copy_from_slice(&l.extchunkshape[..n]);
-        c.nitems = l.nitems;
-        c.chunknitems = i32::try_from(l.chunknitems).unwrap_or(i32::MAX);
-        c.extnitems = l.extnitems;
-        c.blocknitems = i32::try_from(l.blocknitems).unwrap_or(i32::MAX);
-        c.extchunknitems = l.extchunknitems;
+        c.ndim = g.ndim.min(MAX_DIM) as i8;
+        c.shape = padded(&g.shape, 1);
+        c.chunkshape = padded(&g.chunkshape, 1);
+        c.blockshape = padded(&g.blockshape, 1);
+        c.extshape = padded(&g.extshape, 1);
+        c.extchunkshape = padded(&g.extchunkshape, 1);
+        c.nitems = g.nitems;
+        c.chunknitems = g.chunknitems;
+        c.extnitems = g.extnitems;
+        c.blocknitems = g.blocknitems;
+        c.extchunknitems = g.extchunknitems;
         // The reference declares the cache but never fills it: its fields
         // stay {NULL, -1}. Here the last decoded chunk is kept inside the
         // core's super-chunk store (keyed by the stored bytes, so a change
@@ -163,18 +161,12 @@ impl ArrayBox {
             data: core::ptr::null_mut(),
             nchunk: -1,
         };
-        let put = |dst: &mut [i64; MAX_DIM], v: Vec<i64>| {
-            *dst = [0; MAX_DIM];
-            for (d, s) in dst.iter_mut().zip(v) {
-                *d = s;
-            }
-        };
-        put(&mut c.item_array_strides, l.item_array_strides());
-        put(&mut c.item_chunk_strides, l.item_chunk_strides());
-        put(&mut c.item_extchunk_strides, l.item_extchunk_strides());
-        put(&mut c.item_block_strides, l.item_block_strides());
-        put(&mut c.block_chunk_strides, l.block_chunk_strides());
-        put(&mut c.chunk_array_strides, l.chunk_array_strides());
+        c.item_array_strides = padded(&g.item_array_strides, 0);
+        c.item_chunk_strides = padded(&g.item_chunk_strides, 0);
+        c.item_extchunk_strides = padded(&g.item_extchunk_strides, 0);
+        c.item_block_strides = padded(&g.item_block_strides, 0);
+        c.block_chunk_strides = padded(&g.block_chunk_strides, 0);
+        c.chunk_array_strides = padded(&g.chunk_array_strides, 0);
         if self.dtype.as_bytes() != self.core.dtype().as_bytes() {
             self.dtype = CString::new(self.core.dtype()).unwrap_or_default();
         }

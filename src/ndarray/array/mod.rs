@@ -23,11 +23,15 @@
 //! | `b2nd_get_slice_nchunks`       | [`NdArray::get_slice_nchunks`]         |
 //! | `array->sc`                    | [`NdArray::with_schunk`]               |
 //!
+//! Squeeze and expand_dims return views sharing the source's chunks, as in
+//! the reference (see `shared_store`); [`NdArray::squeeze_index_copy`] is
+//! the copying form. Small reads inside one chunk keep that chunk decoded
+//! for the next read (see `schunk_store`).
+//!
 //! Deliberate differences from the reference: regions, buffers and selection
-//! indices are always checked (the reference trusts some of them); squeeze
-//! and expand_dims return independent in-memory arrays rather than views
-//! sharing chunks; reads do not re-sync with other handles implicitly (call
-//! [`NdArray::refresh`]).
+//! indices are always checked (the reference trusts some of them); views
+//! refuse to add or remove chunks and outlive their source safely; reads do
+//! not re-sync with other handles implicitly (call [`NdArray::refresh`]).
 
 mod ffi_access;
 mod layout;
