@@ -34,16 +34,16 @@ mod meta;
 mod ops;
 
 use core::ffi::{c_char, c_int, c_void};
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::sync::Arc;
 
-use super::guard;
 use super::schunk::{this, SchunkBox};
 use super::storage::{path_from_c, storage_from_c};
 use super::types::{
     b2nd_array_t, b2nd_context_t, blosc2_io, blosc2_metalayer, blosc2_schunk, blosc2_storage,
     chunk_cache_s,
 };
+use super::{convert, guard};
 use crate::ndarray::array::{ArrayStorage, Context, NdArray};
 use crate::ndarray::padded;
 use crate::schunk::{SChunk, Storage};
@@ -248,19 +248,38 @@ unsafe fn context<'a>(p: *mut b2nd_context_t) -> Result<&'a mut CtxBox> {
     unsafe { p.cast::<CtxBox>().as_mut() }.ok_or_else(|| crate::err!(NullPointer, "ctx is NULL"))
 }
 
-/// A C array of `n` items as a slice (empty when `n == 0`, even for NULL).
+/// The three per-dimension arrays describing a geometry, `ndim` entries
+/// each (NULL only when `ndim` is 0).
 ///
 /// # Safety
-/// `p` is NULL (then `n` must be 0 or an error results) or readable for `n`.
-unsafe fn slice_of<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
-    if n == 0 {
-        return Ok(&[]);
+/// Each pointer is NULL or readable for `ndim` items.
+unsafe fn geometry_of<'a>(
+    ndim: usize,
+    shape: *const i64,
+    chunkshape: *const i32,
+    blockshape: *const i32,
+) -> Result<(&'a [i64], &'a [i32], &'a [i32])> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        Ok((
+            convert::items(shape, ndim, "shape")?,
+            convert::items(chunkshape, ndim, "chunkshape")?,
+            convert::items(blockshape, ndim, "blockshape")?,
+        ))
     }
+}
+
+/// A coordinate array of `ndim` entries (start, stop, buffershape...) that
+/// must not be NULL, even for a 0-d array (the reference dereferences it).
+///
+/// # Safety
+/// `p` is NULL or readable for `ndim` items.
+unsafe fn coords<'a>(p: *const i64, ndim: usize, what: &str) -> Result<&'a [i64]> {
     if p.is_null() {
         crate::bail!(NullPointer, "{what} is NULL");
     }
-    // SAFETY: non-NULL and readable for `n` items per the contract.
-    Ok(unsafe { core::slice::from_raw_parts(p, n) })
+    // SAFETY: forwarded contract.
+    unsafe { convert::items(p, ndim, what) }
 }
 
 /// Builds the core context from the C arguments of `b2nd_create_ctx`.
@@ -282,49 +301,28 @@ unsafe fn ctx_from_c(
     if !(0..=MAX_DIM as i8).contains(&ndim) {
         crate::bail!(InvalidParam, "ndim {ndim} must be in [0, {MAX_DIM}]");
     }
-    let n = ndim as usize;
     // SAFETY: forwarded contract: each is readable for `ndim` items.
-    let (shape, chunkshape, blockshape) = unsafe {
-        (
-            slice_of(shape, n, "shape")?,
-            slice_of(chunkshape, n, "chunkshape")?,
-            slice_of(blockshape, n, "blockshape")?,
-        )
-    };
+    let (shape, chunkshape, blockshape) =
+        unsafe { geometry_of(ndim as usize, shape, chunkshape, blockshape) }?;
     // SAFETY: forwarded contract.
     let st = unsafe { storage_from_c(b2_storage) }?;
     // SAFETY: forwarded contract: storage and its io are NULL or valid.
     let io = unsafe { b2_storage.as_ref().and_then(|s| s.io.as_ref()).copied() };
-    let dtype = if dtype.is_null() {
-        None
-    } else {
-        // SAFETY: non-NULL dtype is a NUL-terminated string per the contract.
-        let s = unsafe { CStr::from_ptr(dtype) };
-        Some(
-            s.to_str()
-                .map_err(|_| crate::err!(InvalidParam, "dtype is not UTF-8"))?
-                .to_string(),
-        )
-    };
-    let nmeta = usize::try_from(nmetalayers)
-        .map_err(|_| crate::err!(InvalidParam, "nmetalayers {nmetalayers} is negative"))?;
+    // SAFETY: forwarded contract: NULL or a NUL-terminated string.
+    let dtype = unsafe { convert::opt_c_str(dtype, "dtype") }?;
     // SAFETY: forwarded contract: readable for `nmetalayers` entries.
-    let metas = unsafe { slice_of(metalayers, nmeta, "metalayers") }?;
-    let mut layers = Vec::with_capacity(nmeta);
+    let metas = unsafe { convert::items(metalayers, nmetalayers, "metalayers") }?;
+    let mut layers = Vec::with_capacity(metas.len());
     for m in metas {
-        if m.name.is_null() {
-            crate::bail!(NullPointer, "metalayer name is NULL");
-        }
-        // SAFETY: a metalayer's name is a NUL-terminated string.
-        let name = unsafe { CStr::from_ptr(m.name) }
-            .to_str()
-            .map_err(|_| crate::err!(InvalidParam, "metalayer name is not UTF-8"))?
-            .to_string();
-        let len = usize::try_from(m.content_len)
-            .map_err(|_| crate::err!(InvalidParam, "negative metalayer length"))?;
-        // SAFETY: the content is readable for `content_len` bytes.
-        let content = unsafe { slice_of(m.content, len, "metalayer content") }?.to_vec();
-        layers.push((name, content));
+        // SAFETY: a metalayer's name is a NUL-terminated string and its
+        // content is readable for `content_len` bytes (contract).
+        let (name, content) = unsafe {
+            (
+                convert::c_str(m.name, "metalayer name")?,
+                convert::items(m.content, m.content_len, "metalayer content")?,
+            )
+        };
+        layers.push((name.to_string(), content.to_vec()));
     }
     let typesize = st.cparams.typesize;
     reference_ctx_checks(shape, chunkshape, blockshape, typesize)?;
@@ -334,7 +332,7 @@ unsafe fn ctx_from_c(
         shape,
         chunkshape,
         blockshape,
-        dtype.as_deref(),
+        dtype,
         dtype_format,
         layers,
     );
@@ -517,12 +515,11 @@ pub unsafe extern "C" fn b2nd_full(
     // SAFETY: forwarded contract.
     unsafe {
         with_new_array(ctx, array, |c| {
-            let n = usize::try_from(c.typesize).unwrap_or(0);
-            // SAFETY: readable for one item per the contract.
-            let v = slice_of(fill_value.cast::<u8>(), n, "fill_value")?;
-            if v.is_empty() {
+            if fill_value.is_null() {
                 crate::bail!(NullPointer, "fill_value is NULL");
             }
+            // SAFETY: readable for one item per the contract.
+            let v = convert::bytes(fill_value, c.typesize, "fill_value")?;
             NdArray::full(c, v)
         })
     }
