@@ -154,9 +154,10 @@ impl ArrayBox {
         c.extchunknitems = g.extchunknitems;
         // The reference declares the cache but never fills it: its fields
         // stay {NULL, -1}. Here the last decoded chunk is kept inside the
-        // core's super-chunk store (keyed by the stored bytes, so a change
-        // made through `sc` directly is never served stale); exposing it
-        // would hand C a pointer into memory the next call may replace.
+        // core's super-chunk store, dropped whenever the super-chunk is
+        // lent in or out (so a change made through `sc` directly between
+        // calls is never served stale); exposing it would hand C a pointer
+        // into memory the next call may replace.
         c.chunk_cache = chunk_cache_s {
             data: core::ptr::null_mut(),
             nchunk: -1,

@@ -27,19 +27,47 @@ struct Inner {
 /// One decoded chunk kept for repeated small reads (the job the reference's
 /// `b2nd_array_t.chunk_cache` is declared for).
 ///
-/// It is keyed by the chunk's index *and* its stored bytes: a hit needs the
-/// chunk now in the super-chunk to be byte-identical to the one decoded, so
-/// any change, made here, through another array sharing the super-chunk or
-/// by a C caller on `array->sc` directly, is a miss. Only in-memory
-/// super-chunks are cached: comparing means fetching the stored chunk, which
-/// on disk would cost the read the partial path avoids.
+/// It is dropped by every change made through the store (chunk writes,
+/// inserts, deletes, reloads) and by every exclusive access to the
+/// super-chunk ([`SChunkStore::with`]): that is how the C layer lends the
+/// real super-chunk in and out around each call, so a change a C caller
+/// makes on `array->sc` between calls is never served stale (the cache then
+/// serves repeated reads within a call and through the Rust API). Arrays
+/// sharing the store (views) share the cache, so a write through one is
+/// seen by the others. Only in-memory super-chunks are cached: a file may
+/// be changed by another handle, and on disk small reads already fetch
+/// just the blocks they need.
 struct ChunkCache {
     nchunk: i64,
-    /// The stored (compressed) chunk that `data` was decoded from.
-    raw: Vec<u8>,
+    /// Bytes per entry of `decoded` (a block, or the whole chunk).
+    bsize: usize,
     /// The decoded chunk; only the blocks flagged in `decoded` are valid.
     data: Vec<u8>,
     decoded: Vec<bool>,
+}
+
+impl ChunkCache {
+    /// Copies the blocks flagged in `need` into `dst` (a whole chunk).
+    fn copy_out(&self, need: &[bool], dst: &mut [u8]) {
+        for ((d, s), n) in dst
+            .chunks_mut(self.bsize)
+            .zip(self.data.chunks(self.bsize))
+            .zip(need)
+        {
+            if *n {
+                d.copy_from_slice(s);
+            }
+        }
+    }
+}
+
+/// Which of `nblocks` blocks a read with mask `skip` needs (all of them
+/// when the mask does not count those blocks).
+fn blocks_needed(skip: Option<&[bool]>, nblocks: usize) -> Vec<bool> {
+    match skip {
+        Some(s) if s.len() == nblocks && nblocks > 1 => s.iter().map(|x| !x).collect(),
+        _ => vec![true; nblocks],
+    }
 }
 
 pub(crate) struct SChunkStore {
@@ -103,9 +131,10 @@ impl SChunkStore {
         MappedSc(inner)
     }
 
-    /// Exclusive access to the super-chunk (serialization, copies).
+    /// Exclusive access to the super-chunk (serialization, copies, the C
+    /// layer's lending). The caller may change it: the cached chunk goes.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut SChunk) -> Result<T>) -> Result<T> {
-        f(&mut self.lock().sc)
+        f(&mut self.sc_mut())
     }
 
     /// Compresses chunk `nchunk`. A prefilter is told which chunk it runs
@@ -227,8 +256,18 @@ impl ChunkStore for SChunkStore {
         }
         let mut inner = self.lock();
         let Inner { sc, dec, cache } = &mut *inner;
+        // A hit: every block asked for is decoded already.
+        if let Some(c) = cache.as_ref() {
+            if c.nchunk == n && c.data.len() == dst.len() {
+                let need = blocks_needed(skip, c.decoded.len());
+                if need.iter().zip(&c.decoded).all(|(n, d)| !n || *d) {
+                    c.copy_out(&need, dst);
+                    return Ok(());
+                }
+            }
+        }
         if sc.dparams().postfilter.is_some() {
-            // A postfilter may give different output for the same bytes.
+            // A postfilter may have effects beyond its output: run it each time.
             drop(inner);
             return self.read_chunk(n, dst, skip);
         }
@@ -247,58 +286,36 @@ impl ChunkStore for SChunkStore {
                 dst.len()
             );
         }
-        // Blocks as the mask counts them; a chunk without usable blocks is
-        // one unit.
+        // Blocks as the mask counts them; a chunk whose blocks are not the
+        // mask's is kept as one unit.
         let (nblocks, bsize) = match skip {
             Some(s) if h.blocksize() > 0 && h.nblocks() == s.len() => (s.len(), h.blocksize()),
             _ => (1, dst.len().max(1)),
         };
-        let need: Vec<bool> = match skip {
-            Some(s) if nblocks == s.len() && nblocks > 1 => s.iter().map(|x| !x).collect(),
-            _ => vec![true; nblocks],
+        let need = blocks_needed(skip, nblocks);
+        let mut c = cache.take().unwrap_or_else(|| ChunkCache {
+            nchunk: -1,
+            bsize,
+            data: Vec::new(),
+            decoded: Vec::new(),
+        });
+        // Keep what is already decoded of this very chunk, add the rest.
+        let want: Vec<bool> = if c.nchunk == n && c.decoded.len() == nblocks && c.bsize == bsize {
+            need.iter().zip(&c.decoded).map(|(n, d)| *n || *d).collect()
+        } else {
+            need.clone()
         };
-        let same = cache
-            .as_ref()
-            .is_some_and(|c| c.nchunk == n && c.decoded.len() == nblocks && c.raw[..] == chunk[..]);
-        let covered = same
-            && cache
-                .as_ref()
-                .is_some_and(|c| need.iter().zip(&c.decoded).all(|(n, d)| !n || *d));
-        if !covered {
-            let mut c = cache.take().unwrap_or_else(|| ChunkCache {
-                nchunk: -1,
-                raw: Vec::new(),
-                data: Vec::new(),
-                decoded: Vec::new(),
-            });
-            // Keep what is already decoded of this very chunk, add the rest.
-            let want: Vec<bool> = if same {
-                need.iter().zip(&c.decoded).map(|(n, d)| *n || *d).collect()
-            } else {
-                need.clone()
-            };
-            c.data.resize(dst.len(), 0);
-            if want.iter().any(|w| !w) {
-                let mask: Vec<bool> = want.iter().map(|w| !w).collect();
-                dec.set_maskout(&mask)?;
-            }
-            dec.decompress(&chunk, &mut c.data)?;
-            if !same {
-                c.raw.clear();
-                c.raw.extend_from_slice(&chunk);
-            }
-            c.nchunk = n;
-            c.decoded = want;
-            *cache = Some(c);
+        c.data.resize(dst.len(), 0);
+        if want.iter().any(|w| !w) {
+            let mask: Vec<bool> = want.iter().map(|w| !w).collect();
+            dec.set_maskout(&mask)?;
         }
-        let Some(c) = cache.as_ref() else {
-            crate::bail!(Failure, "chunk cache lost");
-        };
-        for (b, (d, s)) in dst.chunks_mut(bsize).zip(c.data.chunks(bsize)).enumerate() {
-            if need.get(b).copied().unwrap_or(true) {
-                d.copy_from_slice(s);
-            }
-        }
+        dec.decompress(&chunk, &mut c.data)?;
+        c.nchunk = n;
+        c.bsize = bsize;
+        c.decoded = want;
+        c.copy_out(&need, dst);
+        *cache = Some(c);
         Ok(())
     }
 
@@ -492,11 +509,14 @@ mod tests {
         assert_eq!(decoded_blocks(&s), None);
         s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
         assert_eq!(buf[4..8], new[4..8]);
-        // A change behind the store's back (the C caller updating
-        // `array->sc`) is caught by the stored-bytes key.
+        // Exclusive access to the super-chunk (how the C layer lends it, and
+        // how a C caller's change on `array->sc` comes in) drops the cache.
         new[5] = 222;
         let chunk = s.encode(0, &new).unwrap();
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert!(decoded_blocks(&s).is_some());
         s.with(|sc| sc.update_chunk(0, &chunk).map(|_| ())).unwrap();
+        assert_eq!(decoded_blocks(&s), None);
         s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
         assert_eq!(buf[5], 222);
         // Another chunk replaces the kept one; a full read is whole.
