@@ -511,6 +511,206 @@ static void test_views_and_concat(void) {
   b2nd_free_ctx(ctx);
 }
 
+/* Views (squeeze, expand_dims) share the chunks of their source, as in the
+ * reference: writes through either are read through the other. Here the
+ * source may also be freed first (the reference leaves the view dangling). */
+static void test_views_share_chunks(void) {
+  int64_t shape[3] = {1, 6, 1};
+  int32_t cs[3] = {1, 3, 1}, bs[3] = {1, 2, 1};
+  for (int be = 0; be < 3; be++) {
+    int16_t data[6] = {1, 2, 3, 4, 5, 6}, buf[6];
+    b2nd_context_t *ctx = make_ctx((enum backend)be, 2, 3, shape, cs, bs, "<i2");
+    b2nd_array_t *a = NULL, *v = NULL, *w = NULL;
+    CHECK_EQ_INT(b2nd_from_cbuffer(ctx, &a, data, sizeof data), 0);
+    CHECK_EQ_INT(b2nd_squeeze(a, &v), 0);
+    CHECK_EQ_INT(v->ndim, 1);
+    CHECK_EQ_INT(v->chunkshape[0], 3);
+    CHECK_EQ_INT(a->ndim, 3); /* the source keeps its shape */
+    CHECK_EQ_INT(a->shape[1], 6);
+    /* Write through the source, read through the view. */
+    int16_t two[2] = {40, 50};
+    int64_t s3[3] = {0, 4, 0}, e3[3] = {1, 6, 1}, b3[3] = {1, 2, 1};
+    CHECK_EQ_INT(b2nd_set_slice_cbuffer(two, b3, sizeof two, s3, e3, a), 0);
+    CHECK_EQ_INT(b2nd_to_cbuffer(v, buf, sizeof buf), 0);
+    CHECK_EQ_INT(buf[4], 40);
+    CHECK_EQ_INT(buf[5], 50);
+    /* Write through the view, read through the source. */
+    int16_t one = -7;
+    int64_t s1[1] = {1}, e1[1] = {2}, b1[1] = {1};
+    CHECK_EQ_INT(b2nd_set_slice_cbuffer(&one, b1, sizeof one, s1, e1, v), 0);
+    CHECK_EQ_INT(b2nd_to_cbuffer(a, buf, sizeof buf), 0);
+    CHECK_EQ_INT(buf[1], -7);
+    /* A view of a view; a view's metalayer describes the view. */
+    bool axis[3] = {true, false, true};
+    CHECK_EQ_INT(b2nd_expand_dims(v, &w, axis, 3), 0);
+    CHECK_EQ_INT(w->ndim, 3);
+    CHECK_EQ_INT(w->shape[1], 6);
+    CHECK_EQ_INT(v->sc->nchunks, a->sc->nchunks);
+    uint8_t *cf = NULL;
+    int64_t cflen = 0;
+    bool needs_free = false;
+    CHECK_EQ_INT(b2nd_to_cframe(v, &cf, &cflen, &needs_free), 0);
+    b2nd_array_t *back = NULL;
+    CHECK_EQ_INT(b2nd_from_cframe(cf, cflen, true, &back), 0);
+    if (back) {
+      CHECK_EQ_INT(back->ndim, 1);
+      CHECK_EQ_INT(b2nd_to_cbuffer(back, buf, sizeof buf), 0);
+      CHECK_EQ_INT(buf[1], -7);
+      b2nd_free(back);
+    }
+    if (needs_free) free(cf);
+    /* A view never changes its source's chunk list. */
+    int64_t grow[1] = {9};
+    CHECK_EQ_INT(b2nd_resize(v, grow, NULL), BLOSC2_ERROR_FAILURE);
+    CHECK_EQ_INT(v->shape[0], 6);
+    /* The source goes first; the views keep working. */
+    CHECK_EQ_INT(b2nd_free(a), 0);
+    CHECK_EQ_INT(b2nd_to_cbuffer(w, buf, sizeof buf), 0);
+    CHECK_EQ_INT(buf[0], 1);
+    CHECK_EQ_INT(buf[1], -7);
+    CHECK_EQ_INT(buf[5], 50);
+    CHECK_EQ_INT(b2nd_free(v), 0);
+    CHECK_EQ_INT(b2nd_free(w), 0);
+    b2nd_free_ctx(ctx);
+    if (backend_path[be]) blosc2_remove_urlpath(backend_path[be]);
+  }
+  /* As in the reference: squeezing a unit dimension chunked by 3 gives a
+   * view (0) whose reads fail (BLOSC2_ERROR_FAILURE); an axis list keeping
+   * fewer dimensions than the array has is accepted. */
+  int64_t sh2[2] = {1, 12};
+  int32_t cs2[2] = {3, 5}, bs2[2] = {2, 2};
+  uint8_t bytes[12];
+  pattern(bytes, 12, 3);
+  b2nd_context_t *ctx = make_ctx(MEM, 1, 2, sh2, cs2, bs2, NULL);
+  b2nd_array_t *a = NULL, *v = NULL;
+  CHECK_EQ_INT(b2nd_from_cbuffer(ctx, &a, bytes, 12), 0);
+  CHECK_EQ_INT(b2nd_squeeze(a, &v), 0);
+  CHECK_EQ_INT(b2nd_to_cbuffer(v, bytes, 12), BLOSC2_ERROR_FAILURE);
+  b2nd_free(v);
+  bool keep_one[1] = {true};
+  CHECK_EQ_INT(b2nd_expand_dims(a, &v, keep_one, 1), 0);
+  CHECK_EQ_INT(v->ndim, 1);
+  b2nd_free(v);
+  bool too_many[3] = {false, false, false};
+  CHECK_EQ_INT(b2nd_expand_dims(a, &v, too_many, 3), BLOSC2_ERROR_INVALID_PARAM);
+  b2nd_free(a);
+  b2nd_free_ctx(ctx);
+}
+
+/* The public chunk_cache stays at the reference's idle values; the library
+ * keeps the last decoded chunk internally and never serves it stale, even
+ * when the chunk is replaced through array->sc directly. */
+static void test_chunk_cache(void) {
+  int64_t shape[1] = {8};
+  int32_t cs[1] = {4}, bs[1] = {2};
+  int32_t d1[8] = {0, 1, 2, 3, 4, 5, 6, 7}, d2[8] = {10, 11, 12, 13, 14, 15, 16, 17};
+  b2nd_context_t *ctx = make_ctx(MEM, 4, 1, shape, cs, bs, "<i4");
+  b2nd_array_t *a = NULL, *b = NULL;
+  CHECK_EQ_INT(b2nd_from_cbuffer(ctx, &a, d1, sizeof d1), 0);
+  CHECK_EQ_INT(b2nd_from_cbuffer(ctx, &b, d2, sizeof d2), 0);
+  int32_t item = -1;
+  int64_t one[1] = {1};
+  for (int64_t i = 0; i < 4; i++) {
+    int64_t st[1] = {i}, sp[1] = {i + 1};
+    CHECK_EQ_INT(b2nd_get_slice_cbuffer(a, st, sp, &item, one, 4), 0);
+    CHECK_EQ_INT(item, i);
+  }
+  CHECK_EQ_INT(a->chunk_cache.nchunk, -1);
+  CHECK(a->chunk_cache.data == NULL);
+  /* Write then read the same chunk. */
+  int32_t v = 99;
+  int64_t s2[1] = {2}, e2[1] = {3};
+  CHECK_EQ_INT(b2nd_set_slice_cbuffer(&v, one, 4, s2, e2, a), 0);
+  CHECK_EQ_INT(b2nd_get_slice_cbuffer(a, s2, e2, &item, one, 4), 0);
+  CHECK_EQ_INT(item, 99);
+  /* Replace chunk 0 behind the array's back. */
+  uint8_t *chunk = NULL;
+  bool needs_free = false;
+  CHECK(blosc2_schunk_get_chunk(b->sc, 0, &chunk, &needs_free) > 0);
+  CHECK(blosc2_schunk_update_chunk(a->sc, 0, chunk, true) >= 0);
+  if (needs_free) free(chunk);
+  CHECK_EQ_INT(b2nd_get_slice_cbuffer(a, s2, e2, &item, one, 4), 0);
+  CHECK_EQ_INT(item, 12);
+  b2nd_free(a);
+  b2nd_free(b);
+  b2nd_free_ctx(ctx);
+}
+
+/* What the reference 3.3.5 accepts: a blockshape larger than the chunkshape
+ * (chunks padded to whole blocks) and an empty dtype string. */
+static void test_reference_acceptances(void) {
+  int64_t shape[1] = {10};
+  int32_t cs[1] = {4}, bs[1] = {5};
+  int32_t data[10], buf[10];
+  for (int i = 0; i < 10; i++) data[i] = 3 * i + 1;
+  for (int be = 0; be < 3; be++) {
+    b2nd_context_t *ctx = make_ctx((enum backend)be, 4, 1, shape, cs, bs, "");
+    CHECK(ctx != NULL);
+    if (!ctx) continue;
+    b2nd_array_t *a = NULL, *b = NULL;
+    CHECK_EQ_INT(b2nd_from_cbuffer(ctx, &a, data, sizeof data), 0);
+    if (!a) continue;
+    CHECK_EQ_INT(a->extchunkshape[0], 5);
+    CHECK_EQ_INT(a->blocknitems, 5);
+    CHECK_EQ_INT(a->sc->nchunks, 3);
+    CHECK_EQ_INT(a->sc->chunksize, 20);
+    CHECK(a->dtype != NULL && a->dtype[0] == '\0');
+    CHECK_EQ_INT(b2nd_to_cbuffer(a, buf, sizeof buf), 0);
+    CHECK(memcmp(buf, data, sizeof data) == 0);
+    if (backend_path[be]) {
+      CHECK_EQ_INT(b2nd_open(backend_path[be], &b), 0);
+      if (b) {
+        CHECK_EQ_INT(b->blockshape[0], 5);
+        CHECK(b->dtype != NULL && b->dtype[0] == '\0');
+        memset(buf, 0, sizeof buf);
+        CHECK_EQ_INT(b2nd_to_cbuffer(b, buf, sizeof buf), 0);
+        CHECK(memcmp(buf, data, sizeof data) == 0);
+        b2nd_free(b);
+      }
+    }
+    b2nd_free(a);
+    b2nd_free_ctx(ctx);
+    if (backend_path[be]) blosc2_remove_urlpath(backend_path[be]);
+  }
+}
+
+/* The public fields hold what the reference 3.3.5 puts there (values read
+ * from it for these geometries): unused dimensions are 1, strides in front
+ * of an empty dimension are 0, chunk_array_strides is the reference's own
+ * product. */
+static void test_struct_fields_match_reference(void) {
+  int64_t s1[3] = {7, 5, 3}, s2[3] = {3, 0, 4};
+  int32_t c1[3] = {4, 4, 2}, b1[3] = {3, 3, 2}, c2[3] = {2, 3, 4}, b2[3] = {1, 2, 4};
+  b2nd_context_t *ctx = make_ctx(MEM, 2, 3, s1, c1, b1, NULL);
+  b2nd_array_t *a = NULL;
+  CHECK_EQ_INT(b2nd_zeros(ctx, &a), 0);
+  if (a) {
+    CHECK_EQ_INT(a->extnitems, 256);
+    CHECK_EQ_INT(a->extchunknitems, 72);
+    CHECK_EQ_INT(a->item_extchunk_strides[0], 12);
+    CHECK_EQ_INT(a->block_chunk_strides[0], 2);
+    CHECK_EQ_INT(a->chunk_array_strides[0], 256);
+    CHECK_EQ_INT(a->chunk_array_strides[1], 8);
+    CHECK_EQ_INT(a->shape[3], 1);
+    CHECK_EQ_INT(a->chunkshape[15], 1);
+    CHECK_EQ_INT(a->extchunkshape[4], 1);
+    b2nd_free(a);
+  }
+  b2nd_free_ctx(ctx);
+  ctx = make_ctx(MEM, 2, 3, s2, c2, b2, NULL);
+  a = NULL;
+  CHECK_EQ_INT(b2nd_zeros(ctx, &a), 0);
+  if (a) {
+    CHECK_EQ_INT(a->item_array_strides[0], 0);
+    CHECK_EQ_INT(a->block_chunk_strides[0], 0);
+    CHECK_EQ_INT(a->item_array_strides[1], 4);
+    CHECK_EQ_INT(a->chunk_array_strides[1], 16);
+    CHECK_EQ_INT(a->extchunknitems, 32);
+    b2nd_free(a);
+  }
+  b2nd_free_ctx(ctx);
+}
+
 static void test_orthogonal(void) {
   int64_t shape[2] = {6, 7};
   int32_t cs[2] = {4, 3}, bs[2] = {2, 3};
@@ -668,6 +868,10 @@ int main(void) {
   test_bad_contexts();
   test_reshape();
   test_views_and_concat();
+  test_views_share_chunks();
+  test_chunk_cache();
+  test_reference_acceptances();
+  test_struct_fields_match_reference();
   test_orthogonal();
   test_meta_and_schunk();
   blosc2_destroy();

@@ -107,9 +107,11 @@ fn every_rejection() {
     // zeros: block 0 with chunk != 0; shape != 0 with chunk 0
     assert_eq!(code(&[0], &[2], &[0], 1), -12);
     assert_eq!(code(&[3], &[0], &[0], 1), -12);
-    // block larger than chunk (also with chunk 0)
-    assert_eq!(code(&[8], &[2], &[4], 1), -12);
-    assert_eq!(code(&[0], &[0], &[1], 1), -12);
+    // A block larger than its chunk is accepted, as by the reference 3.3.5
+    // (the chunk is padded to one whole block), also under a zero chunk.
+    let g = Geometry::new(&[8], &[2], &[4], 1).unwrap();
+    assert_eq!((g.extchunkshape[0], g.chunk_nbytes), (4, 4));
+    assert!(Geometry::new(&[0], &[0], &[1], 1).is_ok());
     // overflow: rounding shape up, item products, int32 chunk/block products
     assert_eq!(code(&[i64::MAX], &[3], &[1], 1), -12);
     assert_eq!(code(&[1 << 32, 1 << 32], &[1, 1], &[1, 1], 1), -12);

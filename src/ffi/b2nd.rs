@@ -21,23 +21,31 @@
 //! the length of each b2nd call the two are swapped ([`lend`]), then both C
 //! structs are refreshed.
 //!
-//! `b2nd_free` frees the box and the super-chunk. `b2nd_from_schunk` takes
-//! over the super-chunk it is given, as the reference does (on success only).
+//! Views (`b2nd_squeeze`, `b2nd_squeeze_index`, `b2nd_expand_dims`) are
+//! boxes of their own whose core array shares the source's chunk store and
+//! whose `sc` is the source's C super-chunk: lending works the same through
+//! either. The C super-chunk is counted ([`ScOwner`]): `b2nd_free` frees the
+//! box, and the super-chunk with the last box using it, so an array and its
+//! views may be freed in any order (the reference requires views first).
+//! `b2nd_from_schunk` takes over the super-chunk it is given, as the
+//! reference does (on success only).
 
 mod meta;
 mod ops;
 
 use core::ffi::{c_char, c_int, c_void};
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
+use std::sync::Arc;
 
-use super::guard;
 use super::schunk::{this, SchunkBox};
 use super::storage::{path_from_c, storage_from_c};
 use super::types::{
     b2nd_array_t, b2nd_context_t, blosc2_io, blosc2_metalayer, blosc2_schunk, blosc2_storage,
     chunk_cache_s,
 };
+use super::{convert, guard};
 use crate::ndarray::array::{ArrayStorage, Context, NdArray};
+use crate::ndarray::padded;
 use crate::schunk::{SChunk, Storage};
 use crate::Result;
 
@@ -69,6 +77,22 @@ pub(crate) struct ArrayBox {
     c: b2nd_array_t,
     core: NdArray,
     dtype: CString,
+    /// The C super-chunk `c.sc`, shared with the views taken from this
+    /// array (and with the array a view was taken from).
+    sc_owner: Arc<ScOwner>,
+}
+
+/// Frees a C super-chunk when the last array using it is freed: an array
+/// and its views (`b2nd_squeeze*`, `b2nd_expand_dims`) share one, and may
+/// be freed in any order.
+struct ScOwner(*mut blosc2_schunk);
+
+impl Drop for ScOwner {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` is NULL or a super-chunk of this library owned by
+        // this value alone (every array holding it holds this `Arc`); freed once.
+        unsafe { super::schunk::blosc2_schunk_free(self.0) };
+    }
 }
 
 impl ArrayBox {
@@ -84,57 +108,66 @@ impl ArrayBox {
         Ok(ArrayBox::wrap(core, sc))
     }
 
-    /// Boxes `core` whose super-chunk already lives in the C object `sc`.
+    /// Boxes `core` whose super-chunk already lives in the C object `sc`,
+    /// which the box then owns.
     fn wrap(core: NdArray, sc: *mut blosc2_schunk) -> *mut b2nd_array_t {
+        ArrayBox::wrap_shared(core, Arc::new(ScOwner(sc)))
+    }
+
+    /// Boxes `view`, a view taken from the array of `source`: both use the
+    /// same C super-chunk, freed with whichever of them goes last.
+    fn wrap_view(view: NdArray, source: &ArrayBox) -> *mut b2nd_array_t {
+        ArrayBox::wrap_shared(view, Arc::clone(&source.sc_owner))
+    }
+
+    fn wrap_shared(core: NdArray, sc_owner: Arc<ScOwner>) -> *mut b2nd_array_t {
         let mut b = Box::new(ArrayBox {
             // SAFETY: b2nd_array_t holds only integers, arrays of them and raw
             // pointers, for all of which all-zero bytes are valid.
             c: unsafe { core::mem::zeroed() },
             core,
             dtype: CString::default(),
+            sc_owner,
         });
-        b.c.sc = sc;
+        b.c.sc = b.sc_owner.0;
         b.sync();
         Box::into_raw(b).cast()
     }
 
     /// Refreshes every public field from the core array.
     fn sync(&mut self) {
-        let l = self.core.layout();
-        let n = l.ndim().min(MAX_DIM);
+        // The reference's values, as its `update_shape` leaves them: unused
+        // dimensions hold 1, strides come from the core's `Geometry` (the
+        // one place they are derived).
+        let g = self.core.layout().geometry();
         let c = &mut self.c;
-        c.ndim = n as i8;
-        c.shape = [0; MAX_DIM];
-        c.chunkshape = [0; MAX_DIM];
-        c.blockshape = [0; MAX_DIM];
-        c.extshape = [0; MAX_DIM];
-        c.extchunkshape = [0; MAX_DIM];
-        c.shape[..n].copy_from_slice(&l.shape[..n]);
-        c.chunkshape[..n].copy_from_slice(&l.chunkshape[..n]);
-        c.blockshape[..n].copy_from_slice(&l.blockshape[..n]);
-        c.extshape[..n].copy_from_slice(&l.extshape[..n]);
-        c.extchunkshape[..n].copy_from_slice(&l.extchunkshape[..n]);
-        c.nitems = l.nitems;
-        c.chunknitems = i32::try_from(l.chunknitems).unwrap_or(i32::MAX);
-        c.extnitems = l.extnitems;
-        c.blocknitems = i32::try_from(l.blocknitems).unwrap_or(i32::MAX);
-        c.extchunknitems = l.extchunknitems;
+        c.ndim = g.ndim.min(MAX_DIM) as i8;
+        c.shape = padded(&g.shape, 1);
+        c.chunkshape = padded(&g.chunkshape, 1);
+        c.blockshape = padded(&g.blockshape, 1);
+        c.extshape = padded(&g.extshape, 1);
+        c.extchunkshape = padded(&g.extchunkshape, 1);
+        c.nitems = g.nitems;
+        c.chunknitems = g.chunknitems;
+        c.extnitems = g.extnitems;
+        c.blocknitems = g.blocknitems;
+        c.extchunknitems = g.extchunknitems;
+        // The reference declares the cache but never fills it: its fields
+        // stay {NULL, -1}. Here the last decoded chunk is kept inside the
+        // core's super-chunk store, dropped whenever the super-chunk is
+        // lent in or out (so a change made through `sc` directly between
+        // calls is never served stale); exposing it would hand C a pointer
+        // into memory the next call may replace.
         c.chunk_cache = chunk_cache_s {
             data: core::ptr::null_mut(),
             nchunk: -1,
         };
-        let put = |dst: &mut [i64; MAX_DIM], v: Vec<i64>| {
-            *dst = [0; MAX_DIM];
-            for (d, s) in dst.iter_mut().zip(v) {
-                *d = s;
-            }
-        };
-        put(&mut c.item_array_strides, l.item_array_strides());
-        put(&mut c.item_chunk_strides, l.item_chunk_strides());
-        put(&mut c.item_extchunk_strides, l.item_extchunk_strides());
-        put(&mut c.item_block_strides, l.item_block_strides());
-        put(&mut c.block_chunk_strides, l.block_chunk_strides());
-        put(&mut c.chunk_array_strides, l.chunk_array_strides());
+        c.item_array_strides = padded(&g.item_array_strides, 0);
+        c.item_chunk_strides = padded(&g.item_chunk_strides, 0);
+        c.item_extchunk_strides = padded(&g.item_extchunk_strides, 0);
+        c.item_block_strides = padded(&g.item_block_strides, 0);
+        c.block_chunk_strides = padded(&g.block_chunk_strides, 0);
+        c.chunk_array_strides = padded(&g.chunk_array_strides, 0);
         if self.dtype.as_bytes() != self.core.dtype().as_bytes() {
             self.dtype = CString::new(self.core.dtype()).unwrap_or_default();
         }
@@ -144,13 +177,6 @@ impl ArrayBox {
         if let Ok(sb) = unsafe { this(self.c.sc) } {
             self.c.last_tick = sb.c.change_tick;
         }
-    }
-}
-
-impl Drop for ArrayBox {
-    fn drop(&mut self) {
-        // SAFETY: `sc` is NULL or the super-chunk this box owns; freed once.
-        unsafe { super::schunk::blosc2_schunk_free(self.c.sc) };
     }
 }
 
@@ -223,19 +249,38 @@ unsafe fn context<'a>(p: *mut b2nd_context_t) -> Result<&'a mut CtxBox> {
     unsafe { p.cast::<CtxBox>().as_mut() }.ok_or_else(|| crate::err!(NullPointer, "ctx is NULL"))
 }
 
-/// A C array of `n` items as a slice (empty when `n == 0`, even for NULL).
+/// The three per-dimension arrays describing a geometry, `ndim` entries
+/// each (NULL only when `ndim` is 0).
 ///
 /// # Safety
-/// `p` is NULL (then `n` must be 0 or an error results) or readable for `n`.
-unsafe fn slice_of<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
-    if n == 0 {
-        return Ok(&[]);
+/// Each pointer is NULL or readable for `ndim` items.
+unsafe fn geometry_of<'a>(
+    ndim: usize,
+    shape: *const i64,
+    chunkshape: *const i32,
+    blockshape: *const i32,
+) -> Result<(&'a [i64], &'a [i32], &'a [i32])> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        Ok((
+            convert::items(shape, ndim, "shape")?,
+            convert::items(chunkshape, ndim, "chunkshape")?,
+            convert::items(blockshape, ndim, "blockshape")?,
+        ))
     }
+}
+
+/// A coordinate array of `ndim` entries (start, stop, buffershape...) that
+/// must not be NULL, even for a 0-d array (the reference dereferences it).
+///
+/// # Safety
+/// `p` is NULL or readable for `ndim` items.
+unsafe fn coords<'a>(p: *const i64, ndim: usize, what: &str) -> Result<&'a [i64]> {
     if p.is_null() {
         crate::bail!(NullPointer, "{what} is NULL");
     }
-    // SAFETY: non-NULL and readable for `n` items per the contract.
-    Ok(unsafe { core::slice::from_raw_parts(p, n) })
+    // SAFETY: forwarded contract.
+    unsafe { convert::items(p, ndim, what) }
 }
 
 /// Builds the core context from the C arguments of `b2nd_create_ctx`.
@@ -257,49 +302,28 @@ unsafe fn ctx_from_c(
     if !(0..=MAX_DIM as i8).contains(&ndim) {
         crate::bail!(InvalidParam, "ndim {ndim} must be in [0, {MAX_DIM}]");
     }
-    let n = ndim as usize;
     // SAFETY: forwarded contract: each is readable for `ndim` items.
-    let (shape, chunkshape, blockshape) = unsafe {
-        (
-            slice_of(shape, n, "shape")?,
-            slice_of(chunkshape, n, "chunkshape")?,
-            slice_of(blockshape, n, "blockshape")?,
-        )
-    };
+    let (shape, chunkshape, blockshape) =
+        unsafe { geometry_of(ndim as usize, shape, chunkshape, blockshape) }?;
     // SAFETY: forwarded contract.
     let st = unsafe { storage_from_c(b2_storage) }?;
     // SAFETY: forwarded contract: storage and its io are NULL or valid.
     let io = unsafe { b2_storage.as_ref().and_then(|s| s.io.as_ref()).copied() };
-    let dtype = if dtype.is_null() {
-        None
-    } else {
-        // SAFETY: non-NULL dtype is a NUL-terminated string per the contract.
-        let s = unsafe { CStr::from_ptr(dtype) };
-        Some(
-            s.to_str()
-                .map_err(|_| crate::err!(InvalidParam, "dtype is not UTF-8"))?
-                .to_string(),
-        )
-    };
-    let nmeta = usize::try_from(nmetalayers)
-        .map_err(|_| crate::err!(InvalidParam, "nmetalayers {nmetalayers} is negative"))?;
+    // SAFETY: forwarded contract: NULL or a NUL-terminated string.
+    let dtype = unsafe { convert::opt_c_str(dtype, "dtype") }?;
     // SAFETY: forwarded contract: readable for `nmetalayers` entries.
-    let metas = unsafe { slice_of(metalayers, nmeta, "metalayers") }?;
-    let mut layers = Vec::with_capacity(nmeta);
+    let metas = unsafe { convert::items(metalayers, nmetalayers, "metalayers") }?;
+    let mut layers = Vec::with_capacity(metas.len());
     for m in metas {
-        if m.name.is_null() {
-            crate::bail!(NullPointer, "metalayer name is NULL");
-        }
-        // SAFETY: a metalayer's name is a NUL-terminated string.
-        let name = unsafe { CStr::from_ptr(m.name) }
-            .to_str()
-            .map_err(|_| crate::err!(InvalidParam, "metalayer name is not UTF-8"))?
-            .to_string();
-        let len = usize::try_from(m.content_len)
-            .map_err(|_| crate::err!(InvalidParam, "negative metalayer length"))?;
-        // SAFETY: the content is readable for `content_len` bytes.
-        let content = unsafe { slice_of(m.content, len, "metalayer content") }?.to_vec();
-        layers.push((name, content));
+        // SAFETY: a metalayer's name is a NUL-terminated string and its
+        // content is readable for `content_len` bytes (contract).
+        let (name, content) = unsafe {
+            (
+                convert::c_str(m.name, "metalayer name")?,
+                convert::items(m.content, m.content_len, "metalayer content")?,
+            )
+        };
+        layers.push((name.to_string(), content.to_vec()));
     }
     let typesize = st.cparams.typesize;
     reference_ctx_checks(shape, chunkshape, blockshape, typesize)?;
@@ -309,7 +333,7 @@ unsafe fn ctx_from_c(
         shape,
         chunkshape,
         blockshape,
-        dtype.as_deref(),
+        dtype,
         dtype_format,
         layers,
     );
@@ -492,12 +516,11 @@ pub unsafe extern "C" fn b2nd_full(
     // SAFETY: forwarded contract.
     unsafe {
         with_new_array(ctx, array, |c| {
-            let n = usize::try_from(c.typesize).unwrap_or(0);
-            // SAFETY: readable for one item per the contract.
-            let v = slice_of(fill_value.cast::<u8>(), n, "fill_value")?;
-            if v.is_empty() {
+            if fill_value.is_null() {
                 crate::bail!(NullPointer, "fill_value is NULL");
             }
+            // SAFETY: readable for one item per the contract.
+            let v = convert::bytes(fill_value, c.typesize, "fill_value")?;
             NdArray::full(c, v)
         })
     }

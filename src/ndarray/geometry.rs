@@ -97,30 +97,25 @@ fn strides_of(dims: &[i64], live: &[bool], what: &str) -> Result<Vec<i64>> {
     Ok(out)
 }
 
-/// What every view of an array's geometry derives first: the validated
-/// shapes, rounded up (the array to whole chunks, a chunk to whole
-/// blocks), and the item counts of the array, the padded array and a
-/// padded chunk.
-pub(crate) struct Extents {
-    pub extshape: Vec<i64>,
-    pub extchunkshape: Vec<i64>,
-    pub nitems: i64,
-    pub extnitems: i64,
-    pub extchunknitems: i64,
+/// The first step of [`Geometry::new`]: the validated shapes, rounded up
+/// (the array to whole chunks, a chunk to whole blocks), and the item
+/// counts of the array, the padded array and a padded chunk.
+struct Extents {
+    extshape: Vec<i64>,
+    extchunkshape: Vec<i64>,
+    nitems: i64,
+    extnitems: i64,
+    extchunknitems: i64,
 }
 
 impl Extents {
     /// Validates the shapes (`InvalidParam`): at most 16 dimensions, equal
     /// lengths, no negative entry, no zero `blockshape` under a nonzero
-    /// `chunkshape`, no nonzero `shape` under a zero `chunkshape`,
-    /// `blockshape <= chunkshape` when `block_within_chunk`, and no
-    /// overflowing rounded shape or item count.
-    pub(crate) fn new(
-        shape: &[i64],
-        chunkshape: &[i32],
-        blockshape: &[i32],
-        block_within_chunk: bool,
-    ) -> Result<Extents> {
+    /// `chunkshape`, no nonzero `shape` under a zero `chunkshape`, and no
+    /// overflowing rounded shape or item count. A blockshape larger than the
+    /// chunkshape is accepted, as the reference 3.3.5 does: the chunk is
+    /// padded up to one whole block.
+    fn new(shape: &[i64], chunkshape: &[i32], blockshape: &[i32]) -> Result<Extents> {
         let ndim = shape.len();
         if ndim > MAX_DIM {
             crate::bail!(InvalidParam, "ndim {ndim} exceeds the maximum of {MAX_DIM}");
@@ -151,12 +146,6 @@ impl Extents {
                 crate::bail!(
                     InvalidParam,
                     "dimension {i}: shape {s} with a zero chunkshape"
-                );
-            }
-            if block_within_chunk && b > c {
-                crate::bail!(
-                    InvalidParam,
-                    "dimension {i}: blockshape {b} exceeds chunkshape {c}"
                 );
             }
         }
@@ -204,9 +193,8 @@ impl Geometry {
     /// Errors (`InvalidParam` unless said otherwise): `typesize <= 0`;
     /// `ndim > 16` or shape/chunkshape/blockshape of different lengths; a
     /// negative entry; `blockshape == 0` with `chunkshape != 0`; a nonzero
-    /// `shape` with a zero `chunkshape` or `blockshape`; `blockshape >
-    /// chunkshape`; any product or rounded shape overflowing its integer
-    /// type; a block over `i32::MAX` bytes; a padded chunk over the
+    /// `shape` with a zero `chunkshape` or `blockshape`; any product or
+    /// rounded shape overflowing its integer type; a block over `i32::MAX` bytes; a padded chunk over the
     /// super-chunk buffer limit (`MaxBufsizeExceeded`).
     pub fn new(
         shape: &[i64],
@@ -224,7 +212,7 @@ impl Geometry {
             nitems,
             extnitems,
             extchunknitems,
-        } = Extents::new(shape, chunkshape, blockshape, true)?;
+        } = Extents::new(shape, chunkshape, blockshape)?;
         let mut chunks_in_array = vec![0i64; ndim];
         let mut blocks_in_chunk = vec![0i64; ndim];
         for i in 0..ndim {
@@ -501,7 +489,9 @@ mod tests {
         assert_eq!(code(Geometry::new(&[4], &[-2], &[1], 1)), -12);
         assert_eq!(code(Geometry::new(&[4], &[0], &[0], 1)), -12);
         assert_eq!(code(Geometry::new(&[4], &[2], &[0], 1)), -12);
-        assert_eq!(code(Geometry::new(&[4], &[2], &[3], 1)), -12);
+        // A block larger than its chunk pads the chunk (reference 3.3.5).
+        let g = Geometry::new(&[4], &[2], &[3], 1).unwrap();
+        assert_eq!((g.extchunkshape[0], g.nchunks, g.nblocks), (3, 2, 1));
         assert_eq!(code(Geometry::new(&[i64::MAX], &[2], &[1], 1)), -12);
         assert_eq!(
             code(Geometry::new(&[1 << 40, 1 << 40], &[1, 1], &[1, 1], 1)),

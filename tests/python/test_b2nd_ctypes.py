@@ -216,3 +216,32 @@ def test_arrays_written_here_open_in_python(api, tmp_path, contiguous, dtype):
     np.testing.assert_array_equal(py[:], want)
     del py
     assert api.blosc2_remove_urlpath(urlpath) == 0
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_blocks_larger_than_chunks_agree_both_ways(api, tmp_path, contiguous):
+    # The reference C library 3.3.5 accepts a blockshape larger than the
+    # chunkshape (each chunk is padded to one whole block); so does this
+    # library, and python-blosc2 reads such an array back.
+    shape, chunks, blocks = (10, 3), (4, 3), (5, 2)
+    src = source(np.int32, shape)
+    cparams = blosc2_cparams_defaults(api)
+    cparams.typesize = src.itemsize
+    ours = str(tmp_path / ("ours.b2nd" if contiguous else "ours_dir.b2nd")).encode()
+    storage = Storage(contiguous, ours, ctypes.pointer(cparams), None, None)
+    ctx = api.b2nd_create_ctx(
+        ctypes.byref(storage), 2, i64(shape), i32(chunks), i32(blocks), b"<i4", 0, None, 0
+    )
+    assert ctx
+    arr = ctypes.POINTER(Array)()
+    assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) == 0
+    assert list(arr.contents.extchunkshape[:2]) == [5, 4]
+    assert api.b2nd_free(arr) == 0
+    assert api.b2nd_free_ctx(ctx) == 0
+    py = blosc2.open(ours.decode())
+    assert py.chunks == chunks and py.blocks == blocks
+    np.testing.assert_array_equal(py[:], src)
+    del py
+    # python-blosc2 refuses such blocks in Python before reaching its C
+    # library, so the other direction is checked against the C library
+    # directly (tests-c/test_b2nd_api.c mirrors what it returns).

@@ -2,9 +2,9 @@
 //! `b2nd.h`, over `crate::ndarray::{meta, copy}`.
 
 use core::ffi::{c_char, c_int, c_void};
-use std::ffi::CStr;
 
-use super::{slice_of, MAX_DIM};
+use super::{geometry_of, MAX_DIM};
+use crate::ffi::convert;
 use crate::ffi::schunk::malloc_copy;
 use crate::ndarray::meta::{MetaLayout, NdMeta};
 use crate::Result;
@@ -36,25 +36,18 @@ pub unsafe extern "C" fn b2nd_serialize_meta(
             .ok()
             .filter(|n| *n <= MAX_DIM)
             .ok_or_else(|| crate::err!(InvalidParam, "ndim {ndim} out of range"))?;
-        let dtype = if dtype.is_null() {
-            DEFAULT_DTYPE.to_string()
-        } else {
-            // SAFETY: non-NULL dtype is a C string per the contract.
-            unsafe { CStr::from_ptr(dtype) }
-                .to_str()
-                .map_err(|_| crate::err!(InvalidParam, "dtype is not UTF-8"))?
-                .to_string()
-        };
+        // SAFETY: forwarded contract: NULL or a C string.
+        let dtype = unsafe { convert::opt_c_str(dtype, "dtype") }?.unwrap_or(DEFAULT_DTYPE);
         // SAFETY: forwarded contract: readable for `ndim` items.
-        let m = unsafe {
-            NdMeta::new(
-                slice_of(shape, n, "shape")?.to_vec(),
-                slice_of(chunkshape, n, "chunkshape")?.to_vec(),
-                slice_of(blockshape, n, "blockshape")?.to_vec(),
-                dtype,
-                dtype_format,
-            )
-        };
+        let (shape, chunkshape, blockshape) =
+            unsafe { geometry_of(n, shape, chunkshape, blockshape) }?;
+        let m = NdMeta::new(
+            shape.to_vec(),
+            chunkshape.to_vec(),
+            blockshape.to_vec(),
+            dtype,
+            dtype_format,
+        );
         let bytes = m.to_b2nd_bytes()?;
         let p = malloc_copy(&bytes)?;
         // SAFETY: non-NULL and writable per the contract.
@@ -101,12 +94,12 @@ pub unsafe extern "C" fn b2nd_deserialize_meta(
                 *f = 0;
             }
         }
-        let len = usize::try_from(smeta_len)
-            .ok()
-            .filter(|n| *n > 0)
-            .ok_or_else(|| crate::err!(Failure, "empty b2nd metalayer"))?;
+        if smeta_len <= 0 {
+            crate::bail!(Failure, "empty b2nd metalayer");
+        }
         // SAFETY: readable for `smeta_len` bytes per the contract.
-        let bytes = unsafe { core::slice::from_raw_parts(smeta, len) };
+        let bytes = unsafe { convert::items(smeta, smeta_len, "smeta") }?;
+        let len = bytes.len();
         let parsed = (|| -> Result<(NdMeta, MetaLayout)> {
             let layout = MetaLayout::detect(bytes)?;
             Ok((NdMeta::from_meta_bytes(bytes, 1)?, layout))
@@ -114,12 +107,13 @@ pub unsafe extern "C" fn b2nd_deserialize_meta(
         // Every malformation is BLOSC2_ERROR_FAILURE in the reference.
         let (m, layout) = parsed.map_err(|e| crate::err!(Failure, "{e}"))?;
         let n = m.ndim();
-        // SAFETY: the shape pointers are writable for `ndim` (<= 16) items.
+        // SAFETY: the pointers are non-NULL and writable for `ndim` (<= 16)
+        // items per the contract.
         unsafe {
             *ndim = n as i8;
-            core::slice::from_raw_parts_mut(shape, n).copy_from_slice(&m.shape);
-            core::slice::from_raw_parts_mut(chunkshape, n).copy_from_slice(&m.chunkshape);
-            core::slice::from_raw_parts_mut(blockshape, n).copy_from_slice(&m.blockshape);
+            convert::items_mut(shape, n, "shape")?.copy_from_slice(&m.shape);
+            convert::items_mut(chunkshape, n, "chunkshape")?.copy_from_slice(&m.chunkshape);
+            convert::items_mut(blockshape, n, "blockshape")?.copy_from_slice(&m.blockshape);
         }
         let fixed = m.to_caterva_bytes()?.len();
         if dtype.is_null() || dtype_format.is_null() || layout == MetaLayout::Caterva {
@@ -210,11 +204,11 @@ pub unsafe extern "C" fn b2nd_copy_buffer2(
         // SAFETY: forwarded contract: readable for `ndim` items each.
         let (sps, ss, se, dps, ds) = unsafe {
             (
-                slice_of(src_pad_shape, n, "src_pad_shape")?,
-                slice_of(src_start, n, "src_start")?,
-                slice_of(src_stop, n, "src_stop")?,
-                slice_of(dst_pad_shape, n, "dst_pad_shape")?,
-                slice_of(dst_start, n, "dst_start")?,
+                convert::items(src_pad_shape, n, "src_pad_shape")?,
+                convert::items(src_start, n, "src_start")?,
+                convert::items(src_stop, n, "src_stop")?,
+                convert::items(dst_pad_shape, n, "dst_pad_shape")?,
+                convert::items(dst_start, n, "dst_start")?,
             )
         };
         if ss.iter().zip(se).any(|(a, b)| a == b) {
@@ -227,8 +221,8 @@ pub unsafe extern "C" fn b2nd_copy_buffer2(
         // SAFETY: the buffers hold their padded shapes' items (contract).
         let (s, d) = unsafe {
             (
-                core::slice::from_raw_parts(src.cast::<u8>(), sl),
-                core::slice::from_raw_parts_mut(dst.cast::<u8>(), dl),
+                convert::bytes(src, sl, "src")?,
+                convert::bytes_mut(dst, dl, "dst")?,
             )
         };
         crate::ndarray::copy_nd(ts, s, sps, ss, se, d, dps, ds)?;

@@ -3,49 +3,55 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{array, context, lend, put_array, slice_of, with_array, ArrayBox, MAX_DIM};
+use super::{array, context, coords, lend, put_array, with_array, ArrayBox, MAX_DIM};
+use crate::ffi::convert;
 use crate::ffi::types::{b2nd_array_t, b2nd_context_t};
 use crate::ndarray::array::NdArray;
 use crate::Result;
 
-/// A caller's buffer of `size` bytes (negative: `InvalidParam`).
+/// A caller's buffer of `size` bytes; NULL is `NullPointer` whatever the
+/// size, as in the reference.
 ///
 /// # Safety
 /// `p` is NULL or readable for `size` bytes.
 unsafe fn in_buf<'a>(p: *const c_void, size: i64) -> Result<&'a [u8]> {
-    let n = usize::try_from(size)
-        .map_err(|_| crate::err!(InvalidParam, "buffersize {size} is negative"))?;
     if p.is_null() {
         crate::bail!(NullPointer, "buffer is NULL");
     }
-    // SAFETY: non-NULL and readable for `n` bytes per the contract.
-    Ok(unsafe { core::slice::from_raw_parts(p.cast::<u8>(), n) })
+    // SAFETY: forwarded contract.
+    unsafe { convert::bytes(p, size, "buffer") }
 }
 
-/// A caller's writable buffer of `size` bytes (negative: `InvalidParam`).
+/// A caller's writable buffer of `size` bytes (see [`in_buf`]).
 ///
 /// # Safety
 /// `p` is NULL or writable for `size` bytes.
 unsafe fn out_buf<'a>(p: *mut c_void, size: i64) -> Result<&'a mut [u8]> {
-    let n = usize::try_from(size)
-        .map_err(|_| crate::err!(InvalidParam, "buffersize {size} is negative"))?;
     if p.is_null() {
         crate::bail!(NullPointer, "buffer is NULL");
     }
-    // SAFETY: non-NULL and writable for `n` bytes per the contract.
-    Ok(unsafe { core::slice::from_raw_parts_mut(p.cast::<u8>(), n) })
+    // SAFETY: forwarded contract.
+    unsafe { convert::bytes_mut(p, size, "buffer") }
 }
 
-/// `n` coordinates at `p`, which must not be NULL (even for 0-d arrays).
+/// The `start`, `stop` and `buffershape` of a region of an `ndim` array.
 ///
 /// # Safety
-/// `p` is NULL or readable for `n` items.
-unsafe fn coords<'a>(p: *const i64, n: usize, what: &str) -> Result<&'a [i64]> {
-    if p.is_null() {
-        crate::bail!(NullPointer, "{what} is NULL");
-    }
+/// Each pointer is NULL or readable for `ndim` items.
+unsafe fn region<'a>(
+    ndim: usize,
+    start: *const i64,
+    stop: *const i64,
+    buffershape: *const i64,
+) -> Result<(&'a [i64], &'a [i64], &'a [i64])> {
     // SAFETY: forwarded contract.
-    unsafe { slice_of(p, n, what) }
+    unsafe {
+        Ok((
+            coords(start, ndim, "start")?,
+            coords(stop, ndim, "stop")?,
+            coords(buffershape, ndim, "buffershape")?,
+        ))
+    }
 }
 
 /// An axis argument checked against `ndim`.
@@ -137,12 +143,7 @@ pub unsafe extern "C" fn b2nd_get_slice_cbuffer(
     // SAFETY: forwarded contract.
     unsafe {
         with_array(array, |a| {
-            let n = a.ndim();
-            let (s, e, bs) = (
-                coords(start, n, "start")?,
-                coords(stop, n, "stop")?,
-                coords(buffershape, n, "buffershape")?,
-            );
+            let (s, e, bs) = region(a.ndim(), start, stop, buffershape)?;
             a.get_slice_cbuffer(s, e, out_buf(buffer, buffersize)?, bs)
         })
     }
@@ -164,13 +165,8 @@ pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
     // SAFETY: forwarded contract.
     unsafe {
         with_array(array, |a| {
-            let n = a.ndim();
             let buf = in_buf(buffer, buffersize)?;
-            let (s, e, bs) = (
-                coords(start, n, "start")?,
-                coords(stop, n, "stop")?,
-                coords(buffershape, n, "buffershape")?,
-            );
+            let (s, e, bs) = region(a.ndim(), start, stop, buffershape)?;
             a.set_slice_cbuffer(buf, bs, s, e)
         })
     }
@@ -195,6 +191,33 @@ unsafe fn with_derived(
         }
         let made = lend(ab, make)?;
         let p = ArrayBox::into_c(made, io)?;
+        // SAFETY: non-NULL and writable per the contract.
+        unsafe { put_array(out, p) };
+        Ok(0)
+    }) as c_int
+}
+
+/// Runs `make` on the lent array `src` and boxes the view it returns into
+/// `*out`. The view shares `src`'s chunks (writes through either are read
+/// through the other) and its C super-chunk; the two may be freed with
+/// `b2nd_free` in any order. (The exported views below keep their header
+/// comments short: these notes would change the generated header.)
+///
+/// # Safety
+/// `src` NULL or live; `out` NULL or writable.
+unsafe fn with_view(
+    src: *const b2nd_array_t,
+    out: *mut *mut b2nd_array_t,
+    make: impl FnOnce(&mut NdArray) -> Result<NdArray>,
+) -> c_int {
+    crate::ffi::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let ab = unsafe { array(src) }?;
+        if out.is_null() {
+            crate::bail!(NullPointer, "view is NULL");
+        }
+        let view = lend(ab, make)?;
+        let p = ArrayBox::wrap_view(view, ab);
         // SAFETY: non-NULL and writable per the contract.
         unsafe { put_array(out, p) };
         Ok(0)
@@ -245,12 +268,9 @@ pub unsafe extern "C" fn b2nd_squeeze_index(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_derived(array, view, None, |a| {
+        with_view(array, view, |a| {
             let n = a.ndim();
-            if n > 0 && index.is_null() {
-                crate::bail!(NullPointer, "index is NULL");
-            }
-            a.squeeze_index(slice_of(index, n, "index")?)
+            a.squeeze_index(convert::items(index, n, "index")?)
         })
     }
 }
@@ -265,7 +285,7 @@ pub unsafe extern "C" fn b2nd_squeeze(
     view: *mut *mut b2nd_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_derived(array, view, None, |a| a.squeeze()) }
+    unsafe { with_view(array, view, |a| a.squeeze()) }
 }
 
 /// A view with unit dimensions inserted where `axis` (final_dims entries)
@@ -283,15 +303,12 @@ pub unsafe extern "C" fn b2nd_expand_dims(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_derived(array, view, None, |a| {
+        with_view(array, view, |a| {
             let n = usize::from(final_dims);
             if n > MAX_DIM {
                 crate::bail!(InvalidParam, "final_dims {n} exceeds {MAX_DIM}");
             }
-            if n > 0 && axis.is_null() {
-                crate::bail!(NullPointer, "axis is NULL");
-            }
-            a.expand_dims(slice_of(axis, n, "axis")?)
+            a.expand_dims(convert::items(axis, n, "axis")?)
         })
     }
 }
@@ -337,12 +354,27 @@ pub unsafe extern "C" fn b2nd_concatenate(
         // SAFETY: forwarded contract; both non-NULL.
         let a1 = unsafe { self::array(src1) }?;
         let same = core::ptr::eq(src1, src2);
+        // An array and a view of it share one C super-chunk, which can be
+        // lent to one of them at a time: the second is read into a copy first.
+        let twin = if same {
+            None
+        } else {
+            // SAFETY: forwarded contract; distinct from `src1`.
+            let a2 = unsafe { self::array(src2) }?;
+            if a2.c.sc == a1.c.sc {
+                Some(lend(a2, |y| y.copy(&y.like_context()))?)
+            } else {
+                None
+            }
+        };
         // With two distinct arrays, lend both; with one, lend it once.
         let run = |a1: &mut ArrayBox,
                    f: &mut dyn FnMut(&mut NdArray, Option<&NdArray>) -> Result<Option<NdArray>>|
          -> Result<Option<NdArray>> {
             if same {
                 lend(a1, |x| f(x, None))
+            } else if let Some(t) = &twin {
+                lend(a1, |x| f(x, Some(t)))
             } else {
                 // SAFETY: forwarded contract; distinct from `src1`.
                 let a2 = unsafe { self::array(src2) }?;
@@ -401,7 +433,7 @@ pub unsafe extern "C" fn b2nd_resize(
             let start = if start.is_null() {
                 None
             } else {
-                Some(slice_of(start, n, "start")?)
+                Some(convert::items(start, n, "start")?)
             };
             a.resize(shape, start)
         })
@@ -482,18 +514,16 @@ unsafe fn selection_of<'a>(
     // SAFETY: forwarded contract.
     let (lists, sizes) = unsafe {
         (
-            slice_of(selection as *const *const i64, ndim, "selection")?,
-            slice_of(sizes, ndim, "selection_size")?,
+            convert::items(selection as *const *const i64, ndim, "selection")?,
+            convert::items(sizes, ndim, "selection_size")?,
         )
     };
     lists
         .iter()
         .zip(sizes)
         .map(|(&p, &n)| {
-            let n = usize::try_from(n)
-                .map_err(|_| crate::err!(InvalidParam, "selection size {n} is negative"))?;
             // SAFETY: each list is readable for its size per the contract.
-            unsafe { slice_of(p, n, "selection list") }
+            unsafe { convert::items(p, n, "selection list") }
         })
         .collect()
 }

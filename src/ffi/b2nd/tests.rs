@@ -53,7 +53,7 @@ fn fields_follow_the_array_and_sc_is_the_real_super_chunk() {
     assert_eq!(arr.item_array_strides[..2], [4, 1]);
     // SAFETY: `dtype` points at the box's NUL-terminated string.
     assert_eq!(
-        unsafe { CStr::from_ptr(arr.dtype) }.to_str().unwrap(),
+        unsafe { crate::ffi::convert::c_str(arr.dtype, "dtype") }.unwrap(),
         "<i4"
     );
     // SAFETY: `sc` is the array's live super-chunk.

@@ -7,13 +7,17 @@
 //! order, every block padded to `blockshape` inside an `extchunkshape` chunk;
 //! chunks follow each other in C order in the super-chunk.
 
-use crate::ndarray::geometry::{Extents, MAX_BUFFERSIZE};
+use crate::ndarray::geometry::{Geometry, MAX_BUFFERSIZE};
 use crate::ndarray::Grid;
 use crate::Result;
 
 pub(crate) use crate::ndarray::meta::MAX_DIM;
 
 /// Geometry of an array. All vectors have `ndim` entries.
+///
+/// Everything here is derived once by [`Geometry`] (the single place the
+/// padded shapes, counts and strides are computed); a `Layout` is that
+/// geometry without a typesize, in the units the array code works in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     pub shape: Vec<i64>,
@@ -28,52 +32,38 @@ pub struct Layout {
     pub extnitems: i64,
     pub blocknitems: i64,
     pub extchunknitems: i64,
+    /// The full derivation (with a typesize of 1).
+    geo: Geometry,
 }
 
 impl Layout {
-    /// Validates and computes a geometry. Rejects what the reference rejects
-    /// (negative sizes, blockshape zero with non-zero chunkshape, overflowing
-    /// products) and, as the reference does for stored metadata, a non-empty
-    /// dimension whose chunk or block extent is zero. Unlike
-    /// [`Geometry::new`](crate::ndarray::Geometry::new) it takes no typesize
-    /// and leaves `blockshape <= chunkshape` and the byte limits to its
-    /// callers (stored metadata is not held to them).
+    /// Validates and computes a geometry with [`Geometry::new`]: it rejects
+    /// what the reference rejects (negative sizes, blockshape zero with
+    /// non-zero chunkshape, a non-empty dimension with a zero chunkshape,
+    /// overflowing products, a padded chunk of more items than a chunk can
+    /// hold bytes). Byte limits that depend on the typesize are left to
+    /// [`Layout::chunk_nbytes`] and the callers.
     pub fn new(shape: &[i64], chunkshape: &[i32], blockshape: &[i32]) -> Result<Layout> {
-        let Extents {
-            extshape,
-            extchunkshape,
-            nitems,
-            extnitems,
-            extchunknitems,
-        } = Extents::new(shape, chunkshape, blockshape, false)?;
-        let (mut chunknitems, mut blocknitems) = (1i64, 1i64);
-        for (&c, &b) in chunkshape.iter().zip(blockshape) {
-            // At most 16 factors below 2^31 each: checked, not assumed.
-            chunknitems = chunknitems
-                .checked_mul(c as i64)
-                .ok_or_else(|| crate::err!(InvalidParam, "chunkshape product overflows"))?;
-            blocknitems = blocknitems
-                .checked_mul(b as i64)
-                .ok_or_else(|| crate::err!(InvalidParam, "blockshape product overflows"))?;
-        }
-        if chunknitems > i32::MAX as i64 || blocknitems > i32::MAX as i64 {
-            crate::bail!(
-                InvalidParam,
-                "chunkshape or blockshape product overflows 32 bits"
-            );
-        }
+        let geo = Geometry::new(shape, chunkshape, blockshape, 1)?;
         Ok(Layout {
-            shape: shape.to_vec(),
-            chunkshape: chunkshape.to_vec(),
-            blockshape: blockshape.to_vec(),
-            extshape,
-            extchunkshape,
-            nitems,
-            chunknitems,
-            extnitems,
-            blocknitems,
-            extchunknitems,
+            shape: geo.shape.clone(),
+            chunkshape: geo.chunkshape.clone(),
+            blockshape: geo.blockshape.clone(),
+            extshape: geo.extshape.clone(),
+            extchunkshape: geo.extchunkshape.clone(),
+            nitems: geo.nitems,
+            chunknitems: geo.chunknitems as i64,
+            extnitems: geo.extnitems,
+            blocknitems: geo.blocknitems as i64,
+            extchunknitems: geo.extchunknitems,
+            geo,
         })
+    }
+
+    /// The full derived geometry, including the stride tables exactly as
+    /// the reference's `b2nd_array_t` holds them.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
     }
 
     pub fn ndim(&self) -> usize {
@@ -82,83 +72,48 @@ impl Layout {
 
     /// Number of chunks along each dimension.
     pub fn chunks_per_dim(&self) -> Vec<i64> {
-        (0..self.ndim())
-            .map(|i| {
-                if self.chunkshape[i] == 0 {
-                    0
-                } else {
-                    self.extshape[i] / self.chunkshape[i] as i64
-                }
-            })
-            .collect()
+        self.geo.chunks_in_array.clone()
     }
 
     /// Number of blocks along each dimension of a (padded) chunk.
     pub fn blocks_per_dim(&self) -> Vec<i64> {
-        (0..self.ndim())
-            .map(|i| {
-                if self.blockshape[i] == 0 {
-                    0
-                } else {
-                    self.extchunkshape[i] / self.blockshape[i] as i64
-                }
-            })
-            .collect()
+        self.geo.blocks_in_chunk.clone()
     }
 
-    /// Chunks in the super-chunk (the reference `extnitems / chunknitems`).
+    /// Chunks in the super-chunk.
     pub fn nchunks(&self) -> i64 {
-        if self.nitems == 0 || self.chunknitems == 0 {
-            0
-        } else {
-            self.extnitems / self.chunknitems
-        }
+        self.geo.nchunks
     }
 
     /// Blocks in one chunk.
     pub fn nblocks(&self) -> i64 {
-        if self.blocknitems == 0 {
-            0
-        } else {
-            self.extchunknitems / self.blocknitems
-        }
+        self.geo.nblocks
     }
 
     /// C-order strides (in items) of a dense array of this shape.
     pub fn item_array_strides(&self) -> Vec<i64> {
-        c_strides(&self.shape)
+        self.geo.item_array_strides.clone()
     }
     /// C-order strides (in items) inside a padded chunk.
     pub fn item_extchunk_strides(&self) -> Vec<i64> {
-        c_strides(&self.extchunkshape)
+        self.geo.item_extchunk_strides.clone()
     }
     /// C-order strides (in items) inside an unpadded chunk.
     pub fn item_chunk_strides(&self) -> Vec<i64> {
-        c_strides(
-            &self
-                .chunkshape
-                .iter()
-                .map(|&c| c as i64)
-                .collect::<Vec<_>>(),
-        )
+        self.geo.item_chunk_strides.clone()
     }
     /// C-order strides (in items) inside a block.
     pub fn item_block_strides(&self) -> Vec<i64> {
-        c_strides(
-            &self
-                .blockshape
-                .iter()
-                .map(|&c| c as i64)
-                .collect::<Vec<_>>(),
-        )
+        self.geo.item_block_strides.clone()
     }
     /// C-order strides (in blocks) of the block grid of a chunk.
     pub fn block_chunk_strides(&self) -> Vec<i64> {
-        c_strides(&self.blocks_per_dim())
+        self.geo.block_chunk_strides.clone()
     }
-    /// C-order strides (in chunks) of the chunk grid of the array.
+    /// C-order strides (in chunks) of the chunk grid of the array (not the
+    /// reference's `chunk_array_strides` field: see [`Geometry`]).
     pub fn chunk_array_strides(&self) -> Vec<i64> {
-        c_strides(&self.chunks_per_dim())
+        self.geo.chunk_grid_strides.clone()
     }
 
     /// Bytes of one padded chunk for a given typesize, bounded like the
@@ -219,15 +174,14 @@ impl Layout {
     /// The grid of chunks over the array (cells of `chunkshape` clipped to
     /// `shape`).
     pub(crate) fn chunk_grid(&self) -> Grid {
-        let cell: Vec<i64> = self.chunkshape.iter().map(|&c| c as i64).collect();
-        Grid::from_parts(&self.shape, &cell, &self.chunks_per_dim(), self.nchunks())
+        self.geo.chunk_grid()
     }
 
     /// The grid of blocks of a chunk whose part inside the array has shape
     /// `valid` (numbered over the padded chunk).
     pub(crate) fn block_grid(&self, valid: &[i64]) -> Grid {
         let cell: Vec<i64> = self.blockshape.iter().map(|&b| b as i64).collect();
-        Grid::from_parts(valid, &cell, &self.blocks_per_dim(), self.nblocks())
+        Grid::from_parts(valid, &cell, &self.geo.blocks_in_chunk, self.geo.nblocks)
     }
 }
 

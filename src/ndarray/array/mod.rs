@@ -23,11 +23,15 @@
 //! | `b2nd_get_slice_nchunks`       | [`NdArray::get_slice_nchunks`]         |
 //! | `array->sc`                    | [`NdArray::with_schunk`]               |
 //!
+//! Squeeze and expand_dims return views sharing the source's chunks, as in
+//! the reference (see `shared_store`); [`NdArray::squeeze_index_copy`] is
+//! the copying form. Small reads inside one chunk keep that chunk decoded
+//! for the next read (see `schunk_store`).
+//!
 //! Deliberate differences from the reference: regions, buffers and selection
-//! indices are always checked (the reference trusts some of them); squeeze
-//! and expand_dims return independent in-memory arrays rather than views
-//! sharing chunks; reads do not re-sync with other handles implicitly (call
-//! [`NdArray::refresh`]).
+//! indices are always checked (the reference trusts some of them); views
+//! refuse to add or remove chunks and outlive their source safely; reads do
+//! not re-sync with other handles implicitly (call [`NdArray::refresh`]).
 
 mod ffi_access;
 mod layout;
@@ -35,6 +39,7 @@ mod persist;
 mod reshape;
 mod schunk_store;
 mod select;
+mod shared_store;
 mod slice;
 mod store;
 mod views;
@@ -43,6 +48,7 @@ pub use layout::Layout;
 pub use store::ArrayStorage;
 
 use layout::MAX_DIM;
+use shared_store::SharedStore;
 use store::{ChunkStore, Fill};
 
 use super::meta::{DtypeTail, NdMeta};
@@ -120,20 +126,15 @@ impl Context {
         if self.dtype_format < 0 {
             crate::bail!(InvalidParam, "dtype_format cannot be negative");
         }
-        if self.dtype.is_empty() || self.dtype.contains('\0') {
+        // An empty dtype is stored as given, as the reference does; only a
+        // NUL (which a C string cannot carry) is refused.
+        if self.dtype.contains('\0') {
             crate::bail!(InvalidParam, "invalid dtype {:?}", self.dtype);
         }
+        // A blockshape larger than the chunkshape is accepted, as by the
+        // reference 3.3.5: the chunk is padded up to whole blocks
+        // (`extchunkshape`), so it holds a single, partly empty block.
         let layout = Layout::new(&self.shape, &self.chunkshape, &self.blockshape)?;
-        for i in 0..layout.ndim() {
-            if self.blockshape[i] > self.chunkshape[i] {
-                crate::bail!(
-                    InvalidParam,
-                    "blockshape[{i}] ({}) cannot be larger than chunkshape[{i}] ({})",
-                    self.blockshape[i],
-                    self.chunkshape[i]
-                );
-            }
-        }
         layout
             .blocknitems
             .checked_mul(self.typesize as i64)
@@ -174,7 +175,7 @@ fn meta_record(layout: &Layout, dtype: &str, dtype_format: i8) -> NdMeta {
 /// An N-dimensional array stored in a super-chunk.
 #[derive(Debug)]
 pub struct NdArray {
-    store: Box<dyn ChunkStore>,
+    store: SharedStore,
     layout: Layout,
     dtype: String,
     dtype_format: i8,
@@ -193,7 +194,7 @@ impl NdArray {
         }
         store.append_fill(layout.nchunks(), &fill)?;
         Ok(NdArray {
-            store,
+            store: SharedStore::new(store),
             layout,
             dtype: ctx.dtype.clone(),
             dtype_format: ctx.dtype_format,
@@ -249,7 +250,7 @@ impl NdArray {
         let expect = layout.chunk_nbytes(store.typesize())?;
         NdArray::check_chunks(&layout, expect, store.nchunks(), store.chunksize())?;
         Ok(NdArray {
-            store,
+            store: SharedStore::new(store),
             layout,
             dtype,
             dtype_format,
@@ -444,14 +445,9 @@ impl NdArray {
     /// The creation context that reproduces this array's geometry and dtype
     /// in memory (used for slices, views and copies).
     pub fn like_context(&self) -> Context {
-        let storage = match self.store.as_schunk() {
-            Some(s) => s
-                .with(|sc| {
-                    Ok(ArrayStorage::Schunk(crate::schunk::Storage::in_memory(
-                        sc.cparams().clone(),
-                    )))
-                })
-                .unwrap_or_default(),
+        let storage = match self.store.cparams() {
+            Some(cp) => ArrayStorage::Schunk(crate::schunk::Storage::in_memory(cp)),
+            None if self.store.has_schunk() => ArrayStorage::default(),
             None => ArrayStorage::Decoded,
         };
         Context {
@@ -558,12 +554,44 @@ mod tests {
                 .unwrap_err()
                 .code()
         };
-        assert_eq!(mk(4, &[10], &[4], &[5]), -12);
+        // The reference accepts a blockshape larger than the chunkshape.
+        assert!(Context::new(ArrayStorage::Decoded, 4, &[10], &[4], &[5], None, 0, vec![]).is_ok());
+        assert!(Context::new(
+            ArrayStorage::Decoded,
+            4,
+            &[1],
+            &[1],
+            &[1],
+            Some(""),
+            0,
+            vec![]
+        )
+        .is_ok());
         assert_eq!(mk(0, &[10], &[4], &[2]), -12);
         assert_eq!(mk(4, &[10], &[0], &[0]), -12);
         assert_eq!(mk(4, &[-1], &[4], &[2]), -12);
         assert_eq!(mk(4, &[1; 17], &[1; 17], &[1; 17]), -12);
         assert_eq!(mk(4, &[1 << 30], &[1 << 29], &[1 << 10]), -35);
+    }
+
+    #[test]
+    fn blocks_larger_than_chunks_and_empty_dtypes_work_as_in_the_reference() {
+        // Reference 3.3.5, shape 10, chunkshape 4, blockshape 5: 3 chunks
+        // padded to 5 items (extchunkshape 5), one block each.
+        for storage in [ArrayStorage::default(), ArrayStorage::Decoded] {
+            let c = Context::new(storage, 4, &[10], &[4], &[5], Some(""), 0, Vec::new()).unwrap();
+            let data = testutil::pattern(40);
+            let a = NdArray::from_cbuffer(&c, &data).unwrap();
+            let l = a.layout();
+            assert_eq!((l.extchunkshape[0], l.nchunks(), l.nblocks()), (5, 3, 1));
+            assert_eq!(a.dtype(), "");
+            assert_eq!(a.to_vec().unwrap(), data);
+            let mut out = [0u8; 12];
+            a.get_slice_cbuffer(&[3], &[6], &mut out, &[3]).unwrap();
+            assert_eq!(out, data[12..24]);
+            let (m, _) = NdMeta::from_stored_bytes(&a.metalayer("b2nd").unwrap(), 4).unwrap();
+            assert_eq!((m.blockshape, m.dtype), (vec![5], String::new()));
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use super::schunk_store::SChunkStore;
+use super::shared_store::SharedStore;
 use super::store::ArrayStorage;
 use super::NdArray;
 use crate::schunk::{SChunk, Storage};
@@ -25,7 +26,7 @@ impl NdArray {
         let blocksize = (layout.blocknitems * sc.typesize() as i64) as i32;
         let store = Box::new(SChunkStore::new(sc, expect, blocksize)?);
         Ok(NdArray {
-            store,
+            store: SharedStore::new(store),
             layout,
             dtype,
             dtype_format,
@@ -56,8 +57,8 @@ impl NdArray {
     /// Runs `f` on the super-chunk behind the array (`array->sc`); arrays
     /// with decoded storage have none (`NullPointer`).
     pub fn with_schunk<T>(&self, f: impl FnOnce(&mut SChunk) -> Result<T>) -> Result<T> {
-        match self.store.as_schunk() {
-            Some(s) => s.with(f),
+        match self.store.with_sc(f) {
+            Some(r) => r,
             None => crate::bail!(
                 NullPointer,
                 "this array has no super-chunk (decoded storage)"
@@ -65,14 +66,31 @@ impl NdArray {
         }
     }
 
+    /// For a view, an in-memory copy with the view's geometry and
+    /// metalayer: the super-chunk behind a view describes its source, so a
+    /// view is serialized through a copy (the reference marks views
+    /// non-contiguous for the same reason).
+    fn materialized_view(&self) -> Result<Option<NdArray>> {
+        if !self.store.is_view() {
+            return Ok(None);
+        }
+        self.copy(&self.like_context()).map(Some)
+    }
+
     /// The array serialized as a contiguous frame (`b2nd_to_cframe`).
     pub fn to_cframe(&self) -> Result<Vec<u8>> {
+        if let Some(copy) = self.materialized_view()? {
+            return copy.to_cframe();
+        }
         self.with_schunk(|sc| sc.to_buffer())
     }
 
     /// Whether the super-chunk is stored contiguously (decoded storage
-    /// counts as contiguous).
+    /// counts as contiguous, views do not).
     fn is_contiguous(&self) -> bool {
+        if self.store.is_view() {
+            return false;
+        }
         self.with_schunk(|sc| {
             Ok(sc.storage().contiguous || sc.storage().urlpath.is_none() && sc.is_frame())
         })
@@ -94,7 +112,7 @@ impl NdArray {
     /// A copy of the array, same geometry and dtype, in `storage` (chunks
     /// copied in compressed form when the array has a super-chunk).
     pub fn copy_to(&self, storage: Storage) -> Result<NdArray> {
-        if self.store.as_schunk().is_some() {
+        if self.store.has_schunk() && !self.store.is_view() {
             let sc = self.with_schunk(|sc| sc.copy(storage))?;
             return NdArray::from_schunk(sc);
         }
@@ -107,6 +125,9 @@ impl NdArray {
     /// (created if missing); returns the offset where it starts, for
     /// [`NdArray::open_offset`] (`b2nd_save_append`).
     pub fn save_append(&self, urlpath: impl AsRef<Path>) -> Result<i64> {
+        if let Some(copy) = self.materialized_view()? {
+            return copy.save_append(urlpath);
+        }
         let off = self.with_schunk(|sc| sc.append_file(urlpath.as_ref()))?;
         i64::try_from(off).map_err(|_| crate::err!(FileWrite, "offset too large"))
     }

@@ -8,6 +8,7 @@
 //! rewritten in place once the chunks are in place.
 
 use super::layout::Layout;
+use super::store::ChunkStore;
 use super::store::Fill;
 use super::NdArray;
 use crate::Result;
@@ -18,6 +19,7 @@ impl NdArray {
     /// at the end. Away from the end, `start` and the change must be
     /// multiples of the chunkshape.
     pub fn resize(&mut self, new_shape: &[i64], start: Option<&[i64]>) -> Result<()> {
+        self.refuse_view("resize")?;
         let nd = self.ndim();
         if new_shape.len() != nd || start.is_some_and(|s| s.len() != nd) {
             crate::bail!(InvalidParam, "new_shape and start need {nd} entries");
@@ -110,6 +112,7 @@ impl NdArray {
     /// Inserts `buffer` (whole slabs along `axis`, C order) at position
     /// `insert_start` of `axis` (`b2nd_insert`).
     pub fn insert(&mut self, buffer: &[u8], axis: usize, insert_start: i64) -> Result<()> {
+        self.refuse_view("insert into")?;
         let nd = self.ndim();
         if axis >= nd {
             crate::bail!(
@@ -157,6 +160,7 @@ impl NdArray {
     /// is exactly one chunk, on axis 0 of an array whose chunks are laid out
     /// as plain C order, is appended as one chunk without re-slicing.
     pub fn append(&mut self, buffer: &[u8], axis: usize) -> Result<()> {
+        self.refuse_view("append to")?;
         let l = &self.layout;
         let nd = l.ndim();
         let whole_chunk = axis == 0
@@ -182,6 +186,7 @@ impl NdArray {
 
     /// Removes `delete_len` items of `axis` from `delete_start` (`b2nd_delete`).
     pub fn delete(&mut self, axis: usize, delete_start: i64, delete_len: i64) -> Result<()> {
+        self.refuse_view("delete from")?;
         let nd = self.ndim();
         if axis >= nd {
             crate::bail!(

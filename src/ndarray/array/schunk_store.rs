@@ -20,6 +20,54 @@ use crate::Result;
 struct Inner {
     sc: SChunk,
     dec: Decompressor,
+    /// The last chunk decoded by a cached read (see [`ChunkCache`]).
+    cache: Option<ChunkCache>,
+}
+
+/// One decoded chunk kept for repeated small reads (the job the reference's
+/// `b2nd_array_t.chunk_cache` is declared for).
+///
+/// It is dropped by every change made through the store (chunk writes,
+/// inserts, deletes, reloads) and by every exclusive access to the
+/// super-chunk ([`SChunkStore::with`]): that is how the C layer lends the
+/// real super-chunk in and out around each call, so a change a C caller
+/// makes on `array->sc` between calls is never served stale (the cache then
+/// serves repeated reads within a call and through the Rust API). Arrays
+/// sharing the store (views) share the cache, so a write through one is
+/// seen by the others. Only in-memory super-chunks are cached: a file may
+/// be changed by another handle, and on disk small reads already fetch
+/// just the blocks they need.
+struct ChunkCache {
+    nchunk: i64,
+    /// Bytes per entry of `decoded` (a block, or the whole chunk).
+    bsize: usize,
+    /// The decoded chunk; only the blocks flagged in `decoded` are valid.
+    data: Vec<u8>,
+    decoded: Vec<bool>,
+}
+
+impl ChunkCache {
+    /// Copies the blocks flagged in `need` into `dst` (a whole chunk).
+    fn copy_out(&self, need: &[bool], dst: &mut [u8]) {
+        for ((d, s), n) in dst
+            .chunks_mut(self.bsize)
+            .zip(self.data.chunks(self.bsize))
+            .zip(need)
+        {
+            if *n {
+                d.copy_from_slice(s);
+            }
+        }
+    }
+}
+
+/// Which of `nblocks` blocks a read with mask `skip` needs (all of them
+/// when the mask does not count those blocks).
+fn blocks_needed(skip: Option<&[bool]>, nblocks: usize) -> Vec<bool> {
+    match skip {
+        Some(s) if s.len() == nblocks && nblocks > 1 => s.iter().map(|x| !x).collect(),
+        _ => vec![true; nblocks],
+    }
 }
 
 pub(crate) struct SChunkStore {
@@ -53,7 +101,11 @@ impl SChunkStore {
         let comp = Compressor::new(cp)?;
         let dec = Decompressor::new(sc.dparams().clone());
         Ok(SChunkStore {
-            inner: Mutex::new(Inner { sc, dec }),
+            inner: Mutex::new(Inner {
+                sc,
+                dec,
+                cache: None,
+            }),
             comp,
             typesize,
             chunksize,
@@ -72,9 +124,17 @@ impl SChunkStore {
         MappedSc(self.lock())
     }
 
-    /// Exclusive access to the super-chunk (serialization, copies).
+    /// The super-chunk, for a change: the cached chunk is dropped first.
+    fn sc_mut(&self) -> MappedSc<'_> {
+        let mut inner = self.lock();
+        inner.cache = None;
+        MappedSc(inner)
+    }
+
+    /// Exclusive access to the super-chunk (serialization, copies, the C
+    /// layer's lending). The caller may change it: the cached chunk goes.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut SChunk) -> Result<T>) -> Result<T> {
-        f(&mut self.lock().sc)
+        f(&mut self.sc_mut())
     }
 
     /// Compresses chunk `nchunk`. A prefilter is told which chunk it runs
@@ -135,7 +195,7 @@ impl ChunkStore for SChunkStore {
             );
         }
         let mut inner = self.lock();
-        let Inner { sc, dec } = &mut *inner;
+        let Inner { sc, dec, .. } = &mut *inner;
         // On disk, when few blocks are needed, fetch just those (the
         // reference's compact path): the super-chunk reads the chunk's
         // block index and then only the wanted blocks' bytes.
@@ -190,6 +250,75 @@ impl ChunkStore for SChunkStore {
         Ok(())
     }
 
+    fn read_chunk_cached(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+        if self.persistent {
+            return self.read_chunk(n, dst, skip);
+        }
+        let mut inner = self.lock();
+        let Inner { sc, dec, cache } = &mut *inner;
+        // A hit: every block asked for is decoded already.
+        if let Some(c) = cache.as_ref() {
+            if c.nchunk == n && c.data.len() == dst.len() {
+                let need = blocks_needed(skip, c.decoded.len());
+                if need.iter().zip(&c.decoded).all(|(n, d)| !n || *d) {
+                    c.copy_out(&need, dst);
+                    return Ok(());
+                }
+            }
+        }
+        if sc.dparams().postfilter.is_some() {
+            // A postfilter may have effects beyond its output: run it each time.
+            drop(inner);
+            return self.read_chunk(n, dst, skip);
+        }
+        let chunk = sc.get_chunk(n)?;
+        let Ok(h) = ChunkHeader::parse(&chunk) else {
+            // Special offsets: nothing worth keeping.
+            drop(chunk);
+            drop(inner);
+            return self.read_chunk(n, dst, skip);
+        };
+        if h.nbytes() != dst.len() {
+            crate::bail!(
+                Data,
+                "chunk {n} holds {} bytes, expected {}",
+                h.nbytes(),
+                dst.len()
+            );
+        }
+        // Blocks as the mask counts them; a chunk whose blocks are not the
+        // mask's is kept as one unit.
+        let (nblocks, bsize) = match skip {
+            Some(s) if h.blocksize() > 0 && h.nblocks() == s.len() => (s.len(), h.blocksize()),
+            _ => (1, dst.len().max(1)),
+        };
+        let need = blocks_needed(skip, nblocks);
+        let mut c = cache.take().unwrap_or_else(|| ChunkCache {
+            nchunk: -1,
+            bsize,
+            data: Vec::new(),
+            decoded: Vec::new(),
+        });
+        // Keep what is already decoded of this very chunk, add the rest.
+        let want: Vec<bool> = if c.nchunk == n && c.decoded.len() == nblocks && c.bsize == bsize {
+            need.iter().zip(&c.decoded).map(|(n, d)| *n || *d).collect()
+        } else {
+            need.clone()
+        };
+        c.data.resize(dst.len(), 0);
+        if want.iter().any(|w| !w) {
+            let mask: Vec<bool> = want.iter().map(|w| !w).collect();
+            dec.set_maskout(&mask)?;
+        }
+        dec.decompress(&chunk, &mut c.data)?;
+        c.nchunk = n;
+        c.bsize = bsize;
+        c.decoded = want;
+        c.copy_out(&need, dst);
+        *cache = Some(c);
+        Ok(())
+    }
+
     fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()> {
         if data.len() != self.chunksize as usize {
             crate::bail!(
@@ -200,7 +329,7 @@ impl ChunkStore for SChunkStore {
             );
         }
         let chunk = self.encode(n, data)?;
-        self.sc().update_chunk(n, &chunk).map(|_| ())
+        self.sc_mut().update_chunk(n, &chunk).map(|_| ())
     }
 
     fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
@@ -214,12 +343,12 @@ impl ChunkStore for SChunkStore {
         }
         let next = self.nchunks();
         let chunk = self.encode(next, data)?;
-        self.sc().append_chunk(&chunk).map(|_| ())
+        self.sc_mut().append_chunk(&chunk).map(|_| ())
     }
 
     fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
         let chunk = self.special_chunk(fill)?;
-        self.sc().insert_chunk(n, &chunk).map(|_| ())
+        self.sc_mut().insert_chunk(n, &chunk).map(|_| ())
     }
 
     fn append_fill(&mut self, count: i64, fill: &Fill) -> Result<()> {
@@ -232,7 +361,7 @@ impl ChunkStore for SChunkStore {
             Fill::Uninit => Some(crate::schunk::Special::Uninit),
             Fill::Value(_) => None,
         };
-        let mut sc = self.sc();
+        let mut sc = self.sc_mut();
         if let (Some(kind), 0) = (special, sc.nchunks()) {
             let nitems = count
                 .checked_mul(self.chunk_items())
@@ -241,7 +370,7 @@ impl ChunkStore for SChunkStore {
         }
         drop(sc);
         let chunk = self.special_chunk(fill)?;
-        let mut sc = self.sc();
+        let mut sc = self.sc_mut();
         for _ in 0..count {
             sc.append_chunk(&chunk)?;
         }
@@ -249,7 +378,7 @@ impl ChunkStore for SChunkStore {
     }
 
     fn delete_chunk(&mut self, n: i64) -> Result<()> {
-        self.sc().delete_chunk(n).map(|_| ())
+        self.sc_mut().delete_chunk(n).map(|_| ())
     }
 
     fn raw_chunk(&self, n: i64) -> Result<Vec<u8>> {
@@ -257,7 +386,7 @@ impl ChunkStore for SChunkStore {
     }
 
     fn write_raw_chunk(&mut self, n: i64, raw: &[u8]) -> Result<()> {
-        self.sc().update_chunk(n, raw).map(|_| ())
+        self.sc_mut().update_chunk(n, raw).map(|_| ())
     }
 
     fn meta_names(&self) -> Vec<String> {
@@ -297,8 +426,8 @@ impl ChunkStore for SChunkStore {
         self.persistent
     }
     fn reload(&mut self) -> Result<()> {
-        self.sc().refresh()?;
-        let cs = self.sc().chunksize();
+        self.sc_mut().refresh()?;
+        let cs = self.sc_mut().chunksize();
         if cs > 0 {
             self.chunksize = cs;
         }
@@ -322,5 +451,77 @@ impl std::ops::Deref for MappedSc<'_> {
 impl std::ops::DerefMut for MappedSc<'_> {
     fn deref_mut(&mut self) -> &mut SChunk {
         &mut self.0.sc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schunk::Storage;
+
+    /// An in-memory store of 2 chunks of 4 blocks of 4 one-byte items.
+    fn store() -> SChunkStore {
+        let mut st = Storage::default();
+        st.cparams.typesize = 1;
+        st.cparams.blocksize = 4;
+        let mut s = SChunkStore::new(SChunk::new(st).unwrap(), 16, 4).unwrap();
+        s.append_chunk(&(0..16).collect::<Vec<u8>>()).unwrap();
+        s.append_chunk(&(100..116).collect::<Vec<u8>>()).unwrap();
+        s
+    }
+
+    fn decoded_blocks(s: &SChunkStore) -> Option<(i64, Vec<bool>)> {
+        s.lock()
+            .cache
+            .as_ref()
+            .map(|c| (c.nchunk, c.decoded.clone()))
+    }
+
+    #[test]
+    fn cached_reads_keep_decoded_blocks_and_never_serve_stale_data() {
+        let mut s = store();
+        let mut buf = [0u8; 16];
+        let only = |b: usize| -> Vec<bool> { (0..4).map(|i| i != b).collect() };
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert_eq!(buf[4..8], [4, 5, 6, 7]);
+        assert_eq!(
+            decoded_blocks(&s),
+            Some((0, vec![false, true, false, false]))
+        );
+        // Another block of the same chunk adds to what is kept.
+        s.read_chunk_cached(0, &mut buf, Some(&only(3))).unwrap();
+        assert_eq!(buf[12..], [12, 13, 14, 15]);
+        assert_eq!(
+            decoded_blocks(&s),
+            Some((0, vec![false, true, false, true]))
+        );
+        // A hit leaves the cache as it is and gives the same bytes.
+        buf.fill(0);
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert_eq!(buf[4..8], [4, 5, 6, 7]);
+        assert_eq!(
+            decoded_blocks(&s),
+            Some((0, vec![false, true, false, true]))
+        );
+        // A write through the store drops the cache; the read sees it.
+        let mut new: Vec<u8> = (50..66).collect();
+        s.write_chunk(0, &new).unwrap();
+        assert_eq!(decoded_blocks(&s), None);
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert_eq!(buf[4..8], new[4..8]);
+        // Exclusive access to the super-chunk (how the C layer lends it, and
+        // how a C caller's change on `array->sc` comes in) drops the cache.
+        new[5] = 222;
+        let chunk = s.encode(0, &new).unwrap();
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert!(decoded_blocks(&s).is_some());
+        s.with(|sc| sc.update_chunk(0, &chunk).map(|_| ())).unwrap();
+        assert_eq!(decoded_blocks(&s), None);
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert_eq!(buf[5], 222);
+        // Another chunk replaces the kept one; a full read is whole.
+        s.read_chunk_cached(1, &mut buf, None).unwrap();
+        assert_eq!(buf.to_vec(), (100..116).collect::<Vec<u8>>());
+        assert_eq!(decoded_blocks(&s), Some((1, vec![true])));
     }
 }

@@ -5,6 +5,7 @@
 //! reads only the blocks holding selected items are decoded.
 
 use super::layout::c_strides;
+use super::store::ChunkStore;
 use super::NdArray;
 use crate::Result;
 

@@ -5,6 +5,7 @@
 //! mask); writes decode a chunk only when the region covers it partially and
 //! re-encode exactly the chunks they change.
 
+use super::store::ChunkStore;
 use super::{Context, Layout, NdArray};
 use crate::ndarray::copy_nd;
 use crate::ndarray::Cell;
@@ -88,6 +89,12 @@ impl NdArray {
         let nblocks = l.nblocks() as usize;
         let bbytes = l.blocknitems as usize * ts;
         let chunksize = self.store.chunksize() as usize;
+        // A region inside one chunk is likely followed by more reads of that
+        // chunk (item access, small windows): let the store keep it decoded.
+        let one_chunk = (0..l.ndim()).all(|i| {
+            let c = l.chunkshape[i].max(1) as i64;
+            start[i] / c == (stop[i] - 1).max(start[i]) / c
+        });
         with_read_scratch(chunksize, |scratch| {
             let mut skip = vec![true; nblocks];
             let chunk_grid = l.chunk_grid();
@@ -101,7 +108,12 @@ impl NdArray {
                 })?;
                 // Only the unskipped blocks are decoded into the scratch, and
                 // only those are read back out of it below.
-                self.store.read_chunk(chunk.index(), scratch, Some(&skip))?;
+                if one_chunk {
+                    self.store
+                        .read_chunk_cached(chunk.index(), scratch, Some(&skip))?;
+                } else {
+                    self.store.read_chunk(chunk.index(), scratch, Some(&skip))?;
+                }
                 for_each_block(l, chunk, |nblock, b| {
                     let block = &scratch[nblock * bbytes..(nblock + 1) * bbytes];
                     self.copy_block_out(block, b, cstart, &cstop, start, stop, buffer, buffershape)

@@ -32,6 +32,12 @@ pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     /// Decodes chunk `n` into `dst` (exactly `chunksize` bytes). Blocks whose
     /// `skip` entry is true may be left unwritten.
     fn read_chunk(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()>;
+    /// As [`ChunkStore::read_chunk`], for a caller likely to read the same
+    /// chunk again soon (small slices): a store that decodes may keep the
+    /// decoded chunk and serve the next read of it without decoding.
+    fn read_chunk_cached(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+        self.read_chunk(n, dst, skip)
+    }
     /// Encodes `data` (exactly `chunksize` bytes) and replaces chunk `n`.
     fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()>;
     fn append_chunk(&mut self, data: &[u8]) -> Result<()>;

@@ -3,12 +3,14 @@
 //! transformations `squeeze`/`expand_dims`.
 //!
 //! When source and target chunks have the same layout, chunks are moved in
-//! their stored (compressed) form without decoding. The reference returns
-//! squeeze/expand_dims results as views sharing the source's chunks; here
-//! they are independent in-memory arrays with the same contents (a write to
-//! one does not show in the other).
+//! their stored (compressed) form without decoding. As in the reference,
+//! squeeze/expand_dims results are views: in-memory arrays with their own
+//! geometry and "b2nd" metalayer over the source's chunks (see
+//! `shared_store`), so a write through one is read through the other.
 
-use super::{Context, NdArray};
+use super::layout::{Layout, MAX_DIM};
+use super::store::ChunkStore;
+use super::{meta_record, Context, NdArray};
 use crate::Result;
 
 impl NdArray {
@@ -57,7 +59,7 @@ impl NdArray {
     /// move in compressed form.
     fn same_chunk_layout(&self, other: &NdArray) -> bool {
         self.typesize() == other.typesize()
-            && self.store.as_schunk().is_some() == other.store.as_schunk().is_some()
+            && self.store.has_schunk() == other.store.has_schunk()
             && self.layout.chunkshape == other.layout.chunkshape
             && self.layout.blockshape == other.layout.blockshape
             && self.store.chunksize() == other.store.chunksize()
@@ -220,7 +222,7 @@ impl NdArray {
     /// (`b2nd_concatenate` with copy=false).
     pub fn concatenate_in_place(&mut self, src2: &NdArray, axis: usize) -> Result<()> {
         let new_shape = NdArray::concat_shape(self, src2, axis)?;
-        super::layout::Layout::new(&new_shape, &self.layout.chunkshape, &self.layout.blockshape)?
+        Layout::new(&new_shape, &self.layout.chunkshape, &self.layout.blockshape)?
             .chunk_nbytes(self.typesize())?;
         let offset = self.layout.shape[axis];
         self.resize(&new_shape, None)?;
@@ -264,8 +266,56 @@ impl NdArray {
         Ok(())
     }
 
-    /// Removes the unit dimensions flagged in `index` (`b2nd_squeeze_index`);
-    /// flagging a dimension whose extent is not 1 is `InvalidIndex`.
+    /// Fails for a view: its chunk list belongs to the array it was taken
+    /// from, so nothing that adds or removes chunks may run through it.
+    pub(crate) fn refuse_view(&self, what: &str) -> Result<()> {
+        if self.store.is_view() {
+            crate::bail!(
+                Failure,
+                "cannot {what} a view (squeeze/expand_dims result): copy it first"
+            );
+        }
+        Ok(())
+    }
+
+    /// True for an array made by [`NdArray::squeeze`],
+    /// [`NdArray::squeeze_index`] or [`NdArray::expand_dims`].
+    pub fn is_view(&self) -> bool {
+        self.store.is_view()
+    }
+
+    /// True when `self` and `other` read and write the same stored chunks
+    /// (an array and its views).
+    pub fn shares_chunks_with(&self, other: &NdArray) -> bool {
+        self.store.shares_chunks_with(&other.store)
+    }
+
+    /// A view of `self` with another geometry over the same chunks: in
+    /// memory, with its own "b2nd" metalayer, sharing chunks and
+    /// vlmetalayers with `self` (the reference's `view_new`).
+    fn view_as(
+        &self,
+        shape: Vec<i64>,
+        chunkshape: Vec<i32>,
+        blockshape: Vec<i32>,
+    ) -> Result<NdArray> {
+        let layout = Layout::new(&shape, &chunkshape, &blockshape)?;
+        let chunksize = layout.chunk_nbytes(self.typesize())?;
+        let meta = meta_record(&layout, &self.dtype, self.dtype_format).to_b2nd_bytes()?;
+        Ok(NdArray {
+            store: self.store.view(meta, chunksize),
+            layout,
+            dtype: self.dtype.clone(),
+            dtype_format: self.dtype_format,
+        })
+    }
+
+    /// A view without the dimensions flagged in `index` (its first `ndim`
+    /// entries are used), which must have extent 1 (`InvalidIndex`
+    /// otherwise). `b2nd_squeeze_index`. The view shares the chunks of
+    /// `self`: writes through either are seen by both. As in the reference,
+    /// dropping a dimension chunked by more than one item gives a view whose
+    /// chunk accesses fail (`Failure`).
     pub fn squeeze_index(&self, index: &[bool]) -> Result<NdArray> {
         self.only_b2nd_meta("squeeze")?;
         if index.len() < self.ndim() {
@@ -287,40 +337,52 @@ impl NdArray {
                 b.push(self.layout.blockshape[i]);
             }
         }
-        let ctx = Context {
-            shape: s,
-            chunkshape: c,
-            blockshape: b,
-            ..self.like_context()
-        };
-        let mut out = NdArray::empty(&ctx)?;
-        out.fill_dropping(self, &index[..self.ndim()])?;
-        Ok(out)
+        self.view_as(s, c, b)
     }
 
-    /// Removes every unit dimension (`b2nd_squeeze`).
+    /// A view without any dimension of extent 1 (`b2nd_squeeze`).
     pub fn squeeze(&self) -> Result<NdArray> {
         let index: Vec<bool> = self.layout.shape.iter().map(|&s| s == 1).collect();
         self.squeeze_index(&index)
     }
 
-    /// Inserts unit dimensions where `axis` is true; `axis.len()` is the new
-    /// ndim and must have exactly `ndim` false entries (`b2nd_expand_dims`).
+    /// An independent in-memory array holding `self` without the unit
+    /// dimensions flagged in `index`: the copying counterpart of
+    /// [`NdArray::squeeze_index`] for callers that replace an array by its
+    /// squeezed form (caterva's in-place squeeze). Unit dimensions chunked
+    /// by more than one item are re-chunked, so this works where the view
+    /// cannot.
+    pub fn squeeze_index_copy(&self, index: &[bool]) -> Result<NdArray> {
+        let view = self.squeeze_index(index)?;
+        let ctx = view.like_context();
+        let mut out = NdArray::empty(&ctx)?;
+        out.fill_dropping(self, &index[..self.ndim()])?;
+        for name in self.store.vlmeta_names() {
+            if let Some(v) = self.store.vlmeta_get(&name) {
+                out.store.vlmeta_add(&name, &v)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`NdArray::squeeze_index_copy`] of every dimension of extent 1.
+    pub fn squeeze_copy(&self) -> Result<NdArray> {
+        let index: Vec<bool> = self.layout.shape.iter().map(|&s| s == 1).collect();
+        self.squeeze_index_copy(&index)
+    }
+
+    /// A view with `axis.len()` dimensions: a unit dimension (chunk and block
+    /// 1) where `axis` is true, the next dimension of `self` where it is
+    /// false (`b2nd_expand_dims`). More false entries than `self` has
+    /// dimensions is `InvalidParam`; fewer is accepted, as in the reference
+    /// (the dimensions left out are dropped from the view's geometry).
     pub fn expand_dims(&self, axis: &[bool]) -> Result<NdArray> {
         self.only_b2nd_meta("expand")?;
-        if axis.len() > super::layout::MAX_DIM {
+        if axis.len() > MAX_DIM {
             crate::bail!(
                 InvalidParam,
-                "final ndim {} is larger than {}",
-                axis.len(),
-                super::layout::MAX_DIM
-            );
-        }
-        if axis.iter().filter(|a| !**a).count() != self.ndim() {
-            crate::bail!(
-                InvalidParam,
-                "the axis list must keep exactly the {} original dimensions",
-                self.ndim()
+                "final ndim {} is larger than {MAX_DIM}",
+                axis.len()
             );
         }
         let (mut s, mut c, mut b) = (Vec::new(), Vec::new(), Vec::new());
@@ -331,23 +393,20 @@ impl NdArray {
                 c.push(1);
                 b.push(1);
             } else {
+                if k == self.ndim() {
+                    crate::bail!(
+                        InvalidParam,
+                        "the axis list keeps more dimensions than the array's {}",
+                        self.ndim()
+                    );
+                }
                 s.push(self.layout.shape[k]);
                 c.push(self.layout.chunkshape[k]);
                 b.push(self.layout.blockshape[k]);
                 k += 1;
             }
         }
-        let ctx = Context {
-            shape: s,
-            chunkshape: c,
-            blockshape: b,
-            ..self.like_context()
-        };
-        let mut out = NdArray::empty(&ctx)?;
-        // Unit dimensions with unit chunks and blocks leave the stored
-        // layout unchanged.
-        out.copy_raw_chunks(self)?;
-        Ok(out)
+        self.view_as(s, c, b)
     }
 
     /// Fills `self` (the squeezed shape) from `src`, whose dimensions flagged
@@ -384,6 +443,7 @@ impl NdArray {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::ndarray::NdMeta;
 
     fn naive_slice(data: &[u8], shape: &[i64], ts: usize, start: &[i64], stop: &[i64]) -> Vec<u8> {
         let strides = super::super::layout::c_strides(shape);
@@ -459,27 +519,84 @@ mod tests {
     }
 
     #[test]
-    fn squeeze_and_expand_dims_keep_contents() {
+    fn squeeze_and_expand_dims_are_views_sharing_chunks() {
         let data = pattern(12);
-        let a = NdArray::from_cbuffer(&ctx(1, &[1, 4, 1, 3], &[1, 2, 1, 3], &[1, 1, 1, 2]), &data)
-            .unwrap();
-        let s = a.squeeze().unwrap();
-        assert_eq!(s.shape(), &[4, 3]);
+        let mut a =
+            NdArray::from_cbuffer(&ctx(1, &[1, 4, 1, 3], &[1, 2, 1, 3], &[1, 1, 1, 2]), &data)
+                .unwrap();
+        let mut s = a.squeeze().unwrap();
+        assert_eq!((s.shape(), s.chunkshape()), (&[4i64, 3][..], &[2, 3][..]));
+        assert!(s.is_view() && s.shares_chunks_with(&a) && !a.is_view());
         assert_eq!(s.to_vec().unwrap(), data);
-        // A unit dimension chunked by more than one item needs re-chunking.
+        // The source keeps its geometry and metalayer; the view has its own.
+        assert_eq!(a.shape(), &[1, 4, 1, 3]);
+        let (m, _) = NdMeta::from_stored_bytes(&s.metalayer("b2nd").unwrap(), 1).unwrap();
+        assert_eq!(m.shape, vec![4, 3]);
+        // Writes through either side are seen by the other.
+        a.set_slice_cbuffer(&[200, 201], &[1, 1, 1, 2], &[0, 3, 0, 1], &[1, 4, 1, 3])
+            .unwrap();
+        let mut two = [0u8; 2];
+        s.get_slice_cbuffer(&[3, 1], &[4, 3], &mut two, &[1, 2])
+            .unwrap();
+        assert_eq!(two, [200, 201]);
+        s.set_slice_cbuffer(&[7], &[1, 1], &[0, 0], &[1, 1])
+            .unwrap();
+        let mut one = [0u8; 1];
+        a.get_slice_cbuffer(&[0, 0, 0, 0], &[1, 1, 1, 1], &mut one, &[1, 1, 1, 1])
+            .unwrap();
+        assert_eq!(one, [7]);
+        // A view of a view, and one that outlives its source.
+        let e = s.expand_dims(&[true, false, true, false]).unwrap();
+        assert_eq!(e.shape(), &[1, 4, 1, 3]);
+        drop(a);
+        drop(s);
+        let mut want = data.clone();
+        want[0] = 7;
+        want[10..12].copy_from_slice(&[200, 201]);
+        assert_eq!(e.to_vec().unwrap(), want);
+        // Views never change the chunk list; copies of them are plain arrays.
+        let mut e2 = e.expand_dims(&[false, false, false, false]).unwrap();
+        assert_eq!(e2.resize(&[1, 8, 1, 3], None).unwrap_err().code(), -1);
+        let c = e2.copy(&e2.like_context()).unwrap();
+        assert!(!c.is_view() && !c.shares_chunks_with(&e2));
+        assert_eq!(c.to_vec().unwrap(), want);
+    }
+
+    #[test]
+    fn views_follow_the_reference_on_odd_geometries() {
+        let data = pattern(12);
+        // Squeezing a unit dimension chunked by 3 describes chunks of
+        // another size: the view is made, its chunk reads fail (-1).
         let b = NdArray::from_cbuffer(&ctx(1, &[1, 12], &[3, 5], &[2, 2]), &data).unwrap();
         let s = b.squeeze_index(&[true, false]).unwrap();
         assert_eq!((s.shape(), s.chunkshape()), (&[12i64][..], &[5][..]));
-        assert_eq!(s.to_vec().unwrap(), data);
+        assert_eq!(s.to_vec().unwrap_err().code(), -1);
         assert_eq!(b.squeeze_index(&[false, true]).unwrap_err().code(), -33);
-        let e = s.expand_dims(&[true, false, true]).unwrap();
-        assert_eq!(e.shape(), &[1, 12, 1]);
-        assert_eq!(e.to_vec().unwrap(), data);
-        assert_eq!(s.expand_dims(&[true, true]).unwrap_err().code(), -12);
+        // The copying form re-chunks and stands alone.
+        let c = b.squeeze_index_copy(&[true, false]).unwrap();
+        assert!(!c.is_view() && !c.shares_chunks_with(&b));
+        assert_eq!(
+            (c.chunkshape(), c.to_vec().unwrap()),
+            (&[5][..], data.clone())
+        );
+        assert_eq!(
+            b.squeeze_index_copy(&[false, true]).unwrap_err().code(),
+            -33
+        );
+        let a = NdArray::from_cbuffer(&ctx(1, &[1, 12], &[1, 5], &[1, 2]), &data).unwrap();
+        let s = a.squeeze().unwrap();
+        assert_eq!(s.to_vec().unwrap(), data);
+        // More kept axes than dimensions is an error; fewer is accepted.
+        assert_eq!(s.expand_dims(&[false, false]).unwrap_err().code(), -12);
+        let all_new = s.expand_dims(&[true, true, true]).unwrap();
+        assert_eq!(all_new.shape(), &[1, 1, 1]);
+        assert_eq!(s.expand_dims(&[true; 17]).unwrap_err().code(), -12);
         let mut c = ctx(1, &[1, 2], &[1, 2], &[1, 2]);
         c.metalayers.push(("other".into(), vec![0]));
+        let m = NdArray::zeros(&c).unwrap();
+        assert_eq!(m.squeeze().unwrap_err().code(), -12);
         assert_eq!(
-            NdArray::zeros(&c).unwrap().squeeze().unwrap_err().code(),
+            m.expand_dims(&[true, false, false]).unwrap_err().code(),
             -12
         );
     }
