@@ -394,8 +394,12 @@ static void run_errors(caterva_ctx_t *ctx) {
   params.ndim = 9;
   CHECK_EQ_INT(caterva_empty(ctx, &params, &st, &a), CATERVA_ERR_INVALID_ARGUMENT);
   params.ndim = 1;
-  st.blockshape[0] = 5; /* larger than the chunkshape */
-  CHECK_EQ_INT(caterva_empty(ctx, &params, &st, &a), CATERVA_ERR_INVALID_ARGUMENT);
+  /* A block larger than the chunk: Caterva (like b2nd) accepts it and pads
+     each chunk up to one whole block. */
+  st.blockshape[0] = 5;
+  CHECK_EQ_INT(caterva_empty(ctx, &params, &st, &a), CATERVA_SUCCEED);
+  CHECK(a != NULL && a->extchunkshape[0] == 5 && a->chunkshape[0] == 4);
+  CHECK_EQ_INT(caterva_free(ctx, &a), CATERVA_SUCCEED);
   st.blockshape[0] = 2;
   st.nmetalayers = 99;
   CHECK_EQ_INT(caterva_empty(ctx, &params, &st, &a), CATERVA_ERR_INVALID_ARGUMENT);
