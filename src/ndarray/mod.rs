@@ -10,6 +10,7 @@ pub mod copy;
 pub mod geometry;
 pub mod grid;
 pub mod meta;
+mod meta_slot;
 
 pub use copy::copy_nd;
 pub use geometry::{padded, Geometry};

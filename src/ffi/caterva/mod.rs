@@ -202,13 +202,10 @@ impl ArrayBox {
         }
     }
 
-    /// Runs a shape change on the core, then rewrites the `caterva` layer
-    /// (when the array has one; the core keeps `b2nd` current).
+    /// Runs a shape change on the core, which keeps both the `b2nd` and
+    /// the `caterva` layer current.
     fn reshape(&mut self, f: impl FnOnce(&mut NdArray) -> crate::Result<()>) -> crate::Result<()> {
-        self.with_core(|core| {
-            f(core)?;
-            sync_caterva_layer(core)
-        })
+        self.with_core(f)
     }
 }
 
@@ -228,28 +225,21 @@ pub(crate) fn caterva_layer(
     .to_caterva_bytes()
 }
 
-/// Rewrites the array's `caterva` layer from its current geometry, if it
-/// has one (ndim does not change on resize; after a squeeze the slot is
-/// longer than the plain record, see `squeeze.rs`).
+/// Rewrites the `caterva` layer of a fresh copy (which carried the
+/// source's over) for the copy's own geometry, filling the stored slot.
 fn sync_caterva_layer(core: &mut NdArray) -> crate::Result<()> {
     let Some(old) = core.metalayer("caterva") else {
         return Ok(());
     };
     let l = core.layout();
-    let mut bytes = caterva_layer(&l.shape, &l.chunkshape, &l.blockshape)?;
-    // A slot left longer by a squeeze keeps a record that spans it.
-    if old.len() > bytes.len() {
-        let meta = NdMeta::new(
-            l.shape.clone(),
-            l.chunkshape.clone(),
-            l.blockshape.clone(),
-            core.dtype(),
-            core.dtype_format(),
-        );
-        if let Ok(rec) = squeeze::spanning_record(&meta, &old) {
-            bytes = rec;
-        }
-    }
+    let meta = NdMeta::new(
+        l.shape.clone(),
+        l.chunkshape.clone(),
+        l.blockshape.clone(),
+        core.dtype(),
+        core.dtype_format(),
+    );
+    let bytes = meta.to_bytes_filling(&old)?;
     core.with_schunk(|sc| sc.meta_update("caterva", &bytes).map(|_| ()))
 }
 

@@ -291,28 +291,39 @@ impl NdArray {
     }
 
     /// Writes the current geometry into the "b2nd" metalayer (adding it when
-    /// the array came from a caterva-only super-chunk).
+    /// the array came from a caterva-only super-chunk) and into a "caterva"
+    /// metalayer when there is one (arrays made through the Caterva API carry
+    /// both), so readers of either layer see the same shape. Both records
+    /// are built before either is written.
     fn publish_meta(&mut self) -> Result<()> {
         let meta = meta_record(&self.layout, &self.dtype, self.dtype_format);
-        if let Some(old) = self.store.meta_get("b2nd") {
-            // Rewritten in place, in the layout it already has.
-            let m = meta.to_bytes_like(&old)?;
-            return self.store.meta_update("b2nd", &m);
+        let b2nd_old = self.store.meta_get("b2nd");
+        let b2nd = match &b2nd_old {
+            Some(old) => Some(meta.to_bytes_filling(old)?),
+            None => None,
+        };
+        let caterva = match self.store.meta_get("caterva") {
+            Some(old) => Some(match meta.to_bytes_filling(&old) {
+                Ok(r) => r,
+                // A dtype that cannot fill the slot: b2nd readers read the
+                // b2nd layer; Caterva's reader stops after the blockshape
+                // of a plain record written over the slot's start.
+                Err(_) if b2nd_old.is_some() => meta.to_caterva_bytes()?,
+                Err(e) => return Err(e),
+            }),
+            None => None,
+        };
+        if let Some(b) = b2nd {
+            self.store.meta_update("b2nd", &b)?;
+        } else if self.store.meta_add("b2nd", &meta.to_b2nd_bytes()?).is_err() && caterva.is_none() {
+            // Frames take no new metalayer once they hold data; a
+            // caterva-only array stays described by its caterva layer.
+            crate::bail!(Failure, "the array has no b2nd metalayer and cannot gain one");
         }
-        let smeta = meta.to_b2nd_bytes()?;
-        match (
-            self.store.meta_add("b2nd", &smeta),
-            self.store.meta_get("caterva"),
-        ) {
-            (Ok(()), _) => Ok(()),
-            // Frames take no new metalayer once they hold data: keep a
-            // caterva-only array described by its caterva metalayer.
-            (Err(_), Some(old)) => {
-                let m = meta.to_bytes_like(&old)?;
-                self.store.meta_update("caterva", &m)
-            }
-            (Err(e), None) => Err(e),
+        if let Some(c) = caterva {
+            self.store.meta_update("caterva", &c)?;
         }
+        Ok(())
     }
 
     /// Re-reads the geometry from the "b2nd" metalayer (`b2nd_refresh`).
@@ -503,6 +514,25 @@ pub(crate) mod testutil {
 mod tests {
     use super::testutil::*;
     use super::*;
+
+    #[test]
+    fn shape_changes_rewrite_a_caterva_layer_too() {
+        // An array made through the Caterva API carries both layers; a
+        // resize through any API must leave them describing the same shape.
+        let mut c = ctx(2, &[6, 5], &[4, 3], &[2, 3]);
+        let cat = NdMeta::new(vec![6, 5], vec![4, 3], vec![2, 3], "", 0)
+            .to_caterva_bytes()
+            .unwrap();
+        c.metalayers.push(("caterva".into(), cat.clone()));
+        let mut a = NdArray::zeros(&c).unwrap();
+        a.resize(&[9, 2], None).unwrap();
+        let stored = a.metalayer("caterva").unwrap();
+        assert_eq!(stored.len(), cat.len());
+        let m = NdMeta::from_caterva_bytes(&stored, 2).unwrap();
+        assert_eq!((m.shape, m.chunkshape, m.blockshape), (vec![9, 2], vec![4, 3], vec![2, 3]));
+        let (b, _) = NdMeta::from_stored_bytes(&a.metalayer("b2nd").unwrap(), 2).unwrap();
+        assert_eq!(b.shape, vec![9, 2]);
+    }
 
     #[test]
     fn creation_writes_the_b2nd_metalayer_and_special_chunks() {
