@@ -100,6 +100,25 @@ static void metalayers(blosc2_schunk *sc) {
   CHECK_EQ_INT(blosc2_meta_get(sc, "meta1", NULL, &got_len), BLOSC2_ERROR_INVALID_PARAM);
 }
 
+/* The public entry of vlmetalayer i holds, as in the reference, the
+   compressed content: a chunk whose cbytes is content_len and which
+   decompresses to `want`. */
+static void check_vl_entry(blosc2_schunk *sc, int i, const char *name, const char *want) {
+  blosc2_metalayer *m = sc->vlmetalayers[i];
+  CHECK(m != NULL);
+  if (m == NULL) return;
+  CHECK(strcmp(m->name, name) == 0);
+  CHECK(m->content != NULL);
+  if (m->content == NULL) return;
+  int32_t nbytes, cbytes, bsize;
+  CHECK_EQ_INT(blosc2_cbuffer_sizes(m->content, &nbytes, &cbytes, &bsize), 0);
+  CHECK_EQ_INT(cbytes, m->content_len);
+  CHECK_EQ_INT(nbytes, strlen(want));
+  char out[128] = {0};
+  CHECK_EQ_INT(blosc2_decompress(m->content, m->content_len, out, sizeof(out)), strlen(want));
+  CHECK(memcmp(out, want, strlen(want)) == 0);
+}
+
 static void vlmetalayers(blosc2_schunk *sc) {
   const char *big = "a variable-length metalayer that is longer than the fixed ones";
   CHECK_EQ_INT(blosc2_vlmeta_add(sc, "vl0", (uint8_t *)"hello", 5, NULL), 0);
@@ -107,6 +126,8 @@ static void vlmetalayers(blosc2_schunk *sc) {
   CHECK_EQ_INT(blosc2_vlmeta_add(sc, "vl0", (uint8_t *)"x", 1, NULL), BLOSC2_ERROR_INVALID_PARAM);
   CHECK_EQ_INT(sc->nvlmetalayers, 2);
   CHECK(strcmp(sc->vlmetalayers[1]->name, "vl1") == 0);
+  check_vl_entry(sc, 0, "vl0", "hello");
+  check_vl_entry(sc, 1, "vl1", big);
   CHECK_EQ_INT(blosc2_vlmeta_exists(sc, "vl1"), 1);
   CHECK_EQ_INT(blosc2_vlmeta_exists(sc, "vl9"), BLOSC2_ERROR_NOT_FOUND);
   uint8_t *got;
@@ -120,7 +141,8 @@ static void vlmetalayers(blosc2_schunk *sc) {
   cp.compcode = BLOSC_ZSTD;
   int64_t tick = sc->change_tick;
   CHECK_EQ_INT(blosc2_vlmeta_update(sc, "vl0", (uint8_t *)"bigger content", 14, &cp), 0);
-  CHECK(sc->change_tick > tick);
+  CHECK_EQ_INT(sc->change_tick, tick + 1);
+  check_vl_entry(sc, 0, "vl0", "bigger content");
   CHECK_EQ_INT(blosc2_vlmeta_get(sc, "vl0", &got, &len), 0);
   CHECK_EQ_INT(len, 14);
   CHECK(memcmp(got, "bigger content", 14) == 0);
@@ -133,6 +155,9 @@ static void vlmetalayers(blosc2_schunk *sc) {
   CHECK_EQ_INT(blosc2_vlmeta_delete(sc, "vl1"), BLOSC2_ERROR_NOT_FOUND);
   CHECK_EQ_INT(sc->nvlmetalayers, 2);
   CHECK_EQ_INT(blosc2_vlmeta_exists(sc, "vl2"), 1);
+  check_vl_entry(sc, 0, "vl0", "bigger content");
+  check_vl_entry(sc, 1, "vl2", "z");
+  CHECK(sc->vlmetalayers[2] == NULL);
 }
 
 /* Chunk k's data at chunk position n, for the expected order `order`. */
@@ -316,6 +341,7 @@ static void run_storage(bool contiguous, const char *urlpath) {
     check_chunk_is(opened, 2, 3);
     CHECK_EQ_INT(blosc2_meta_exists(opened, "meta12"), 12);
     CHECK_EQ_INT(blosc2_vlmeta_exists(opened, "vl2"), 1);
+    check_vl_entry(opened, 1, "vl2", "z"); /* filled when read from a file */
     CHECK(strcmp(opened->storage->urlpath, fpath) == 0);
     blosc2_schunk_free(opened);
   }

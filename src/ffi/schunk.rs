@@ -14,8 +14,9 @@
 //!   parameters and a copy of the `blosc2_io` (its `name`/`params` stay the
 //!   caller's);
 //! - `metalayers[i]` point to boxed `blosc2_metalayer`s with owned names and
-//!   contents; `vlmetalayers[i]` carry owned names (their `content` is NULL,
-//!   the compressed bytes stay in the core: read them with `blosc2_vlmeta_get`);
+//!   contents; `vlmetalayers[i]` carry owned names and, as in the reference,
+//!   the *compressed* content the frame trailer stores (`content_len` is its
+//!   compressed length; `blosc2_vlmeta_get` gives the decompressed bytes);
 //! - `frame` is non-NULL exactly when the super-chunk is frame-backed (an
 //!   in-memory contiguous frame, a frame file or a sparse directory), NULL for
 //!   an in-memory chunk list, as in the reference. It is an opaque token (the
@@ -178,6 +179,9 @@ impl SchunkBox {
             own.schunk = me;
             own
         });
+        // Lazy chunks from `get_lazychunk` decode through any context whose
+        // dparams name a super-chunk (as `dctx` does): install the lookup.
+        crate::chunk::Decompressor::set_lazy_resolver(resolve_lazy);
         b.c.cctx = super::context::blosc2_create_cctx(b.user_cparams.unwrap_or(b.cparams));
         b.c.dctx = super::context::blosc2_create_dctx(b.user_dparams.unwrap_or(b.dparams));
         Box::into_raw(b).cast()
@@ -234,25 +238,13 @@ impl SchunkBox {
 
     /// Rebuilds the metalayer entries if the core's differ; true if they did.
     fn sync_metas(&mut self) -> bool {
-        let names = self.core.meta_names();
-        let current: Vec<(String, Vec<u8>)> = names
-            .into_iter()
-            .map(|n| {
-                let v = self.core.meta_get(&n).unwrap_or_default();
-                (n, v)
-            })
-            .collect();
-        let same = current.len() == self.metas.len()
-            && current
-                .iter()
-                .zip(&self.metas)
-                .all(|((n, v), m)| m.name.as_bytes() == n.as_bytes() && m.content == *v);
-        if same {
+        let current = self.core.metalayers();
+        if same_layers(current, &self.metas) {
             return false;
         }
         self.metas = current
-            .into_iter()
-            .map(|(n, v)| OwnedLayer::new(&n, Some(v)))
+            .iter()
+            .map(|m| OwnedLayer::new(&m.name, Some(m.content.clone())))
             .collect();
         self.c.metalayers = [core::ptr::null_mut(); 16];
         for (slot, m) in self.c.metalayers.iter_mut().zip(self.metas.iter_mut()) {
@@ -262,20 +254,18 @@ impl SchunkBox {
         true
     }
 
-    /// Rebuilds the vlmetalayer entries if the names differ; true if they did.
-    /// Content changes are not visible in the names, so callers that change
-    /// content bump `change_tick` themselves.
+    /// Rebuilds the vlmetalayer entries if the core's names or (compressed)
+    /// contents differ; true if they did. As in the reference, each entry's
+    /// `content`/`content_len` are the compressed bytes the trailer stores.
     fn sync_vlmetas(&mut self) -> bool {
-        let names = self.core.vlmeta_names();
-        let same = names.len() == self.vlmetas.len()
-            && names
-                .iter()
-                .zip(&self.vlmetas)
-                .all(|(n, m)| m.name.as_bytes() == n.as_bytes());
-        if same {
+        let current = self.core.vlmetalayers_stored();
+        if same_layers(current, &self.vlmetas) {
             return false;
         }
-        self.vlmetas = names.iter().map(|n| OwnedLayer::new(n, None)).collect();
+        self.vlmetas = current
+            .iter()
+            .map(|m| OwnedLayer::new(&m.name, Some(m.content.clone())))
+            .collect();
         for slot in self.c.vlmetalayers.iter_mut() {
             *slot = core::ptr::null_mut();
         }
@@ -285,6 +275,37 @@ impl SchunkBox {
         self.c.nvlmetalayers = i16::try_from(self.vlmetas.len()).unwrap_or(i16::MAX);
         true
     }
+}
+
+/// Where the blocks of a lazy chunk given to a plain decode call are: the
+/// super-chunk named by the context's `dparams.schunk` opens its frame for
+/// them (the reference reads them through `context->schunk->frame`).
+fn resolve_lazy(
+    dp: &crate::chunk::DParams,
+    chunk: &[u8],
+) -> Result<Box<dyn crate::chunk::BlockSource>> {
+    let sc = dp
+        .user_data
+        .as_ref()
+        .and_then(|u| u.downcast_ref::<super::registry::CallerDParams>())
+        .map(|d| d.0.schunk)
+        .filter(|p| !p.is_null())
+        .ok_or_else(|| crate::err!(InvalidParam, "lazy chunk needs an associated super-chunk"))?;
+    // SAFETY: a non-NULL `dparams.schunk` is, by the C API's contract, a live
+    // super-chunk from this library (every one is a `SchunkBox`), not being
+    // changed while the context decodes; it is only read here, and the block
+    // source opens its own file handle, keeping no borrow of it.
+    let b = unsafe { &*(sc as *const SchunkBox) };
+    b.core.lazy_block_source(chunk)
+}
+
+/// Whether the C entries already mirror `layers` (names and contents).
+fn same_layers(layers: &[crate::frame::Metalayer], entries: &[Box<OwnedLayer>]) -> bool {
+    layers.len() == entries.len()
+        && layers
+            .iter()
+            .zip(entries)
+            .all(|(l, e)| e.name.as_bytes() == l.name.as_bytes() && e.content == l.content)
 }
 
 impl Drop for SchunkBox {

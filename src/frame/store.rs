@@ -392,6 +392,24 @@ impl Frame {
         }
     }
 
+    /// The location fields of a lazy chunk for stored chunk `n` (see
+    /// `schunk::lazy`): contiguous frames give the chunk number and the
+    /// chunk's position from the frame start, sparse ones the chunk file id
+    /// twice.
+    pub(crate) fn lazy_location(&self, n: usize) -> Result<(i32, i64)> {
+        let ChunkLoc::Stored(off) = self.loc(n)? else {
+            crate::bail!(Failure, "chunk {n} is special and has no stored bytes");
+        };
+        if self.is_sparse() {
+            let id = i32::try_from(off)
+                .map_err(|_| crate::err!(InvalidIndex, "sparse chunk id {off} out of range"))?;
+            return Ok((id, off));
+        }
+        let nchunk = i32::try_from(n)
+            .map_err(|_| crate::err!(InvalidIndex, "chunk {n} out of the int32 range"))?;
+        Ok((nchunk, self.header_len as i64 + off))
+    }
+
     /// The header (first 32 bytes) of chunk `n`, or its special kind.
     pub(crate) fn chunk_info(
         &mut self,
@@ -401,7 +419,7 @@ impl Frame {
     }
 
     /// Like [`Frame::chunk_info`], also giving the header bytes.
-    fn chunk_header(
+    pub(crate) fn chunk_header(
         &mut self,
         n: usize,
     ) -> Result<std::result::Result<(ChunkInfo, [u8; EXTENDED_HEADER_LEN]), SpecialOffset>> {

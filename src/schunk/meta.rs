@@ -72,6 +72,11 @@ impl SChunk {
         self.metalayers.iter().map(|m| m.name.clone()).collect()
     }
 
+    /// The metalayers, in order, with their contents.
+    pub fn metalayers(&self) -> &[Metalayer] {
+        &self.metalayers
+    }
+
     // ----- variable-length metalayers -----
 
     pub fn vlmeta_exists(&self, name: &str) -> Option<usize> {
@@ -157,5 +162,12 @@ impl SChunk {
     /// Names of the vlmetalayers, in order.
     pub fn vlmeta_names(&self) -> Vec<String> {
         self.vlmetalayers.iter().map(|m| m.name.clone()).collect()
+    }
+
+    /// The vlmetalayers, in order, with their contents *compressed* as the
+    /// frame trailer stores them (the reference keeps these bytes in
+    /// `blosc2_schunk.vlmetalayers[i]->content`).
+    pub fn vlmetalayers_stored(&self) -> &[Metalayer] {
+        &self.vlmetalayers
     }
 }

@@ -4,7 +4,6 @@ use std::borrow::Cow;
 
 use super::{fetch_chunk, fixed_chunk_nbytes, Backend, SChunk, SpecialSpec};
 use crate::frame::codec::ChunkInfo;
-use crate::frame::Place;
 use crate::Result;
 
 impl SChunk {
@@ -50,16 +49,13 @@ impl SChunk {
         Ok((n, spec))
     }
 
-    /// Like [`SChunk::get_chunk`], but for file frames returns only the
-    /// chunk header and block starts; the blocks stay on disk.
+    /// Like [`SChunk::get_chunk`], but for stored chunks of on-disk frames
+    /// returns the reference's lazy chunk: header, block starts and a
+    /// trailer locating the blocks, which stay on disk (decode it with
+    /// [`SChunk::lazy_block_source`]). Other chunks are returned whole.
     pub fn get_lazychunk(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
         let idx = self.check_index(n)?;
-        let on_disk =
-            matches!(&self.backend, Backend::Frame(f) if !matches!(f.place(), Place::Memory(_)));
-        if !on_disk {
-            return self.get_chunk(n);
-        }
-        match self.lazy_prefix(idx)? {
+        match self.lazy_chunk(idx)? {
             Some(p) => Ok(Cow::Owned(p)),
             None => self.get_chunk(n),
         }
