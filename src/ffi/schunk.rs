@@ -385,7 +385,11 @@ pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut
         null_on_err((|| {
             // SAFETY: forwarded contract.
             let st = unsafe { storage_from_c(storage) }?;
-            let core = SChunk::new(st)?;
+            let mut core = SChunk::new(st)?;
+            // SAFETY: forwarded contract: the storage's io is NULL or valid.
+            if unsafe { locking_param(storage.as_ref().map_or(core::ptr::null(), |s| s.io)) } {
+                core.set_locking(true)?;
+            }
             // SAFETY: forwarded contract: the storage and its parameter
             // pointers are NULL or valid.
             let (io, cp, dp) = unsafe {
@@ -481,7 +485,12 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
                 .map_err(|_| crate::err!(InvalidParam, "offset {offset} is negative"))?;
             // SAFETY: forwarded contract.
             let io = unsafe { super::io::io_from_c(udio) }?;
-            let core = SChunk::open_with_io(&path, offset, io)?;
+            let mut core = SChunk::open_with_io(&path, offset, io)?;
+            // SAFETY: forwarded contract.
+            if unsafe { locking_param(udio) } {
+                core.set_locking(true)?;
+                core.refresh()?;
+            }
             // SAFETY: NULL or valid per the contract.
             let p = SchunkBox::into_c(core, unsafe { udio.as_ref() }.copied());
             // SAFETY: `p` was just created by `into_c`.
@@ -546,26 +555,59 @@ pub unsafe extern "C" fn blosc2_schunk_avoid_cframe_free(
     })
 }
 
-/// Takes the frame lock. This library has no file locking, so (as the
-/// reference documents for handles without locking) it is a no-op that
-/// returns 0; NULL gives `BLOSC2_ERROR_NULL_POINTER`.
+/// Takes the exclusive frame lock and holds it until
+/// `blosc2_schunk_unlock`: operations in between nest in it, so the sequence
+/// is atomic against other locking handles and processes. Re-entrant. A
+/// no-op returning 0 unless locking is on for the handle (the `locking`
+/// member of `blosc2_stdio_params`, or the `BLOSC_LOCKING` environment
+/// variable, for on-disk frames through the file-system backend). Returns 0
+/// or `BLOSC2_ERROR_LOCK`.
 ///
 /// # Safety
 /// `schunk` is NULL or a live super-chunk.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_schunk_lock(schunk: *mut blosc2_schunk) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_schunk(schunk, |_| Ok(0)) as c_int }
+    unsafe {
+        with_schunk(schunk, |b| {
+            b.core.lock()?;
+            Ok(0)
+        }) as c_int
+    }
 }
 
-/// Releases the lock of `blosc2_schunk_lock`: a no-op returning 0.
+/// Releases one level of `blosc2_schunk_lock` (a no-op when locking is off
+/// or the lock is not held). Returns 0 or `BLOSC2_ERROR_LOCK`.
 ///
 /// # Safety
 /// `schunk` is NULL or a live super-chunk.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_schunk_unlock(schunk: *mut blosc2_schunk) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_schunk(schunk, |_| Ok(0)) as c_int }
+    unsafe {
+        with_schunk(schunk, |b| {
+            b.core.unlock()?;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Whether `io` asks for file locking through `blosc2_stdio_params`.
+///
+/// # Safety
+/// `io` is NULL or valid; for the file-system backend its `params` are NULL
+/// or a `blosc2_stdio_params`.
+unsafe fn locking_param(io: *const blosc2_io) -> bool {
+    // SAFETY: per the contract.
+    let Some(io) = (unsafe { io.as_ref() }) else {
+        return false;
+    };
+    if i32::from(io.id) != super::constants::BLOSC2_IO_FILESYSTEM || io.params.is_null() {
+        return false;
+    }
+    // SAFETY: the file-system backend's params are a `blosc2_stdio_params`
+    // (the reference reads them the same way).
+    unsafe { (*io.params.cast::<super::types::blosc2_stdio_params>()).locking }
 }
 
 /// Re-reads an on-disk frame changed through another handle. Returns 1 when

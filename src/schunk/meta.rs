@@ -15,6 +15,10 @@ impl SChunk {
 
     /// Adds a fixed-size metalayer; frames accept them only before data.
     pub fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<usize> {
+        self.locked(true, |s| s.meta_add_unlocked(name, content))
+    }
+
+    fn meta_add_unlocked(&mut self, name: &str, content: &[u8]) -> Result<usize> {
         crate::frame::header::check_name(name)?;
         if self.meta_exists(name).is_some() {
             crate::bail!(InvalidParam, "metalayer '{name}' already exists");
@@ -50,6 +54,10 @@ impl SChunk {
     /// Overwrites the start of metalayer `name`; its size never changes, so
     /// `content` may not be longer than the existing content.
     pub fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<usize> {
+        self.locked(true, |s| s.meta_update_unlocked(name, content))
+    }
+
+    fn meta_update_unlocked(&mut self, name: &str, content: &[u8]) -> Result<usize> {
         let i = self
             .meta_exists(name)
             .ok_or_else(|| crate::err!(MetalayerNotFound, "metalayer '{name}' not found"))?;
@@ -99,6 +107,15 @@ impl SChunk {
         content: &[u8],
         cparams: Option<&CParams>,
     ) -> Result<usize> {
+        self.locked(true, |s| s.vlmeta_add_unlocked(name, content, cparams))
+    }
+
+    fn vlmeta_add_unlocked(
+        &mut self,
+        name: &str,
+        content: &[u8],
+        cparams: Option<&CParams>,
+    ) -> Result<usize> {
         crate::frame::header::check_name(name)?;
         if self.vlmeta_exists(name).is_some() {
             crate::bail!(InvalidParam, "vlmetalayer '{name}' already exists");
@@ -137,6 +154,15 @@ impl SChunk {
         content: &[u8],
         cparams: Option<&CParams>,
     ) -> Result<usize> {
+        self.locked(true, |s| s.vlmeta_update_unlocked(name, content, cparams))
+    }
+
+    fn vlmeta_update_unlocked(
+        &mut self,
+        name: &str,
+        content: &[u8],
+        cparams: Option<&CParams>,
+    ) -> Result<usize> {
         let i = self
             .vlmeta_exists(name)
             .ok_or_else(|| crate::err!(MetalayerNotFound, "vlmetalayer '{name}' not found"))?;
@@ -151,6 +177,10 @@ impl SChunk {
 
     /// Removes vlmetalayer `name`; returns how many remain.
     pub fn vlmeta_delete(&mut self, name: &str) -> Result<usize> {
+        self.locked(true, |s| s.vlmeta_delete_unlocked(name))
+    }
+
+    fn vlmeta_delete_unlocked(&mut self, name: &str) -> Result<usize> {
         let i = self
             .vlmeta_exists(name)
             .ok_or_else(|| crate::err!(MetalayerNotFound, "vlmetalayer '{name}' not found"))?;

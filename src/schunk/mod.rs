@@ -40,6 +40,7 @@ pub use crate::frame::Metalayer;
 pub use engine::{BlockSource, CParams, DParams, Special};
 
 use crate::frame::header::{FrameHeader, FrameType};
+use crate::frame::lock::{self as frame_lock, FrameLock};
 use crate::frame::{Frame, FrameChunk, IoRef, MemFile, Place, StdIo};
 use crate::Result;
 use engine::Engine;
@@ -94,6 +95,8 @@ pub struct SChunk {
     vlmetalayers: Vec<Metalayer>,
     backend: Backend,
     engine: Engine,
+    /// Advisory frame lock, when locking is on (see [`SChunk::set_locking`]).
+    lock: Option<FrameLock>,
 }
 
 impl std::fmt::Debug for SChunk {
@@ -164,6 +167,7 @@ impl SChunk {
             backend,
             engine,
             storage,
+            lock: None,
         })
     }
 
@@ -216,7 +220,8 @@ impl SChunk {
             }
         };
         let mut s = SChunk::empty(storage, backend)?;
-        s.flush()?;
+        s.lock_from_env();
+        s.locked(true, |s| s.flush())?;
         Ok(s)
     }
 
@@ -259,7 +264,14 @@ impl SChunk {
             io,
             ..Storage::default()
         };
-        SChunk::attach(place, storage)
+        let mut s = SChunk::attach(place, storage)?;
+        s.lock_from_env();
+        if s.lock.is_some() {
+            // Re-read under the shared lock: the first read may have raced
+            // with a writer that holds the lock.
+            s.refresh()?;
+        }
+        Ok(s)
     }
 
     /// A super-chunk read from a contiguous frame buffer. With `copy` the
@@ -328,6 +340,7 @@ impl SChunk {
             backend: Backend::Frame(frame),
             engine,
             storage,
+            lock: None,
         })
     }
 
@@ -381,8 +394,20 @@ impl SChunk {
         }
     }
 
-    /// Re-reads header, trailer and offsets of a frame changed by another handle.
+    /// Re-reads header, trailer and offsets of a frame changed by another
+    /// handle (under the shared lock when locking is on).
     pub fn refresh(&mut self) -> Result<()> {
+        let Some(lock) = self.lock.as_mut() else {
+            return self.reload();
+        };
+        lock.lock(false)?;
+        let r = self.reload();
+        self.unlock_once(r)
+    }
+
+    /// Replaces the in-memory state with the frame's current bytes, keeping
+    /// this handle's lock state.
+    fn reload(&mut self) -> Result<()> {
         let place = match &self.backend {
             Backend::Frame(f) => match f.place() {
                 Place::File { io, path, offset } => Place::File {
@@ -398,9 +423,105 @@ impl SChunk {
             },
             Backend::Chunks(_) => return Ok(()),
         };
-        let fresh = SChunk::attach(place, self.storage.clone())?;
+        let mut fresh = SChunk::attach(place, self.storage.clone())?;
+        fresh.lock = self.lock.take();
         *self = fresh;
         Ok(())
+    }
+
+    // ----- opt-in file locking -----
+
+    /// Turns advisory file locking on or off for this handle (the
+    /// reference's `blosc2_stdio_params.locking`). Only on-disk frames lock;
+    /// elsewhere this is a no-op. Turning it off while the lock is held is
+    /// an error.
+    pub fn set_locking(&mut self, on: bool) -> Result<()> {
+        if !on {
+            if self.lock.as_ref().is_some_and(|l| l.depth() > 0) {
+                crate::bail!(Lock, "cannot turn locking off while the lock is held");
+            }
+            self.lock = None;
+            return Ok(());
+        }
+        if self.lock.is_some() {
+            return Ok(());
+        }
+        let sparse = match &self.backend {
+            Backend::Frame(f) => match f.place() {
+                Place::File { .. } => false,
+                Place::Sparse { .. } => true,
+                Place::Memory(_) => return Ok(()),
+            },
+            Backend::Chunks(_) => return Ok(()),
+        };
+        if let Some(p) = &self.storage.urlpath {
+            self.lock = Some(FrameLock::new(p, sparse));
+        }
+        Ok(())
+    }
+
+    /// Whether this handle locks its frame.
+    pub fn locking(&self) -> bool {
+        self.lock.is_some()
+    }
+
+    /// Locking asked for by `BLOSC_LOCKING`, for the file-system backend only.
+    fn lock_from_env(&mut self) {
+        if self.storage.io.is_none() && frame_lock::requested_by_env() {
+            // Cannot fail when turning locking on.
+            let _ = self.set_locking(true);
+        }
+    }
+
+    /// Takes the exclusive lock and keeps it until [`SChunk::unlock`]; the
+    /// operations in between nest in it, so the sequence is atomic against
+    /// other locking handles. Re-entrant; a no-op when locking is off.
+    pub fn lock(&mut self) -> Result<()> {
+        let Some(lock) = self.lock.as_mut() else {
+            return Ok(());
+        };
+        if lock.lock(true)? {
+            if let Err(e) = self.reload() {
+                return self.unlock_once(Err(e));
+            }
+        }
+        Ok(())
+    }
+
+    /// Releases one level of [`SChunk::lock`].
+    pub fn unlock(&mut self) -> Result<()> {
+        match self.lock.as_mut() {
+            Some(l) => l.unlock(),
+            None => Ok(()),
+        }
+    }
+
+    /// Releases one lock level after an operation, keeping its error first.
+    fn unlock_once<T>(&mut self, r: Result<T>) -> Result<T> {
+        let u = self.unlock();
+        let v = r?;
+        u?;
+        Ok(v)
+    }
+
+    /// Runs `f` under the frame lock (exclusive for mutations), first
+    /// re-reading the frame if another handle wrote it since this one last
+    /// held the lock. Without locking, just runs `f`.
+    pub(crate) fn locked<T>(
+        &mut self,
+        exclusive: bool,
+        f: impl FnOnce(&mut SChunk) -> Result<T>,
+    ) -> Result<T> {
+        let Some(lock) = self.lock.as_mut() else {
+            return f(self);
+        };
+        if lock.lock(exclusive)? {
+            if let Err(e) = self.reload() {
+                return self.unlock_once(Err(e));
+            }
+        }
+        let r = f(self);
+        self.unlock_once(r)
     }
 
     // ----- persistence of the metadata -----

@@ -33,7 +33,18 @@ impl SChunk {
     }
 
     /// The compressed chunk `n` (special offsets are expanded into special chunks).
+    /// With locking on, the chunk is read under the shared lock and
+    /// returned as a copy.
     pub fn get_chunk(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
+        if self.lock.is_some() {
+            return self
+                .locked(false, |s| s.get_chunk_unlocked(n).map(Cow::into_owned))
+                .map(Cow::Owned);
+        }
+        self.get_chunk_unlocked(n)
+    }
+
+    fn get_chunk_unlocked(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
         let (n, spec) = self.chunk_request(n)?;
         fetch_chunk(&mut self.backend, n, spec)
     }
@@ -54,8 +65,11 @@ impl SChunk {
     /// trailer locating the blocks, which stay on disk (decode it with
     /// [`SChunk::lazy_block_source`]). Other chunks are returned whole.
     pub fn get_lazychunk(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
-        let idx = self.check_index(n)?;
-        match self.lazy_chunk(idx)? {
+        let lazy = self.locked(false, |s| {
+            let idx = s.check_index(n)?;
+            s.lazy_chunk(idx)
+        })?;
+        match lazy {
             Some(p) => Ok(Cow::Owned(p)),
             None => self.get_chunk(n),
         }
@@ -63,6 +77,10 @@ impl SChunk {
 
     /// Decompresses chunk `n` into `dst`; returns the bytes written.
     pub fn decompress_chunk(&mut self, n: i64, dst: &mut [u8]) -> Result<usize> {
+        self.locked(false, |s| s.decompress_chunk_unlocked(n, dst))
+    }
+
+    fn decompress_chunk_unlocked(&mut self, n: i64, dst: &mut [u8]) -> Result<usize> {
         let (n, spec) = self.chunk_request(n)?;
         let chunk = fetch_chunk(&mut self.backend, n, spec)?;
         self.engine.decompress(&chunk, dst)
@@ -92,6 +110,10 @@ impl SChunk {
 
     /// Reads items `start..stop` (in units of `typesize`) into `dst`.
     pub fn get_slice_buffer(&mut self, start: i64, stop: i64, dst: &mut [u8]) -> Result<()> {
+        self.locked(false, |s| s.get_slice_buffer_unlocked(start, stop, dst))
+    }
+
+    fn get_slice_buffer_unlocked(&mut self, start: i64, stop: i64, dst: &mut [u8]) -> Result<()> {
         let ts = i64::from(self.typesize());
         let nitems = self.nbytes / ts;
         if start < 0 || stop < start || stop > nitems {
@@ -189,6 +211,16 @@ impl SChunk {
         nitems: usize,
         dst: &mut [u8],
     ) -> Result<usize> {
+        self.locked(false, |s| s.get_items_unlocked(n, start, nitems, dst))
+    }
+
+    fn get_items_unlocked(
+        &mut self,
+        n: i64,
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         let idx = self.check_index(n)?;
         let ts = self.typesize() as usize;
         let (lo, len) = start
@@ -205,6 +237,10 @@ impl SChunk {
 
     /// Writes items `start..stop` from `src`, recompressing touched chunks.
     pub fn set_slice_buffer(&mut self, start: i64, stop: i64, src: &[u8]) -> Result<()> {
+        self.locked(true, |s| s.set_slice_buffer_unlocked(start, stop, src))
+    }
+
+    fn set_slice_buffer_unlocked(&mut self, start: i64, stop: i64, src: &[u8]) -> Result<()> {
         let ts = i64::from(self.typesize());
         let nitems = self.nbytes / ts;
         if start < 0 || stop < start || stop > nitems {
