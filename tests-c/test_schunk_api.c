@@ -304,7 +304,20 @@ static void run_storage(bool contiguous, const char *urlpath) {
   bool cframe_free;
   int64_t flen = blosc2_schunk_to_buffer(sc, &cframe, &cframe_free);
   CHECK(flen > 0);
-  CHECK(cframe_free);
+  CHECK_EQ_INT(flen, blosc2_schunk_frame_len(sc));
+  if (contiguous && urlpath == NULL) {
+    /* An in-memory frame hands out its own buffer, as the reference does. */
+    CHECK(!cframe_free);
+    uint8_t *again_ptr;
+    bool again_free;
+    CHECK_EQ_INT(blosc2_schunk_to_buffer(sc, &again_ptr, &again_free), flen);
+    CHECK(again_ptr == cframe && !again_free);
+    uint8_t *own = malloc((size_t)flen);
+    memcpy(own, cframe, (size_t)flen);
+    cframe = own; /* the tests below hand the buffer over to free() */
+  } else {
+    CHECK(cframe_free);
+  }
   blosc2_schunk *copy = blosc2_schunk_from_buffer(cframe, flen, true);
   blosc2_schunk *borrow = blosc2_schunk_from_buffer(cframe, flen, false);
   CHECK(copy != NULL && borrow != NULL);
@@ -516,6 +529,7 @@ static void append_file_and_offsets(void) {
   uint8_t *cf;
   bool nf;
   int64_t len = blosc2_schunk_to_buffer(b, &cf, &nf);
+  CHECK(!nf); /* b is an in-memory frame: its own buffer */
   CHECK(blosc2_schunk_from_buffer(cf, len - 10, true) == NULL);
   CHECK(blosc2_schunk_from_buffer(cf, 20, false) == NULL);
   f = fopen("test_schunk_api_trunc.b2frame", "wb");
@@ -524,7 +538,7 @@ static void append_file_and_offsets(void) {
   CHECK(blosc2_schunk_open("test_schunk_api_trunc.b2frame") == NULL);
   CHECK(blosc2_schunk_open("test_schunk_api_does_not_exist.b2frame") == NULL);
   CHECK(blosc2_schunk_open(NULL) == NULL);
-  free(cf);
+  if (nf) free(cf);
 
   /* Rename and remove. */
   CHECK_EQ_INT(blosc2_rename_urlpath("test_schunk_api_trunc.b2frame", "test_schunk_api_moved.b2frame"), 0);

@@ -632,8 +632,11 @@ pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_
     }
 }
 
-/// Serializes the super-chunk as a contiguous frame into a `malloc`ed buffer
-/// (`*needs_free` is set to true: the caller frees it). Returns its length.
+/// The super-chunk as a contiguous frame. For an in-memory contiguous frame
+/// this is the frame's own buffer (`*needs_free` false, as in the
+/// reference): it stays valid until the super-chunk changes or is freed and
+/// must not be written to. Otherwise a `malloc`ed serialization
+/// (`*needs_free` true: the caller frees it). Returns its length.
 ///
 /// # Safety
 /// `schunk` is NULL or live; `cframe` and `needs_free` are NULL or writable.
@@ -648,6 +651,14 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
         with_schunk(schunk, |b| {
             if cframe.is_null() || needs_free.is_null() {
                 crate::bail!(NullPointer, "cframe or needs_free is NULL");
+            }
+            if let Some(own) = b.core.frame_bytes() {
+                // SAFETY: both out-pointers are non-NULL and writable per the
+                // contract; the pointer is into the frame's buffer, which the
+                // box owns and only a later call on it can move or free.
+                *cframe = own.as_ptr() as *mut u8;
+                *needs_free = false;
+                return Ok(own.len() as i64);
             }
             let bytes = b.core.to_buffer()?;
             let p = malloc_copy(&bytes)?;

@@ -680,6 +680,14 @@ impl Frame {
         Ok(v)
     }
 
+    /// The frame bytes of an in-memory frame, borrowed.
+    pub fn memory_bytes(&self) -> Option<&[u8]> {
+        match &self.place {
+            Place::Memory(m) => m.data.get(..usize::try_from(self.frame_len).ok()?),
+            _ => None,
+        }
+    }
+
     /// Gives back the memory buffer of an in-memory frame.
     pub fn into_memory(self) -> Option<Vec<u8>> {
         match self.place {

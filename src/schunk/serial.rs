@@ -46,6 +46,15 @@ impl SChunk {
     }
 
     /// The super-chunk serialized as a contiguous frame.
+    /// The bytes of an in-memory contiguous frame, borrowed (no copy), or
+    /// `None` for other storages (use [`SChunk::to_buffer`]).
+    pub fn frame_bytes(&self) -> Option<&[u8]> {
+        match &self.backend {
+            Backend::Frame(f) => f.memory_bytes(),
+            Backend::Chunks(_) => None,
+        }
+    }
+
     pub fn to_buffer(&mut self) -> Result<Vec<u8>> {
         if let Backend::Frame(f) = &mut self.backend {
             if !f.is_sparse() {
