@@ -50,6 +50,11 @@ pub struct Frame {
     data_len: u64,
     offsets: Vec<i64>,
     frame_len: u64,
+    /// Other bytes follow the frame in its file (a frame embedded in a
+    /// larger file, or several frames appended to one file): the file is
+    /// then never truncated, so that a shrinking frame leaves them where
+    /// they are. A growing frame still writes over them, as the reference.
+    tail_follows: bool,
     /// Chunk bytes read from a file, reused from read to read so that a
     /// chunk read neither allocates nor zeroes (grows only).
     chunk_buf: Vec<u8>,
@@ -88,6 +93,7 @@ impl Frame {
             data_len: 0,
             offsets: Vec::new(),
             frame_len: 0,
+            tail_follows: false,
             chunk_buf: Vec::new(),
         };
         f.flush(header, vlmeta)?;
@@ -119,6 +125,7 @@ impl Frame {
             data_len: 0,
             offsets: Vec::new(),
             frame_len: 0,
+            tail_follows: false,
             chunk_buf: Vec::new(),
         };
         let (header, vlmeta) = f.load()?;
@@ -323,6 +330,7 @@ impl Frame {
         self.data_len = data_len;
         self.offsets = offsets;
         self.frame_len = frame_len;
+        self.tail_follows = matches!(self.place, Place::File { .. }) && avail > frame_len;
         Ok((header, vlmeta))
     }
 
@@ -634,7 +642,8 @@ impl Frame {
 
     /// Rewrites offsets index, trailer and header from `header` (whose
     /// `cbytes` is replaced by the data-section length for contiguous
-    /// frames) and truncates the frame to its new length.
+    /// frames) and truncates the file to the frame's new end, unless other
+    /// bytes follow the frame (see `tail_follows`).
     pub fn flush(&mut self, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<()> {
         let mut h = header.clone();
         h.frame_type = if self.is_sparse() {
@@ -668,7 +677,9 @@ impl Frame {
         self.write(pos, &index)?;
         self.write(pos + index.len() as u64, &tr)?;
         self.write(0, &hbytes)?;
-        self.truncate(frame_len)?;
+        if !self.tail_follows {
+            self.truncate(frame_len)?;
+        }
         self.frame_len = frame_len;
         Ok(())
     }
