@@ -17,6 +17,9 @@ use super::offsets::{ChunkLoc, SpecialOffset};
 use super::trailer::{self, TRAILER_MINLEN};
 use crate::Result;
 
+/// Special kind code of a repeated-value chunk.
+const REPEATED_VALUE: u8 = 3;
+
 /// Name of the index file inside a sparse frame directory.
 pub(crate) const SPARSE_INDEX: &str = "chunks.b2frame";
 
@@ -55,6 +58,9 @@ pub struct Frame {
     /// then never truncated, so that a shrinking frame leaves them where
     /// they are. A growing frame still writes over them, as the reference.
     tail_follows: bool,
+    /// The offsets index is stored as one repeated-value chunk (a frame
+    /// made by a special fill, as the reference does), until a chunk changes.
+    repeat_index: bool,
     /// Chunk bytes read from a file, reused from read to read so that a
     /// chunk read neither allocates nor zeroes (grows only).
     chunk_buf: Vec<u8>,
@@ -94,6 +100,7 @@ impl Frame {
             offsets: Vec::new(),
             frame_len: 0,
             tail_follows: false,
+            repeat_index: false,
             chunk_buf: Vec::new(),
         };
         f.flush(header, vlmeta)?;
@@ -126,6 +133,7 @@ impl Frame {
             offsets: Vec::new(),
             frame_len: 0,
             tail_follows: false,
+            repeat_index: false,
             chunk_buf: Vec::new(),
         };
         let (header, vlmeta) = f.load()?;
@@ -308,6 +316,7 @@ impl Frame {
             let mut obuf = vec![0u8; info.cbytes as usize];
             self.read(off_pos, &mut obuf, "offsets index")?;
             offsets = codec::decompress_offsets(&obuf, nchunks)?;
+            self.repeat_index = info.special == REPEATED_VALUE;
             for (i, &o) in offsets.iter().enumerate() {
                 match ChunkLoc::decode(o)? {
                     ChunkLoc::Stored(v)
@@ -588,12 +597,14 @@ impl Frame {
         }
         let loc = self.store(chunk, special)?;
         self.offsets.insert(n, loc);
+        self.repeat_index = false;
         Ok(())
     }
 
     /// Replaces chunk `n`.
     pub fn update(&mut self, n: usize, chunk: &[u8], special: Option<SpecialOffset>) -> Result<()> {
         let old = self.loc(n)?.encode();
+        self.repeat_index = false;
         if self.is_sparse() && old >= 0 && special.is_none() {
             return self.write_chunk_file(old, chunk);
         }
@@ -606,8 +617,23 @@ impl Frame {
     /// Removes chunk `n`.
     pub fn delete(&mut self, n: usize) -> Result<()> {
         let old = self.loc(n)?.encode();
+        self.repeat_index = false;
         self.unstore(n, old)?;
         self.offsets.remove(n);
+        Ok(())
+    }
+
+    /// Appends `count` entries that all stand for the special chunk `kind`
+    /// (a special fill), keeping the index as one repeated-value chunk when
+    /// the frame holds nothing else, as the reference does.
+    pub fn fill_special(&mut self, kind: SpecialOffset, count: usize) -> Result<()> {
+        let v = kind.encode();
+        let was_empty = self.offsets.is_empty();
+        self.offsets
+            .try_reserve(count)
+            .map_err(|_| crate::err!(MemoryAlloc, "no room for {count} offsets"))?;
+        self.offsets.extend(std::iter::repeat(v).take(count));
+        self.repeat_index = was_empty;
         Ok(())
     }
 
@@ -637,6 +663,7 @@ impl Frame {
             next.push(self.offsets[i]);
         }
         self.offsets = next;
+        self.repeat_index = false;
         Ok(())
     }
 
@@ -655,10 +682,13 @@ impl Frame {
             h.cbytes = self.data_len as i64;
         }
         h.has_vlmetalayers = !vlmeta.is_empty();
-        let index = if self.offsets.is_empty() {
-            Vec::new()
-        } else {
-            codec::compress_offsets(&self.offsets)?
+        let first = self.offsets.first().copied();
+        let index = match first {
+            None => Vec::new(),
+            Some(v) if self.repeat_index && self.offsets.iter().all(|&o| o == v) => {
+                codec::repeated_offsets(v, self.offsets.len())?
+            }
+            Some(_) => codec::compress_offsets(&self.offsets)?,
         };
         let tr = trailer::encode(vlmeta)?;
         h.frame_len = 0;

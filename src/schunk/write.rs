@@ -349,6 +349,20 @@ impl SChunk {
             crate::bail!(InvalidParam, "NaN fill needs typesize 4 or 8");
         }
         self.chunksize = chunksize;
+        if let (Backend::Frame(f), Some(kind)) = (&mut self.backend, offset_kind) {
+            // Special offsets only: nothing is stored but the index.
+            f.fill_special(kind, nchunks as usize)?;
+            self.nbytes = total;
+            // The header records the block size of a sample special chunk
+            // made with the super-chunk's parameters, as in the reference.
+            self.blocksize =
+                crate::chunk::make_special_with(&self.storage.cparams, special, cs as usize, None)
+                    .ok()
+                    .and_then(|c| ChunkInfo::parse(&c).ok())
+                    .map_or(self.blocksize, |i| i.blocksize);
+            self.flush()?;
+            return Ok(self.nchunks());
+        }
         let full = engine::make_special(special, cs as usize, ts as usize, None)?;
         for i in 0..nchunks {
             let nb = if i == nchunks - 1 && total % cs != 0 {
