@@ -519,10 +519,8 @@ pub unsafe extern "C" fn blosc2_schunk_from_buffer(
             if cframe.is_null() {
                 crate::bail!(NullPointer, "cframe is NULL");
             }
-            let n = usize::try_from(len)
-                .map_err(|_| crate::err!(InvalidParam, "length {len} is negative"))?;
             // SAFETY: non-NULL and readable for `len` bytes per the contract.
-            let bytes = unsafe { core::slice::from_raw_parts(cframe, n) };
+            let bytes = unsafe { super::convert::items(cframe, len, "cframe") }?;
             let core = SChunk::from_buffer(bytes, copy)?;
             let p = SchunkBox::into_c(core, None);
             if !copy {
