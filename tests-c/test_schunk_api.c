@@ -287,6 +287,19 @@ static void run_storage(bool contiguous, const char *urlpath) {
   int lzlen = blosc2_schunk_get_lazychunk(sc, 1, &lz, &needs_free);
   CHECK(lzlen > 0);
   CHECK_EQ_INT(needs_free, urlpath != NULL);
+  {
+    /* Whatever the storage, the super-chunk's dctx decodes it (reading the
+       blocks from disk for a lazy chunk) to what decompress_chunk gives. */
+    int32_t viactx[CHUNK_ITEMS], direct[CHUNK_ITEMS];
+    CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 1, direct, sizeof(direct)), sizeof(direct));
+    memset(viactx, 0, sizeof(viactx));
+    CHECK_EQ_INT(blosc2_decompress_ctx(sc->dctx, lz, lzlen, viactx, sizeof(viactx)), sizeof(viactx));
+    CHECK(memcmp(viactx, direct, sizeof(direct)) == 0);
+    int32_t few[3];
+    CHECK_EQ_INT(blosc2_getitem_ctx(sc->dctx, lz, lzlen, 500, 3, few, sizeof(few)), sizeof(few));
+    CHECK(memcmp(few, direct + 500, sizeof(few)) == 0);
+    if (urlpath != NULL) CHECK(lz[31] & 0x08);
+  }
   if (needs_free) free(lz);
   uint8_t *rc;
   int rclen = blosc2_schunk_get_chunk(sc, 1, &rc, &needs_free);

@@ -229,3 +229,61 @@ fn lazy_trailers_that_lie_are_errors() {
     assert_eq!(c[31] & 0x08, 0);
     assert!(mem.lazy_block_source(&lazy).is_err());
 }
+
+#[test]
+fn memcpyed_and_vl_block_chunks_decode_lazily_too() {
+    let dir = TempDir::new("frame-lazy-kinds");
+    for (kind, clevel) in [("memcpyed", 0u8), ("vlblocks", 5)] {
+        let path = dir.join(format!("{kind}.b2frame"));
+        let mut s = SChunk::new(Storage {
+            contiguous: true,
+            urlpath: Some(path.clone()),
+            cparams: CParams {
+                typesize: 4,
+                blocksize: 16 * 1024,
+                clevel,
+                ..CParams::default()
+            },
+            ..Storage::default()
+        })
+        .unwrap();
+        let blocks: Vec<Vec<u8>> = (0..5u32)
+            .map(|k| input(k)[..10_000 + 4 * k as usize * 333].to_vec())
+            .collect();
+        if kind == "vlblocks" {
+            let refs: Vec<&[u8]> = blocks.iter().map(|b| b.as_slice()).collect();
+            s.append_vlblocks(&refs).unwrap();
+        } else {
+            s.append_buffer(&input(7)).unwrap();
+        }
+        drop(s);
+        let counts = Arc::new(Counts::default());
+        let io: b2nd::frame::IoRef = Arc::new(CountingIo(counts.clone()));
+        let mut s = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
+        let whole = s.get_chunk(0).unwrap().into_owned();
+        let h = b2nd::chunk::header::ChunkHeader::parse(&whole).unwrap();
+        let mut expect = vec![0u8; h.nbytes()];
+        s.decompress_chunk(0, &mut expect).unwrap();
+        let lazy = s.get_lazychunk(0).unwrap().into_owned();
+        assert_eq!(lazy[31], whole[31] | 0x08, "{kind}");
+        let nblocks = if kind == "vlblocks" { 5 } else { h.nblocks() };
+        assert_eq!(lazy.len(), 32 + 8 * nblocks + 12, "{kind}");
+        if kind == "memcpyed" {
+            assert!(h.is_memcpyed());
+            assert!(lazy[32..32 + 4 * nblocks].iter().all(|&b| b == 0));
+        }
+        let mut src = s.lazy_block_source(&lazy).unwrap();
+        let mut out = vec![0u8; h.nbytes()];
+        let before = counts.read.load(Ordering::SeqCst);
+        Decompressor::new(DParams::default())
+            .decompress_with_source(&lazy, &mut *src, &mut out, None)
+            .unwrap();
+        assert_eq!(out, expect, "{kind}");
+        let read = counts.read.load(Ordering::SeqCst) - before;
+        assert_eq!(
+            read as usize,
+            whole.len() - 32 - if kind == "memcpyed" { 0 } else { 4 * nblocks },
+            "{kind}: every block read once"
+        );
+    }
+}
