@@ -87,6 +87,13 @@ static void run(bool contiguous) {
   CHECK_EQ_INT(a->nchunks, 3);
   CHECK_EQ_INT(blosc2_schunk_refresh(a), 0);
   int32_t got[ITEMS];
+  /* Any call on a locking handle first catches up with other handles. */
+  fill(data, 3);
+  CHECK_EQ_INT(blosc2_schunk_append_buffer(b, data, sizeof(data)), 4);
+  CHECK_EQ_INT(a->nchunks, 3);
+  CHECK_EQ_INT(blosc2_schunk_decompress_chunk(a, 3, got, sizeof(got)), sizeof(got));
+  CHECK(memcmp(got, data, sizeof(got)) == 0);
+  CHECK_EQ_INT(a->nchunks, 4);
   for (int k = 0; k < 3; k++) {
     fill(data, k);
     CHECK_EQ_INT(blosc2_schunk_decompress_chunk(a, k, got, sizeof(got)), sizeof(got));

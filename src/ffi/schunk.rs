@@ -347,7 +347,10 @@ pub(crate) unsafe fn with_schunk(
     super::guard_code(|| {
         // SAFETY: forwarded contract.
         let b = unsafe { this(p) }?;
-        let r = f(b);
+        // With locking on, every call first catches up with writes made
+        // through other handles (the reference checks for a stale frame on
+        // each access); a no-op otherwise.
+        let r = b.core.sync_if_stale().and_then(|_| f(b));
         b.sync();
         r
     })
@@ -618,7 +621,9 @@ pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
-            let before = (b.core.nchunks(), b.core.nbytes(), b.core.cbytes());
+            // The public fields still show the state before this call (the
+            // core may already have caught up in `with_schunk`).
+            let before = (b.c.nchunks, b.c.nbytes, b.c.cbytes);
             let metas_before = b.c.change_tick;
             b.core.refresh()?;
             b.sync();

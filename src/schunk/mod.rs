@@ -473,6 +473,21 @@ impl SChunk {
         }
     }
 
+    /// With locking on, re-reads the frame when another handle wrote it
+    /// since this one last held the lock; returns whether it did. A no-op
+    /// (false) without locking.
+    pub fn sync_if_stale(&mut self) -> Result<bool> {
+        let Some(lock) = self.lock.as_mut() else {
+            return Ok(false);
+        };
+        let r = match lock.lock(false) {
+            Ok(true) => self.reload().map(|_| true),
+            Ok(false) => Ok(false),
+            Err(e) => return Err(e),
+        };
+        self.unlock_once(r)
+    }
+
     /// Takes the exclusive lock and keeps it until [`SChunk::unlock`]; the
     /// operations in between nest in it, so the sequence is atomic against
     /// other locking handles. Re-entrant; a no-op when locking is off.
