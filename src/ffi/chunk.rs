@@ -388,10 +388,13 @@ pub unsafe extern "C" fn blosc2_vlcompress_ctx(
         if srcs.is_null() || srcsizes.is_null() || nblocks <= 0 {
             crate::bail!(InvalidParam, "invalid sources for VL-block compression");
         }
-        // SAFETY: both lists hold `nblocks` entries (checked positive).
-        let ptrs = unsafe { core::slice::from_raw_parts(srcs, nblocks as usize) };
-        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
-        let sizes = unsafe { core::slice::from_raw_parts(srcsizes, nblocks as usize) };
+        // SAFETY: both lists hold `nblocks` entries per the contract.
+        let (ptrs, sizes) = unsafe {
+            (
+                super::convert::items(srcs, nblocks, "srcs")?,
+                super::convert::items(srcsizes, nblocks, "srcsizes")?,
+            )
+        };
         let mut blocks = Vec::with_capacity(ptrs.len());
         for (i, (&p, &n)) in ptrs.iter().zip(sizes).enumerate() {
             if p.is_null() || n <= 0 {
@@ -466,9 +469,12 @@ pub unsafe extern "C" fn blosc2_vldecompress_ctx(
         }
         let blocks = c.decomp.decompress_vl(chunk)?;
         // SAFETY: both lists are writable for `maxblocks >= blocks.len()` entries.
-        let outs = unsafe { core::slice::from_raw_parts_mut(dests, blocks.len()) };
-        // SAFETY: the caller's contract (the function's `# Safety`) covers these pointers.
-        let sizes = unsafe { core::slice::from_raw_parts_mut(destsizes, blocks.len()) };
+        let (outs, sizes) = unsafe {
+            (
+                super::convert::items_mut(dests, blocks.len(), "dests")?,
+                super::convert::items_mut(destsizes, blocks.len(), "destsizes")?,
+            )
+        };
         for (i, b) in blocks.iter().enumerate() {
             match malloc_copy(b) {
                 Ok(p) => {

@@ -477,6 +477,9 @@ impl<'a> Reader<'a> {
         }
         let (text, rest) = self.rest.split_at(len);
         self.rest = rest;
+        // The reference hands the dtype to C callers as a NUL-terminated
+        // string, so they see it up to its first NUL byte; so do we.
+        let text = text.split(|&b| b == 0).next().unwrap_or(&[]);
         String::from_utf8(text.to_vec())
             .map_err(|_| crate::err!(Failure, "b2nd metalayer: dtype is not valid UTF-8"))
     }
@@ -484,6 +487,19 @@ impl<'a> Reader<'a> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn dtype_ends_at_its_first_nul_as_c_readers_see_it() {
+        // 7 elements, version 0, ndim 0, three empty arrays, dtype_format 0,
+        // str32 "<f\0junk": a C reader sees "<f".
+        let mut b = vec![0x97, 0, 0, 0x90, 0x90, 0x90, 0];
+        b.extend([0xdb, 0, 0, 0, 7]);
+        b.extend(b"<f\0junk");
+        let m = NdMeta::from_b2nd_bytes(&b).unwrap();
+        assert_eq!(m.dtype, "<f");
+        let again = NdMeta::from_b2nd_bytes(&m.to_b2nd_bytes().unwrap()).unwrap();
+        assert_eq!(again.dtype, "<f");
+    }
     use super::*;
 
     fn sample() -> NdMeta {

@@ -1,0 +1,132 @@
+//! What each fuzz target does with one input. The same file is compiled into
+//! the fuzz crate (`cargo fuzz run <target>`, nightly) and into the stable
+//! test `tests/fuzz_replay.rs`, which replays the fixtures and mutations of
+//! them through these bodies on every CI run.
+//!
+//! A body may reject its input with an error; it must never panic, hang or
+//! read out of bounds. Where a property can be checked (a round trip, a
+//! re-serialisation) the body asserts it, so a wrong result is a crash too.
+
+use b2nd::chunk::{self, CParams, DParams, Decompressor};
+use b2nd::ndarray::array::NdArray;
+use b2nd::ndarray::meta::NdMeta;
+use b2nd::schunk::SChunk;
+
+/// Most bytes a body lets one decode produce, so a header that claims
+/// gigabytes is rejected by the body instead of exhausting memory.
+const MAX_DECODED: usize = 16 << 20;
+
+/// A chunk from the wire: every read path of the chunk engine.
+pub fn chunk_decode(data: &[u8]) {
+    let Ok((nbytes, _cbytes, _blocksize)) = chunk::cbuffer_sizes(data) else {
+        return;
+    };
+    if nbytes > MAX_DECODED {
+        return;
+    }
+    let mut out = vec![0u8; nbytes];
+    let mut d = Decompressor::new(DParams::default());
+    let full = d.decompress(data, &mut out).ok().map(|n| out[..n].to_vec());
+    let mut part = vec![0u8; 64];
+    let _ = d.getitem(data, 1, 7, &mut part);
+    let _ = d.decompress_vl_block(data, 0);
+    // Two threads must decode exactly what one thread decodes.
+    let mut d2 = Decompressor::new(DParams {
+        nthreads: 2,
+        ..DParams::default()
+    });
+    let mut out2 = vec![0u8; nbytes];
+    let again = d2.decompress(data, &mut out2).ok().map(|n| out2[..n].to_vec());
+    assert_eq!(full, again, "1 and 2 threads disagree");
+}
+
+/// Compress then decompress: the first bytes choose the parameters, the rest
+/// is the data. The decoded bytes must equal the source.
+pub fn chunk_roundtrip(data: &[u8]) {
+    if data.len() < 4 {
+        return;
+    }
+    let (p, src) = data.split_at(4);
+    let filters = match p[2] % 5 {
+        0 => [0, 0, 0, 0, 0, 0],
+        1 => [0, 0, 0, 0, 0, 1],
+        2 => [0, 0, 0, 0, 0, 2],
+        3 => [0, 0, 0, 0, 3, 1],
+        _ => [0, 0, 0, 0, 1, 2],
+    };
+    let cp = CParams {
+        compcode: p[0] % 6,
+        clevel: p[1] % 10,
+        typesize: i32::from(p[3] % 16) + 1,
+        filters,
+        ..CParams::default()
+    };
+    if cp.compcode == 3 {
+        // Code 3 (Snappy in Blosc1) is not a codec of Blosc2.
+        return;
+    }
+    let mut c = vec![0u8; src.len() + 32];
+    let n = chunk::compress(&cp, src, &mut c).expect("compress with a big enough dest");
+    let mut back = vec![0u8; src.len()];
+    let m = chunk::decompress(&c[..n], &mut back).expect("decompress what we wrote");
+    assert_eq!(m, src.len());
+    assert_eq!(back, src, "round trip changed the data");
+}
+
+/// A BloscLZ stream on its own.
+pub fn blosclz_decode(data: &[u8]) {
+    let mut out = vec![0u8; 1 << 16];
+    if let Ok(n) = b2nd::codecs::blosclz::decompress(data, &mut out) {
+        assert!(n <= out.len());
+    }
+}
+
+/// A contiguous frame from memory: header, trailer, index, metalayers and
+/// every chunk.
+pub fn frame_open(data: &[u8]) {
+    let Ok(mut sc) = SChunk::from_buffer(data, true) else {
+        return;
+    };
+    for name in sc.meta_names() {
+        let _ = sc.meta_get(&name);
+    }
+    for name in sc.vlmeta_names() {
+        let _ = sc.vlmeta_get(&name);
+    }
+    let chunksize = usize::try_from(sc.chunksize()).unwrap_or(0).min(MAX_DECODED);
+    let mut out = vec![0u8; chunksize];
+    for n in 0..sc.nchunks().min(64) {
+        let _ = sc.decompress_chunk(n, &mut out);
+    }
+}
+
+/// A b2nd or caterva metalayer: when it parses, writing it back and parsing
+/// again gives the same description.
+pub fn nd_meta(data: &[u8]) {
+    let Ok(meta) = NdMeta::from_meta_bytes(data, 8) else {
+        return;
+    };
+    let bytes = meta.to_b2nd_bytes().expect("a parsed meta serialises");
+    let again = NdMeta::from_b2nd_bytes(&bytes).expect("what we wrote parses");
+    // Writers always emit the current version; everything else must survive.
+    let expect = NdMeta {
+        version: again.version,
+        ..meta
+    };
+    assert_eq!(expect, again, "meta changed through a round trip");
+}
+
+/// A whole array from a contiguous frame, read back in full.
+pub fn ndarray_cframe(data: &[u8]) {
+    let Ok(a) = NdArray::from_cframe(data, true) else {
+        return;
+    };
+    let Ok(n) = usize::try_from(a.nbytes()) else {
+        return;
+    };
+    if n > MAX_DECODED {
+        return;
+    }
+    let mut out = vec![0u8; n];
+    let _ = a.to_cbuffer(&mut out);
+}

@@ -1,0 +1,199 @@
+//! Replays the fuzz targets' bodies (fuzz/src/bodies.rs) on stable Rust in
+//! every test run: valid inputs written here and by the reference, then
+//! truncations and random byte mutations of them. A body panics on a crash
+//! or on a broken property (a round trip that changes data), so this test
+//! fails exactly when a fuzzer would report the input.
+//!
+//! The long, coverage-guided runs are `cargo +nightly fuzz run <target>` in
+//! fuzz/ (README, "Fuzzing"); this keeps their bodies compiling and their
+//! seeds clean.
+
+mod common;
+#[path = "../fuzz/src/bodies.rs"]
+mod bodies;
+
+use b2nd::chunk::{self, CParams};
+use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
+use b2nd::ndarray::meta::NdMeta;
+use b2nd::schunk::{SChunk, Storage};
+use common::XorShift;
+
+/// Truncations at every interesting length plus `n` random mutations
+/// (1 to 4 bytes overwritten, sometimes a length field set to an extreme).
+fn mutations(seed: &[u8], n: usize, rng: &mut XorShift) -> Vec<Vec<u8>> {
+    let mut out = vec![seed.to_vec()];
+    let step = (seed.len() / 64).max(1);
+    out.extend((0..seed.len()).step_by(step).map(|l| seed[..l].to_vec()));
+    for _ in 0..n {
+        let mut m = seed.to_vec();
+        if m.is_empty() {
+            break;
+        }
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(m.len());
+            m[at] = rng.next() as u8;
+        }
+        if rng.below(4) == 0 && m.len() >= 4 {
+            let at = rng.below(m.len() - 3);
+            let v: [u8; 4] = match rng.below(3) {
+                0 => [0xff; 4],
+                1 => [0xff, 0xff, 0xff, 0x7f],
+                _ => [0, 0, 0, 0x80],
+            };
+            m[at..at + 4].copy_from_slice(&v);
+        }
+        out.push(m);
+    }
+    out
+}
+
+fn sample(len: usize, kind: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| match kind {
+            0 => (i / 13) as u8,
+            1 => ((i * 2_654_435_761) >> 7) as u8,
+            _ => 7,
+        })
+        .collect()
+}
+
+/// Small chunks of every codec and filter pipeline.
+fn chunk_seeds() -> Vec<Vec<u8>> {
+    let mut seeds = Vec::new();
+    for compcode in [0u8, 1, 2, 4, 5] {
+        for filters in [[0u8, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 3, 1]] {
+            for (len, kind) in [(3000usize, 0usize), (1500, 1), (4096, 2)] {
+                let cp = CParams {
+                    compcode,
+                    typesize: 4,
+                    filters,
+                    blocksize: 1024,
+                    ..CParams::default()
+                };
+                let src = sample(len, kind);
+                let mut dst = vec![0u8; len + 32];
+                let n = chunk::compress(&cp, &src, &mut dst).unwrap();
+                dst.truncate(n);
+                seeds.push(dst);
+            }
+        }
+    }
+    seeds
+}
+
+#[test]
+fn chunk_bodies_survive_mutated_chunks() {
+    let mut rng = XorShift(0x5eed_c4a1);
+    let mut runs = 0;
+    for seed in chunk_seeds() {
+        for m in mutations(&seed, 60, &mut rng) {
+            bodies::chunk_decode(&m);
+            runs += 1;
+        }
+    }
+    // The reference's chunks of every version, as they are and truncated.
+    let dir = common::fixtures_dir().join("c-blosc2-compat");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "cdata") {
+            let bytes = std::fs::read(&p).unwrap();
+            bodies::chunk_decode(&bytes);
+            bodies::chunk_decode(&bytes[..bytes.len().min(200)]);
+            runs += 2;
+        }
+    }
+    assert!(runs > 3000, "only {runs} inputs replayed");
+}
+
+#[test]
+fn roundtrip_body_holds_for_every_parameter_byte() {
+    let mut rng = XorShift(0x0dd_ba11);
+    for p0 in 0u8..6 {
+        for p2 in 0u8..5 {
+            let len = 4 + rng.below(5000);
+            let mut data: Vec<u8> = vec![p0, rng.next() as u8, p2, rng.next() as u8];
+            data.extend(sample(len, rng.below(3)));
+            bodies::chunk_roundtrip(&data);
+        }
+    }
+}
+
+#[test]
+fn blosclz_body_survives_mutated_streams() {
+    let mut rng = XorShift(0xb105_c12);
+    let src = sample(20_000, 0);
+    let mut enc = vec![0u8; 20_100];
+    let cp = CParams {
+        compcode: 0,
+        filters: [0; 6],
+        typesize: 1,
+        blocksize: 20_000,
+        splitmode: 2,
+        ..CParams::default()
+    };
+    let n = chunk::compress(&cp, &src, &mut enc).unwrap();
+    // The stream after the 32-byte header and 4-byte block start (one
+    // block) and its 4-byte stream size.
+    let stream = &enc[40..n];
+    for m in mutations(stream, 400, &mut rng) {
+        bodies::blosclz_decode(&m);
+    }
+}
+
+#[test]
+fn frame_bodies_survive_mutated_frames() {
+    let mut rng = XorShift(0xf4a3_e5);
+    let mut seeds: Vec<Vec<u8>> = Vec::new();
+    let fixtures = common::fixtures_dir();
+    for sub in ["frames", "c-blosc2-compat"] {
+        for e in std::fs::read_dir(fixtures.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "b2frame") {
+                seeds.push(std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    // A frame written here with metalayers, a vlmetalayer and a zero chunk.
+    let mut sc = SChunk::new(Storage::default()).unwrap();
+    sc.meta_add("fuzz", b"\x93\x01\x02\x03").unwrap();
+    sc.append_buffer(&sample(4000, 0)).unwrap();
+    sc.vlmeta_add("note", b"replayed", None).unwrap();
+    seeds.push(sc.to_buffer().unwrap());
+    let mut runs = 0;
+    for seed in &seeds {
+        for m in mutations(seed, 40, &mut rng) {
+            bodies::frame_open(&m);
+            runs += 1;
+        }
+    }
+    assert!(runs > 300, "only {runs} frames replayed");
+}
+
+#[test]
+fn nd_bodies_survive_mutated_meta_and_arrays() {
+    let mut rng = XorShift(0x0b2_0d);
+    let meta = NdMeta::new(vec![10, 0, 7], vec![4, 1, 7], vec![2, 1, 3], "<f8", 0);
+    let b2nd = meta.to_b2nd_bytes().unwrap();
+    let caterva = meta.to_caterva_bytes().unwrap();
+    for seed in [b2nd, caterva] {
+        for m in mutations(&seed, 300, &mut rng) {
+            bodies::nd_meta(&m);
+        }
+    }
+    let ctx = Context::new(
+        ArrayStorage::Schunk(Storage::default()),
+        8,
+        &[9, 5],
+        &[4, 4],
+        &[2, 3],
+        Some("<f8"),
+        0,
+        Vec::new(),
+    )
+    .unwrap();
+    let src: Vec<u8> = sample(9 * 5 * 8, 0);
+    let frame = NdArray::from_cbuffer(&ctx, &src).unwrap().to_cframe().unwrap();
+    for m in mutations(&frame, 150, &mut rng) {
+        bodies::ndarray_cframe(&m);
+    }
+}
