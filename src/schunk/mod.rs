@@ -10,8 +10,13 @@
 //!
 //! Frames on disk are never read whole: opening reads the header, the
 //! trailer and the offsets index; chunks are read when asked for, and
-//! partial reads fetch only the blocks they need. Every mutating call leaves
-//! a valid frame behind.
+//! partial reads fetch only the blocks they need (see `lazy`: lazy chunks in
+//! the reference's layout). Every mutating call leaves a valid frame behind.
+//!
+//! On-disk frames can lock a sidecar file around each operation (opt-in:
+//! [`SChunk::set_locking`] or `BLOSC_LOCKING`; see `frame::lock`): mutations
+//! take it exclusively, reads shared, and a handle that finds the frame
+//! written by another one re-reads it first.
 //!
 //! Decisions worth knowing:
 //! - zero, NaN and uninitialized chunks become special offsets (no bytes)

@@ -318,8 +318,12 @@ pub unsafe extern "C" fn blosc2_schunk_get_chunk(
     unsafe { get_chunk_with(schunk, nchunk, chunk, needs_free, false) }
 }
 
-/// Like `blosc2_schunk_get_chunk`, but for on-disk frames only the chunk's
-/// header and block index are read (a lazy chunk, always `malloc`ed).
+/// Like `blosc2_schunk_get_chunk`, but for stored chunks of on-disk frames
+/// only the chunk's header and block starts are read: the result is the
+/// reference's lazy chunk (lazy bit set, plus a trailer with the chunk
+/// number, its offset in the frame and each block's compressed size),
+/// always `malloc`ed. `blosc2_decompress_ctx`/`blosc2_getitem_ctx` with the
+/// super-chunk's `dctx` decode it, reading only the blocks they need.
 ///
 /// # Safety
 /// As for `blosc2_schunk_get_chunk`.
