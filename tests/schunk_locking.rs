@@ -2,10 +2,14 @@
 //! sparse directory) with locking on see each other's writes, the `lock`
 //! bracket holds an exclusive flock on the sidecar and nests, and with
 //! locking off nothing is locked and no sidecar appears.
+//!
+//! The OS lock primitive comes with the C layer (the crate's system calls
+//! live there), so the tests first make one super-chunk through the C API.
 
 mod common;
 
 use std::fs::File;
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use b2nd::schunk::{CParams, SChunk, Storage};
@@ -25,20 +29,46 @@ fn sidecar(path: &Path, contiguous: bool) -> PathBuf {
     }
 }
 
-/// Whether someone holds the sidecar lock (a non-blocking exclusive try fails).
+extern "C" {
+    fn blosc2_schunk_new(storage: *mut core::ffi::c_void) -> *mut core::ffi::c_void;
+    fn blosc2_schunk_free(schunk: *mut core::ffi::c_void) -> i32;
+    fn flock(fd: i32, op: i32) -> i32;
+}
+
+const LOCK_EX: i32 = 2;
+const LOCK_NB: i32 = 4;
+const LOCK_UN: i32 = 8;
+
+/// Makes (and frees) an in-memory super-chunk through the C API, which
+/// installs the OS lock primitive.
+fn install_locking() {
+    // SAFETY: NULL storage is accepted (in-memory defaults); the result is
+    // freed at once.
+    unsafe {
+        let p = blosc2_schunk_new(core::ptr::null_mut());
+        assert!(!p.is_null());
+        blosc2_schunk_free(p);
+    }
+}
+
+/// Whether someone holds the sidecar lock (a non-blocking exclusive
+/// flock fails).
 fn held(lock: &Path) -> bool {
     let f = File::open(lock).unwrap();
-    match f.try_lock() {
-        Ok(()) => {
-            f.unlock().unwrap();
+    // SAFETY: `f` is open for both calls.
+    unsafe {
+        if flock(f.as_raw_fd(), LOCK_EX | LOCK_NB) == 0 {
+            flock(f.as_raw_fd(), LOCK_UN);
             false
+        } else {
+            true
         }
-        Err(_) => true,
     }
 }
 
 #[test]
 fn locking_handles_see_each_other_and_the_bracket_nests() {
+    install_locking();
     let dir = TempDir::new("schunk-locking");
     for contiguous in [true, false] {
         let path = dir.join(format!("f-{contiguous}.b2frame"));
@@ -115,6 +145,7 @@ fn without_locking_nothing_is_locked() {
     s.unlock().unwrap();
     assert!(!sidecar(&path, true).exists());
     // In-memory super-chunks never lock.
+    install_locking();
     let mut m = SChunk::new(Storage::in_memory(CParams::default())).unwrap();
     m.set_locking(true).unwrap();
     assert!(!m.locking());

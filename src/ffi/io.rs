@@ -89,6 +89,40 @@ fn register(cb: blosc2_io_cb) -> Result<()> {
     Ok(())
 }
 
+/// The OS advisory lock the frame layer uses for opt-in locking:
+/// `flock(2)` on the whole file, retried when a signal interrupts it.
+#[cfg(unix)]
+pub(crate) fn flock_file(
+    file: &std::fs::File,
+    op: crate::frame::lock::LockOp,
+) -> std::io::Result<()> {
+    use crate::frame::lock::LockOp;
+    use std::os::unix::io::AsRawFd;
+    let how = match op {
+        LockOp::Shared => libc::LOCK_SH,
+        LockOp::Exclusive => libc::LOCK_EX,
+        LockOp::Unlock => libc::LOCK_UN,
+    };
+    loop {
+        // SAFETY: the descriptor belongs to `file`, which stays open for the
+        // whole call; flock only acts on it and touches no memory.
+        if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Installs [`flock_file`] as the frame layer's lock primitive (where the
+/// platform has `flock`).
+pub(crate) fn install_frame_locking() {
+    #[cfg(unix)]
+    crate::frame::lock::install_os_lock(flock_file);
+}
+
 /// Compares two possibly-NULL C strings.
 ///
 /// # Safety

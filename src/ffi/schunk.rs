@@ -182,6 +182,7 @@ impl SchunkBox {
         // Lazy chunks from `get_lazychunk` decode through any context whose
         // dparams name a super-chunk (as `dctx` does): install the lookup.
         crate::chunk::Decompressor::set_lazy_resolver(resolve_lazy);
+        super::io::install_frame_locking();
         b.c.cctx = super::context::blosc2_create_cctx(b.user_cparams.unwrap_or(b.cparams));
         b.c.dctx = super::context::blosc2_create_dctx(b.user_dparams.unwrap_or(b.dparams));
         Box::into_raw(b).cast()
@@ -386,6 +387,8 @@ unsafe fn io_copy(st: *const blosc2_storage) -> Option<blosc2_io> {
 pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut blosc2_schunk {
     guard(core::ptr::null_mut(), || {
         null_on_err((|| {
+            // Before the core looks at BLOSC_LOCKING.
+            super::io::install_frame_locking();
             // SAFETY: forwarded contract.
             let st = unsafe { storage_from_c(storage) }?;
             let mut core = SChunk::new(st)?;
@@ -488,6 +491,7 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
                 .map_err(|_| crate::err!(InvalidParam, "offset {offset} is negative"))?;
             // SAFETY: forwarded contract.
             let io = unsafe { super::io::io_from_c(udio) }?;
+            super::io::install_frame_locking();
             let mut core = SChunk::open_with_io(&path, offset, io)?;
             // SAFETY: forwarded contract.
             if unsafe { locking_param(udio) } {

@@ -12,6 +12,12 @@
 //! Locking is off unless asked for: per handle, or for every handle of the
 //! process with the environment variable `BLOSC_LOCKING` (any value except
 //! empty and "0").
+//!
+//! The OS call itself (`flock(2)`) is a system call through `libc`, so it
+//! lives with the crate's other `unsafe` code in the C layer, which installs
+//! it here ([`install_os_lock`]) before any super-chunk is made through the
+//! C API. Without it (Rust-only use that never touched the C API, or a
+//! platform without `flock`) locking cannot be turned on.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -20,6 +26,29 @@ use crate::Result;
 
 /// Where the generation counter sits in the sidecar.
 const SEQ_OFFSET: u64 = 8;
+
+/// What the OS lock primitive is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LockOp {
+    Shared,
+    Exclusive,
+    Unlock,
+}
+
+/// The OS advisory lock on a whole open file (blocking).
+pub(crate) type OsLock = fn(&File, LockOp) -> std::io::Result<()>;
+
+static OS_LOCK: std::sync::OnceLock<OsLock> = std::sync::OnceLock::new();
+
+/// Installs the OS lock primitive (the first call wins).
+pub(crate) fn install_os_lock(f: OsLock) {
+    let _ = OS_LOCK.set(f);
+}
+
+/// The installed OS lock primitive, if any.
+pub(crate) fn os_lock() -> Option<OsLock> {
+    OS_LOCK.get().copied()
+}
 
 /// Whether `BLOSC_LOCKING` asks for locking.
 pub(crate) fn requested_by_env() -> bool {
@@ -40,6 +69,7 @@ pub(crate) fn sidecar_path(urlpath: &Path, sparse: bool) -> PathBuf {
 /// The lock state of one frame handle.
 #[derive(Debug)]
 pub(crate) struct FrameLock {
+    os: OsLock,
     path: PathBuf,
     /// The sidecar, opened at the first lock and kept until the handle goes.
     file: Option<File>,
@@ -50,8 +80,9 @@ pub(crate) struct FrameLock {
 }
 
 impl FrameLock {
-    pub(crate) fn new(urlpath: &Path, sparse: bool) -> FrameLock {
+    pub(crate) fn new(urlpath: &Path, sparse: bool, os: OsLock) -> FrameLock {
         FrameLock {
+            os,
             path: sidecar_path(urlpath, sparse),
             file: None,
             depth: 0,
@@ -90,9 +121,13 @@ impl FrameLock {
         let Some(f) = self.file.as_ref() else {
             crate::bail!(Lock, "lock file is not open");
         };
-        // std's file locks are flock(2) on Unix, LockFileEx on Windows.
-        let r = if exclusive { f.lock() } else { f.lock_shared() };
-        r.map_err(|e| crate::err!(Lock, "cannot lock {}: {e}", self.path.display()))?;
+        let op = if exclusive {
+            LockOp::Exclusive
+        } else {
+            LockOp::Shared
+        };
+        (self.os)(f, op)
+            .map_err(|e| crate::err!(Lock, "cannot lock {}: {e}", self.path.display()))?;
         let seq = match read_seq(f).and_then(|s| {
             if exclusive {
                 write_seq(f, s.wrapping_add(1)).map(|_| s)
@@ -102,7 +137,7 @@ impl FrameLock {
         }) {
             Ok(s) => s,
             Err(e) => {
-                let _ = f.unlock();
+                let _ = (self.os)(f, LockOp::Unlock);
                 return Err(crate::err!(
                     Lock,
                     "lock generation counter of {}: {e}",
@@ -127,7 +162,7 @@ impl FrameLock {
             return Ok(());
         }
         if let Some(f) = &self.file {
-            f.unlock()
+            (self.os)(f, LockOp::Unlock)
                 .map_err(|e| crate::err!(Lock, "cannot unlock {}: {e}", self.path.display()))?;
         }
         Ok(())
@@ -161,6 +196,15 @@ fn write_seq(f: &File, seq: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    /// OS lock calls made by the tests, in order.
+    static CALLS: Mutex<Vec<LockOp>> = Mutex::new(Vec::new());
+
+    fn recording(_: &File, op: LockOp) -> std::io::Result<()> {
+        CALLS.lock().unwrap().push(op);
+        Ok(())
+    }
 
     fn scratch(name: &str) -> PathBuf {
         std::env::temp_dir().join(format!("b2nd-lock-{}-{name}", std::process::id()))
@@ -179,33 +223,34 @@ mod tests {
     }
 
     #[test]
-    fn exclusive_blocks_others_and_nests() {
+    fn nesting_takes_the_os_lock_once_and_the_counter_tracks_writers() {
         let frame = scratch("x.b2frame");
-        let mut a = FrameLock::new(&frame, false);
-        let mut b = FrameLock::new(&frame, false);
+        let mut a = FrameLock::new(&frame, false, recording);
+        let mut b = FrameLock::new(&frame, false, recording);
+        CALLS.lock().unwrap().clear();
         // First lock by `a`: the counter was 0 and `a` saw 0: not stale.
         assert!(!a.lock(true).unwrap());
         assert!(!a.lock(false).unwrap(), "nested");
         assert_eq!(a.depth(), 2);
-        let other = File::open(sidecar_path(&frame, false)).unwrap();
-        assert!(other.try_lock().is_err(), "held exclusively");
         a.unlock().unwrap();
-        assert!(other.try_lock_shared().is_err(), "still held at depth 1");
         a.unlock().unwrap();
         assert_eq!(a.depth(), 0);
-        other.try_lock().unwrap();
-        other.unlock().unwrap();
-        // `b` never saw the bump made by `a`: stale.
+        a.unlock().unwrap(); // not held: no-op
+        assert_eq!(
+            *CALLS.lock().unwrap(),
+            vec![LockOp::Exclusive, LockOp::Unlock],
+            "one OS lock for the whole bracket"
+        );
+        // `b` never saw the bump made by `a`: stale, then current.
         assert!(b.lock(false).unwrap());
         b.unlock().unwrap();
         assert!(!b.lock(false).unwrap(), "nothing new since");
         b.unlock().unwrap();
-        // Shared locks coexist.
-        a.lock(false).unwrap();
-        b.lock(false).unwrap();
-        a.unlock().unwrap();
+        // A writer through `b` makes `a` stale.
+        b.lock(true).unwrap();
         b.unlock().unwrap();
-        a.unlock().unwrap(); // not held: no-op
+        assert!(a.lock(false).unwrap());
+        a.unlock().unwrap();
         let _ = std::fs::remove_file(sidecar_path(&frame, false));
     }
 }

@@ -439,7 +439,8 @@ impl SChunk {
     /// Turns advisory file locking on or off for this handle (the
     /// reference's `blosc2_stdio_params.locking`). Only on-disk frames lock;
     /// elsewhere this is a no-op. Turning it off while the lock is held is
-    /// an error.
+    /// an error, and so is turning it on before the OS lock primitive is
+    /// installed (see `frame::lock`).
     pub fn set_locking(&mut self, on: bool) -> Result<()> {
         if !on {
             if self.lock.as_ref().is_some_and(|l| l.depth() > 0) {
@@ -459,8 +460,14 @@ impl SChunk {
             },
             Backend::Chunks(_) => return Ok(()),
         };
+        let os = frame_lock::os_lock().ok_or_else(|| {
+            crate::err!(
+                Lock,
+                "no OS file-lock primitive installed (it comes with the C API layer)"
+            )
+        })?;
         if let Some(p) = &self.storage.urlpath {
-            self.lock = Some(FrameLock::new(p, sparse));
+            self.lock = Some(FrameLock::new(p, sparse, os));
         }
         Ok(())
     }
@@ -473,7 +480,8 @@ impl SChunk {
     /// Locking asked for by `BLOSC_LOCKING`, for the file-system backend only.
     fn lock_from_env(&mut self) {
         if self.storage.io.is_none() && frame_lock::requested_by_env() {
-            // Cannot fail when turning locking on.
+            // Without the OS primitive locking stays off, as on platforms
+            // the reference cannot lock either.
             let _ = self.set_locking(true);
         }
     }
