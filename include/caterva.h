@@ -9,14 +9,19 @@
  * "b2nd" (first; read by python-blosc2 and the b2nd API) and "caterva" (the 5-entry
  * msgpack record Caterva writes: version, ndim, shape, chunkshape, blockshape), so
  * both Caterva-era and current readers open it. Every shape change made through this
- * API (resize, insert, append, delete) rewrites both. Arrays that carry only one of
+ * API (resize, insert, append, delete, squeeze) rewrites both. Arrays that carry only one of
  * the two layers (files written by Caterva, or by the b2nd API) open through both
  * APIs; shape changes made through the b2nd API rewrite only "b2nd". With the extra
  * "b2nd" layer, an array holds at most 14 user metalayers (Caterva: 15).
  *
- * Differences from Caterva 0.5: array->sc is NULL (the super-chunk lives inside the
- * b2nd engine; use the caterva_* calls), array->chunk_cache is always empty, and
- * caterva_from_schunk takes the super-chunk over and frees it.
+ * array->sc is the array's real blosc2_schunk, usable with the blosc2_* calls between
+ * caterva_* calls and freed by caterva_free; caterva_from_schunk makes the caller's
+ * super-chunk array->sc, as Caterva does.
+ *
+ * Differences from Caterva 0.5: array->chunk_cache is always empty; squeezed metalayer
+ * records fill their slot with a widened dtype instead of leaving stale bytes, and unit
+ * dimensions whose chunk extent is not 1, or arrays whose dtype cannot be widened, are
+ * not squeezed (see README "Caterva compatibility").
  */
 
 #ifndef CATERVA_CATERVA_H_
@@ -183,8 +188,9 @@ typedef struct caterva_storage_t {
 // call; the struct is allocated and freed by this library only.
 typedef struct caterva_array_t {
   struct caterva_config_t *cfg;
-  // Always NULL here: the super-chunk lives inside the b2nd engine and
-  // is not exposed as a `blosc2_schunk` (use the caterva_* calls).
+  // The array's super-chunk: works with every `blosc2_schunk_*` and
+  // `blosc2_(vl)meta_*` call between `caterva_*` calls; owned by the
+  // array (freed by `caterva_free`).
   blosc2_schunk *sc;
   int64_t shape[CATERVA_MAX_DIM];
   int32_t chunkshape[CATERVA_MAX_DIM];
@@ -276,16 +282,18 @@ int caterva_from_buffer(struct caterva_ctx_t *ctx,
                         struct caterva_storage_t *storage,
                         struct caterva_array_t **array);
 
-// Frees an array (and closes its storage) and sets `*array` to NULL.
+// Frees an array and its super-chunk `array->sc` (closing its storage)
+// and sets `*array` to NULL.
 //
 // # Safety
 // `array` is NULL or points to NULL or to a live array.
 int caterva_free(struct caterva_ctx_t *ctx, struct caterva_array_t **array);
 
 // Builds an array over a super-chunk described by a `caterva` or `b2nd`
-// metalayer. On success the array takes the super-chunk over: `schunk` is
-// freed and must not be used afterwards (in Caterva it became
-// `array->sc`); on failure it is left as it was.
+// metalayer. On success the array takes the super-chunk over, as in
+// Caterva: `(*array)->sc == schunk`, the caller may keep using `schunk`
+// while the array lives, and `caterva_free` frees it. On failure it is
+// left with the caller as it was.
 //
 // # Safety
 // `schunk` is NULL or a live super-chunk from this library.
@@ -321,7 +329,10 @@ int caterva_from_cframe(struct caterva_ctx_t *ctx,
 // `urlpath` is NULL or NUL-terminated.
 int caterva_open(struct caterva_ctx_t *ctx, const char *urlpath, struct caterva_array_t **array);
 
-// Writes the array to `urlpath` (contiguous frame file).
+// Writes a copy of the array to `urlpath`, as Caterva does: with the
+// storage kind of the array's super-chunk (`array->sc->storage->
+// contiguous`: a contiguous frame file, else a sparse frame directory),
+// the same partitions, metalayers and vlmetalayers.
 //
 // # Safety
 // `urlpath` is NULL or NUL-terminated.
@@ -391,8 +402,10 @@ int caterva_copy(struct caterva_ctx_t *ctx,
                  struct caterva_storage_t *storage,
                  struct caterva_array_t **array);
 
-// Removes the unit dimensions flagged in `index`. The array is replaced
-// by an in-memory one (see the README: the core builds a new array).
+// Removes the unit dimensions flagged in `index`, in place as in Caterva:
+// same `array->sc`, metalayers rewritten to the new shape (see
+// `squeeze.rs`). A flagged dimension whose extent is not 1 is
+// `CATERVA_ERR_INVALID_INDEX`.
 //
 // # Safety
 // `index` is NULL or readable for ndim values.

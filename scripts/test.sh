@@ -25,10 +25,6 @@ ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 echo "== cross-checks against python-blosc2"
 export B2ND_LIB="$B2ND_ROOT/target/release/libb2nd.so"
-set +e
+# An empty collection (pytest's exit code 5) fails too: the cross-checks must run.
 "$B2ND_PYTHON" -m pytest -q tests/python
-rc=$?
-set -e
-# pytest exits 5 when it collects nothing; an empty cross-check suite is not a failure of the build.
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then exit "$rc"; fi
 echo "== all suites passed"

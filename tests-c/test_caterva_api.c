@@ -1,8 +1,12 @@
 /* The Caterva 0.5 API over b2nd: every call, itemsizes 1/2/4/8, ndim 1..8, in-memory,
  * contiguous-file and sparse-directory storage, and Caterva's error codes on bad input. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* stat() */
+#endif
 #include <caterva.h>
 #include <b2nd.h> /* both headers in one translation unit */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "test_common.h"
 
@@ -474,6 +478,19 @@ static void run_from_schunk(caterva_ctx_t *ctx) {
   CHECK(blosc2_meta_exists(sc, "b2nd") >= 0);
   CHECK_EQ_INT(caterva_from_schunk(ctx, sc, &a), CATERVA_SUCCEED);
   if (a) {
+    /* Caterva takes the super-chunk over: the caller's pointer is
+     * array->sc and stays usable until caterva_free. */
+    CHECK(a->sc == sc);
+    CHECK_EQ_INT(sc->nchunks, 3);
+    CHECK_EQ_INT(sc->typesize, 8);
+    uint8_t tag[2] = {4, 2};
+    CHECK(blosc2_vlmeta_add(sc, "via_caller", tag, 2, NULL) >= 0);
+    bool ex = false;
+    CHECK_EQ_INT(caterva_vlmeta_exists(ctx, a, "via_caller", &ex), CATERVA_SUCCEED);
+    CHECK(ex);
+    int64_t chunk0[6];
+    CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 0, chunk0, sizeof(chunk0)), (int)sizeof(chunk0));
+    CHECK(memcmp(chunk0, data, sizeof(chunk0)) == 0);
     int64_t back[15];
     CHECK_EQ_INT(caterva_to_buffer(ctx, a, back, sizeof(back)), CATERVA_SUCCEED);
     CHECK(memcmp(back, data, sizeof(back)) == 0);
@@ -483,6 +500,9 @@ static void run_from_schunk(caterva_ctx_t *ctx) {
     caterva_free(ctx, &a);
     CHECK_EQ_INT(caterva_open(ctx, backend_path[CONTIG], &a), CATERVA_SUCCEED);
     if (a) {
+      bool kept = false;
+      CHECK_EQ_INT(caterva_vlmeta_exists(ctx, a, "via_caller", &kept), CATERVA_SUCCEED);
+      CHECK(kept);
       CHECK_EQ_INT(caterva_to_buffer(ctx, a, back, sizeof(back)), CATERVA_SUCCEED);
       CHECK_EQ_INT(back[12], -1);
       CHECK_EQ_INT(back[14], -3);
@@ -501,6 +521,273 @@ static void run_from_schunk(caterva_ctx_t *ctx) {
     CHECK_EQ_INT(plain->nchunks, 0);
     blosc2_schunk_free(plain);
   }
+  caterva_remove(ctx, (char *)backend_path[CONTIG]);
+}
+
+/* array->sc is the array's real super-chunk: blosc2_schunk_* and
+ * blosc2_vlmeta_* calls on it and caterva_* calls see the same data. */
+static void run_sc(caterva_ctx_t *ctx, int backend) {
+  caterva_params_t params;
+  memset(&params, 0, sizeof(params));
+  params.itemsize = 4;
+  params.ndim = 2;
+  params.shape[0] = 7;
+  params.shape[1] = 5;
+  int32_t cs[2] = {3, 5}, bs[2] = {3, 5};
+  caterva_storage_t st;
+  fill_storage(&st, 2, backend, cs, bs);
+  if (backend_path[backend]) caterva_remove(ctx, (char *)backend_path[backend]);
+  int32_t data[35];
+  for (int i = 0; i < 35; i++) data[i] = i * 7 - 3;
+  caterva_array_t *a = NULL;
+  CHECK_EQ_INT(caterva_from_buffer(ctx, data, sizeof(data), &params, &st, &a), CATERVA_SUCCEED);
+  if (!a) return;
+  blosc2_schunk *sc = a->sc;
+  CHECK(sc != NULL);
+  if (!sc) {
+    caterva_free(ctx, &a);
+    return;
+  }
+  CHECK_EQ_INT(sc->nchunks, 3);
+  CHECK_EQ_INT(sc->nchunks, a->nchunks);
+  CHECK_EQ_INT(sc->typesize, 4);
+  CHECK_EQ_INT(sc->nbytes, 3 * 3 * 5 * 4);
+  CHECK(sc->cbytes > 0);
+  CHECK(sc->storage != NULL && sc->storage->contiguous == (backend == CONTIG));
+  CHECK(blosc2_meta_exists(sc, "caterva") >= 0);
+  CHECK(blosc2_meta_exists(sc, "b2nd") >= 0);
+  /* Chunk 1 holds rows 3..5. */
+  int32_t chunk[15];
+  CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 1, chunk, sizeof(chunk)), (int)sizeof(chunk));
+  CHECK(memcmp(chunk, data + 15, sizeof(chunk)) == 0);
+
+  /* vlmetalayers written through one face are read through the other. */
+  uint8_t v1[3] = {1, 2, 3}, v2[4] = {9, 9, 9, 9};
+  CHECK(blosc2_vlmeta_add(sc, "from_sc", v1, 3, NULL) >= 0);
+  caterva_metalayer_t got;
+  CHECK_EQ_INT(caterva_vlmeta_get(ctx, a, "from_sc", &got), CATERVA_SUCCEED);
+  CHECK_EQ_INT(got.size, 3);
+  CHECK(memcmp(got.sdata, v1, 3) == 0);
+  free(got.sdata);
+  free(got.name);
+  caterva_metalayer_t vl = {(char *)"from_caterva", v2, 4};
+  CHECK_EQ_INT(caterva_vlmeta_add(ctx, a, &vl), CATERVA_SUCCEED);
+  uint8_t *content = NULL;
+  int32_t clen = 0;
+  CHECK(blosc2_vlmeta_get(a->sc, "from_caterva", &content, &clen) >= 0);
+  CHECK_EQ_INT(clen, 4);
+  CHECK(content != NULL && memcmp(content, v2, 4) == 0);
+  free(content);
+  CHECK_EQ_INT(a->sc->nvlmetalayers, 2);
+
+  /* Shape changes show through the super-chunk; the pointer stays. */
+  int32_t row[5] = {-1, -2, -3, -4, -5};
+  CHECK_EQ_INT(caterva_append(ctx, a, row, sizeof(row), 0), CATERVA_SUCCEED);
+  CHECK(a->sc == sc);
+  CHECK_EQ_INT(a->nchunks, 3);
+  CHECK_EQ_INT(sc->nchunks, 3);
+  int64_t ns[2] = {10, 5};
+  CHECK_EQ_INT(caterva_resize(ctx, a, ns, NULL), CATERVA_SUCCEED);
+  CHECK_EQ_INT(sc->nchunks, 4);
+  CHECK_EQ_INT(a->nchunks, 4);
+  CHECK_EQ_INT(caterva_free(ctx, &a), CATERVA_SUCCEED);
+
+  if (backend != MEM) {
+    /* The super-chunk was the file: both vlmetalayers were stored. */
+    CHECK_EQ_INT(caterva_open(ctx, backend_path[backend], &a), CATERVA_SUCCEED);
+    if (a) {
+      CHECK_EQ_INT(a->shape[0], 10);
+      CHECK(blosc2_vlmeta_exists(a->sc, "from_sc") >= 0);
+      CHECK(blosc2_vlmeta_exists(a->sc, "from_caterva") >= 0);
+      caterva_free(ctx, &a);
+    }
+    caterva_remove(ctx, (char *)backend_path[backend]);
+  }
+}
+
+/* caterva_squeeze works in place on Caterva-created arrays: same
+ * super-chunk, both metalayers describe the new shape, files reopen
+ * squeezed through both APIs and keep growing. */
+static void run_squeeze(caterva_ctx_t *ctx, int backend) {
+  caterva_params_t params;
+  memset(&params, 0, sizeof(params));
+  params.itemsize = 2;
+  params.ndim = 4;
+  int64_t shape[4] = {1, 6, 1, 4};
+  int32_t cs[4] = {1, 3, 1, 2}, bs[4] = {1, 2, 1, 1};
+  for (int i = 0; i < 4; i++) params.shape[i] = shape[i];
+  caterva_storage_t st;
+  fill_storage(&st, 4, backend, cs, bs);
+  if (backend_path[backend]) caterva_remove(ctx, (char *)backend_path[backend]);
+  uint16_t data[24];
+  for (int i = 0; i < 24; i++) data[i] = (uint16_t)(i * 300 + 7);
+  caterva_array_t *a = NULL;
+  CHECK_EQ_INT(caterva_from_buffer(ctx, data, sizeof(data), &params, &st, &a), CATERVA_SUCCEED);
+  if (!a) return;
+  blosc2_schunk *sc = a->sc;
+  /* Only extent-1 dimensions may be flagged. */
+  bool bad[4] = {false, true, false, false};
+  CHECK_EQ_INT(caterva_squeeze_index(ctx, a, bad), CATERVA_ERR_INVALID_INDEX);
+  CHECK_EQ_INT(a->ndim, 4);
+  bool first[4] = {true, false, false, false};
+  CHECK_EQ_INT(caterva_squeeze_index(ctx, a, first), CATERVA_SUCCEED);
+  CHECK_EQ_INT(a->ndim, 3);
+  CHECK_EQ_INT(a->shape[0], 6);
+  CHECK_EQ_INT(a->shape[1], 1);
+  CHECK_EQ_INT(caterva_squeeze(ctx, a), CATERVA_SUCCEED);
+  CHECK(a->sc == sc);
+  CHECK_EQ_INT(a->ndim, 2);
+  CHECK_EQ_INT(a->shape[0], 6);
+  CHECK_EQ_INT(a->shape[1], 4);
+  CHECK_EQ_INT(a->shape[2], 1);
+  CHECK_EQ_INT(a->chunkshape[0], 3);
+  CHECK_EQ_INT(a->chunkshape[1], 2);
+  CHECK_EQ_INT(a->blockshape[0], 2);
+  CHECK_EQ_INT(a->nitems, 24);
+  CHECK_EQ_INT(a->nchunks, 4);
+  CHECK_EQ_INT(sc->nchunks, 4);
+  uint16_t out[24];
+  CHECK_EQ_INT(caterva_to_buffer(ctx, a, out, sizeof(out)), CATERVA_SUCCEED);
+  CHECK(memcmp(out, data, sizeof(out)) == 0);
+  /* Both layers, read straight from the super-chunk, give the new shape. */
+  const char *layers[2] = {"caterva", "b2nd"};
+  for (int l = 0; l < 2; l++) {
+    uint8_t *m = NULL;
+    int32_t mlen = 0;
+    CHECK(blosc2_meta_get(sc, layers[l], &m, &mlen) >= 0);
+    int8_t nd = 0;
+    int64_t dsh[CATERVA_MAX_DIM];
+    int32_t dcs[CATERVA_MAX_DIM], dbs[CATERVA_MAX_DIM];
+    CHECK(m != NULL && caterva_deserialize_meta(m, mlen, &nd, dsh, dcs, dbs) > 0);
+    CHECK_EQ_INT(nd, 2);
+    CHECK_EQ_INT(dsh[0], 6);
+    CHECK_EQ_INT(dsh[1], 4);
+    CHECK_EQ_INT(dcs[1], 2);
+    CHECK_EQ_INT(dbs[0], 2);
+    free(m);
+  }
+  /* The squeezed array keeps working: a slice write and an append. */
+  int64_t start[2] = {5, 0}, stop[2] = {6, 4}, bshape[2] = {1, 4};
+  uint16_t row[4] = {1, 2, 3, 4};
+  CHECK_EQ_INT(caterva_set_slice_buffer(ctx, row, bshape, sizeof(row), start, stop, a), CATERVA_SUCCEED);
+  CHECK_EQ_INT(caterva_append(ctx, a, row, sizeof(row), 0), CATERVA_SUCCEED);
+  CHECK_EQ_INT(a->shape[0], 7);
+  memcpy(data + 20, row, sizeof(row));
+  CHECK_EQ_INT(caterva_free(ctx, &a), CATERVA_SUCCEED);
+
+  if (backend != MEM) {
+    CHECK_EQ_INT(caterva_open(ctx, backend_path[backend], &a), CATERVA_SUCCEED);
+    if (a) {
+      CHECK_EQ_INT(a->ndim, 2);
+      CHECK_EQ_INT(a->shape[0], 7);
+      uint16_t back[28];
+      CHECK_EQ_INT(caterva_to_buffer(ctx, a, back, sizeof(back)), CATERVA_SUCCEED);
+      CHECK(memcmp(back, data, sizeof(data)) == 0);
+      CHECK(memcmp(back + 24, row, sizeof(row)) == 0);
+      caterva_free(ctx, &a);
+    }
+    b2nd_array_t *b = NULL;
+    CHECK_EQ_INT(b2nd_open(backend_path[backend], &b), 0);
+    if (b) {
+      CHECK_EQ_INT(b->ndim, 2);
+      CHECK_EQ_INT(b->shape[0], 7);
+      CHECK_EQ_INT(b->shape[1], 4);
+      uint16_t back[28];
+      CHECK_EQ_INT(b2nd_to_cbuffer(b, back, sizeof(back)), 0);
+      CHECK(memcmp(back, data, sizeof(data)) == 0);
+      b2nd_free(b);
+    }
+    caterva_remove(ctx, (char *)backend_path[backend]);
+  }
+
+  /* A unit dimension chunked wider than 1 would need its chunks rewritten:
+   * refused, the array left as it was. */
+  int32_t wide_cs[2] = {2, 4}, wide_bs[2] = {1, 2};
+  params.ndim = 2;
+  params.shape[0] = 1;
+  params.shape[1] = 4;
+  fill_storage(&st, 2, MEM, wide_cs, wide_bs);
+  CHECK_EQ_INT(caterva_from_buffer(ctx, data, 8, &params, &st, &a), CATERVA_SUCCEED);
+  if (a) {
+    CHECK_EQ_INT(caterva_squeeze(ctx, a), CATERVA_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(a->ndim, 2);
+    CHECK_EQ_INT(caterva_to_buffer(ctx, a, out, 8), CATERVA_SUCCEED);
+    CHECK(memcmp(out, data, 8) == 0);
+    caterva_free(ctx, &a);
+  }
+}
+
+/* Whether `path` is a directory (1), a regular file (0) or missing (-1). */
+static int path_kind(const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return -1;
+  return S_ISDIR(sb.st_mode) ? 1 : 0;
+}
+
+/* caterva_save keeps the array's storage kind, as Caterva does: a sparse
+ * super-chunk is saved as a sparse frame directory, a contiguous one as a
+ * frame file; both reopen with the same contents and metalayers. */
+static void run_save(caterva_ctx_t *ctx) {
+  const char *saved = "cat_saved_kind.b2frame";
+  caterva_params_t params;
+  memset(&params, 0, sizeof(params));
+  params.itemsize = 8;
+  params.ndim = 1;
+  params.shape[0] = 20;
+  int32_t cs[1] = {6}, bs[1] = {3};
+  int64_t data[20];
+  for (int i = 0; i < 20; i++) data[i] = (int64_t)i * i - 50;
+  for (int backend = MEM; backend <= SPARSE; backend++) {
+    for (int contiguous = 0; contiguous <= 1; contiguous++) {
+      if (backend != MEM && contiguous != (backend == CONTIG)) continue;
+      caterva_storage_t st;
+      fill_storage(&st, 1, backend, cs, bs);
+      st.contiguous = contiguous;
+      if (backend_path[backend]) caterva_remove(ctx, (char *)backend_path[backend]);
+      caterva_array_t *a = NULL;
+      CHECK_EQ_INT(caterva_from_buffer(ctx, data, sizeof(data), &params, &st, &a), CATERVA_SUCCEED);
+      if (!a) continue;
+      uint8_t v[2] = {5, 6};
+      caterva_metalayer_t vl = {(char *)"kept", v, 2};
+      CHECK_EQ_INT(caterva_vlmeta_add(ctx, a, &vl), CATERVA_SUCCEED);
+      caterva_remove(ctx, (char *)saved);
+      CHECK_EQ_INT(caterva_save(ctx, a, (char *)saved), CATERVA_SUCCEED);
+      CHECK_EQ_INT(path_kind(saved), contiguous ? 0 : 1);
+      caterva_free(ctx, &a);
+      CHECK_EQ_INT(caterva_open(ctx, saved, &a), CATERVA_SUCCEED);
+      if (a) {
+        CHECK_EQ_INT(a->sc->storage->contiguous, contiguous);
+        int64_t back[20];
+        CHECK_EQ_INT(caterva_to_buffer(ctx, a, back, sizeof(back)), CATERVA_SUCCEED);
+        CHECK(memcmp(back, data, sizeof(data)) == 0);
+        CHECK_EQ_INT(a->chunkshape[0], 6);
+        CHECK_EQ_INT(a->blockshape[0], 3);
+        bool ex = false;
+        CHECK_EQ_INT(caterva_vlmeta_exists(ctx, a, "kept", &ex), CATERVA_SUCCEED);
+        CHECK(ex);
+        CHECK_EQ_INT(caterva_meta_exists(ctx, a, "caterva", &ex), CATERVA_SUCCEED);
+        CHECK(ex);
+        caterva_free(ctx, &a);
+      }
+      CHECK_EQ_INT(caterva_remove(ctx, (char *)saved), CATERVA_SUCCEED);
+      CHECK_EQ_INT(path_kind(saved), -1);
+      if (backend_path[backend]) caterva_remove(ctx, (char *)backend_path[backend]);
+    }
+  }
+  /* Saving onto the array's own file is refused, the file left intact. */
+  caterva_storage_t st;
+  fill_storage(&st, 1, CONTIG, cs, bs);
+  caterva_remove(ctx, (char *)backend_path[CONTIG]);
+  caterva_array_t *a = NULL;
+  CHECK_EQ_INT(caterva_from_buffer(ctx, data, sizeof(data), &params, &st, &a), CATERVA_SUCCEED);
+  if (a) {
+    CHECK(caterva_save(ctx, a, (char *)backend_path[CONTIG]) != CATERVA_SUCCEED);
+    int64_t back[20];
+    CHECK_EQ_INT(caterva_to_buffer(ctx, a, back, sizeof(back)), CATERVA_SUCCEED);
+    CHECK(memcmp(back, data, sizeof(data)) == 0);
+    caterva_free(ctx, &a);
+  }
+  CHECK_EQ_INT(caterva_save(ctx, NULL, (char *)saved), CATERVA_ERR_NULL_POINTER);
   caterva_remove(ctx, (char *)backend_path[CONTIG]);
 }
 
@@ -539,6 +826,11 @@ int main(void) {
   for (int backend = MEM; backend <= SPARSE; backend++) run_reshape(ctx, backend);
   run_errors(ctx);
   run_from_schunk(ctx);
+  for (int backend = MEM; backend <= SPARSE; backend++) {
+    run_sc(ctx, backend);
+    run_squeeze(ctx, backend);
+  }
+  run_save(ctx);
   CHECK_EQ_INT(uses_error_macros(ctx, NULL), CATERVA_ERR_NULL_POINTER);
   CHECK_EQ_INT(forwards_errors(ctx), CATERVA_ERR_NULL_POINTER);
   CHECK_EQ_INT(CATERVA_VERSION_MAJOR * 10 + CATERVA_VERSION_MINOR, 5);

@@ -311,7 +311,7 @@ fn b2nd_and_caterva_only_files_open_through_caterva() {
 }
 
 #[test]
-fn squeeze_works_on_b2nd_only_arrays_and_refuses_caterva_ones() {
+fn squeeze_works_in_place_on_b2nd_only_and_caterva_arrays() {
     let dir = scratch("squeeze");
     let ctx = new_ctx();
     let data: Vec<u8> = (0..15).collect();
@@ -354,8 +354,16 @@ fn squeeze_works_on_b2nd_only_arrays_and_refuses_caterva_ones() {
     assert_eq!(out, data);
     // SAFETY: live, freed once.
     assert_eq!(unsafe { caterva_free(ctx, &mut arr) }, 0);
+    // In place: the file itself now describes the squeezed array.
+    let b = NdArray::open(&path).unwrap();
+    assert_eq!(b.shape(), &[5, 3]);
+    // The dtype field fills the freed room (19 bytes a dimension) with
+    // zeros NumPy ignores: still `|S1`.
+    assert_eq!(b.dtype(), format!("|S{}1", "0".repeat(2 * 19)));
+    assert_eq!(b.to_vec().unwrap(), data);
+    drop(b);
 
-    // Arrays carrying the caterva layer: the core refuses (reported gap).
+    // Arrays carrying the caterva layer are squeezed the same way.
     let mut params = Params {
         itemsize: 1,
         shape: [0; 8],
@@ -379,11 +387,170 @@ fn squeeze_works_on_b2nd_only_arrays_and_refuses_caterva_ones() {
     };
     assert_eq!(rc, 0);
     // SAFETY: live array.
-    assert_eq!(unsafe { caterva_squeeze(ctx, arr) }, 1);
-    // SAFETY: live array, unchanged.
-    assert_eq!(unsafe { (*arr).ndim }, 2);
+    assert_eq!(unsafe { caterva_squeeze(ctx, arr) }, 0);
+    // SAFETY: live array.
+    assert_eq!(unsafe { ((*arr).ndim, (*arr).shape[0]) }, (1, 15));
+    // SAFETY: live array; `out` holds 15 bytes.
+    assert_eq!(
+        unsafe { caterva_to_buffer(ctx, arr, out.as_mut_ptr().cast(), 15) },
+        0
+    );
+    assert_eq!(out, data);
     // SAFETY: live, freed once.
     assert_eq!(unsafe { caterva_free(ctx, &mut arr) }, 0);
+    let mut ctx = ctx;
+    // SAFETY: live context, freed once.
+    assert_eq!(unsafe { caterva_ctx_free(&mut ctx) }, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A Caterva-only file (as Caterva 0.5 writes it) squeezed in place: the
+/// `caterva` record is rewritten in its slot so that Caterva's positional
+/// reader, the b2nd reader and a later resize all work on it.
+#[test]
+fn caterva_only_files_squeeze_in_place_and_stay_readable() {
+    let dir = scratch("squeeze-cat");
+    let ctx = new_ctx();
+    let (shape, cs, bs) = ([1i64, 6, 1, 4], [1i32, 3, 1, 2], [1i32, 2, 1, 1]);
+    let data: Vec<u8> = (0..48).map(|i| (i * 5 + 1) as u8).collect();
+    let mut cp = b2nd::schunk::CParams::default();
+    cp.typesize = 2;
+    // The chunks, from an in-memory b2nd array of the same geometry.
+    let c = Context::new(
+        ArrayStorage::default(),
+        2,
+        &shape,
+        &cs,
+        &bs,
+        None,
+        0,
+        Vec::new(),
+    )
+    .unwrap();
+    let chunks: Vec<Vec<u8>> = NdArray::from_cbuffer(&c, &data)
+        .unwrap()
+        .with_schunk(|sc| {
+            (0..sc.nchunks())
+                .map(|i| sc.get_chunk(i).map(|c| c.into_owned()))
+                .collect()
+        })
+        .unwrap();
+    let cat = NdMeta::new(shape.to_vec(), cs.to_vec(), bs.to_vec(), "", 0)
+        .to_caterva_bytes()
+        .unwrap();
+    for contiguous in [true, false] {
+        let path = dir.join(format!("caterva-only-{contiguous}"));
+        let mut sc = SChunk::new(Storage {
+            contiguous,
+            urlpath: Some(path.clone()),
+            cparams: cp.clone(),
+            ..Storage::default()
+        })
+        .unwrap();
+        sc.meta_add("caterva", &cat).unwrap();
+        for c in &chunks {
+            sc.append_chunk(c).unwrap();
+        }
+        drop(sc);
+        let cpath = CString::new(path.to_str().unwrap()).unwrap();
+        let mut arr = std::ptr::null_mut();
+        // SAFETY: valid pointers.
+        assert_eq!(unsafe { caterva_open(ctx, cpath.as_ptr(), &mut arr) }, 0);
+        // SAFETY: live array.
+        let sc_before = unsafe { (*arr).sc };
+        // SAFETY: live array.
+        assert_eq!(unsafe { caterva_squeeze(ctx, arr) }, 0);
+        // SAFETY: live array.
+        let (nd, sh, sc_after) = unsafe { ((*arr).ndim, (*arr).shape, (*arr).sc) };
+        assert_eq!((nd, &sh[..2]), (2, &[6i64, 4][..]));
+        assert_eq!(sc_before, sc_after);
+        // SAFETY: live, freed once.
+        assert_eq!(unsafe { caterva_free(ctx, &mut arr) }, 0);
+
+        // Still a Caterva-only file, of the stored slot's length.
+        let sc = SChunk::open(&path).unwrap();
+        assert!(sc.meta_get("b2nd").is_err());
+        let stored = sc.meta_get("caterva").unwrap();
+        assert_eq!(stored.len(), cat.len());
+        let fresh = NdMeta::new(vec![6, 4], vec![3, 2], vec![2, 1], "", 0)
+            .to_caterva_bytes()
+            .unwrap();
+        // A 7-element msgpack record (its dtype fills the slot); Caterva's
+        // reader skips the header byte and reads the squeezed geometry.
+        assert_eq!(stored[0], 0x97);
+        assert_eq!(&stored[1..fresh.len()], &fresh[1..]);
+        drop(sc);
+        let b = NdArray::open(&path).unwrap();
+        assert_eq!(b.shape(), &[6, 4]);
+        assert_eq!(b.to_vec().unwrap(), data);
+        drop(b);
+        let (s, got) = caterva_read(ctx, &path, 48);
+        assert_eq!((&s[..2], got.as_slice()), (&[6i64, 4][..], data.as_slice()));
+
+        // A resize after the squeeze rewrites the record in place again.
+        // SAFETY: valid pointers.
+        assert_eq!(unsafe { caterva_open(ctx, cpath.as_ptr(), &mut arr) }, 0);
+        // SAFETY: live array; ndim 2 values.
+        let rc = unsafe { caterva_resize(ctx, arr, [7i64, 4].as_ptr(), std::ptr::null()) };
+        assert_eq!(rc, 0);
+        // SAFETY: live, freed once.
+        assert_eq!(unsafe { caterva_free(ctx, &mut arr) }, 0);
+        let mut grown = data.clone();
+        grown.extend_from_slice(&[0; 8]);
+        let (s, got) = caterva_read(ctx, &path, 56);
+        assert_eq!(
+            (&s[..2], got.as_slice()),
+            (&[7i64, 4][..], grown.as_slice())
+        );
+    }
+    let mut ctx = ctx;
+    // SAFETY: live context, freed once.
+    assert_eq!(unsafe { caterva_ctx_free(&mut ctx) }, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A dtype that cannot be widened to fill the squeezed `b2nd` slot (not
+/// `<code><size>`) makes the squeeze a refusal that leaves the file as it
+/// was.
+#[test]
+fn squeeze_refuses_dtypes_it_cannot_widen() {
+    let dir = scratch("squeeze-dtype");
+    let ctx = new_ctx();
+    let path = dir.join("datetime.b2frame");
+    let mut cp = b2nd::schunk::CParams::default();
+    cp.typesize = 8;
+    let st = Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cp,
+        ..Storage::default()
+    };
+    let c = Context::new(
+        ArrayStorage::Schunk(st),
+        8,
+        &[1, 4],
+        &[1, 2],
+        &[1, 1],
+        Some("<M8[ns]"),
+        0,
+        Vec::new(),
+    )
+    .unwrap();
+    let data: Vec<u8> = (0..32).collect();
+    drop(NdArray::from_cbuffer(&c, &data).unwrap());
+    let before = std::fs::read(&path).unwrap();
+    let cpath = CString::new(path.to_str().unwrap()).unwrap();
+    let mut arr = std::ptr::null_mut();
+    // SAFETY: valid pointers.
+    assert_eq!(unsafe { caterva_open(ctx, cpath.as_ptr(), &mut arr) }, 0);
+    // SAFETY: live array.
+    assert_eq!(unsafe { caterva_squeeze(ctx, arr) }, 1);
+    // SAFETY: live array, unchanged.
+    assert_eq!(unsafe { ((*arr).ndim, (*arr).shape[0]) }, (2, 1));
+    // SAFETY: live, freed once.
+    assert_eq!(unsafe { caterva_free(ctx, &mut arr) }, 0);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(NdArray::open(&path).unwrap().dtype(), "<M8[ns]");
     let mut ctx = ctx;
     // SAFETY: live context, freed once.
     assert_eq!(unsafe { caterva_ctx_free(&mut ctx) }, 0);

@@ -74,7 +74,7 @@ pub(crate) struct ArrayBox {
 impl ArrayBox {
     /// Boxes `core`, moving its super-chunk into a new C super-chunk object
     /// (`io` is recorded as its storage's I/O backend).
-    fn into_c(core: NdArray, io: Option<blosc2_io>) -> Result<*mut b2nd_array_t> {
+    pub(crate) fn into_c(core: NdArray, io: Option<blosc2_io>) -> Result<*mut b2nd_array_t> {
         let mut real = stand_in()?;
         core.with_schunk(|sc| {
             std::mem::swap(sc, &mut real);
@@ -163,7 +163,7 @@ fn stand_in() -> Result<SChunk> {
 ///
 /// # Safety
 /// `p` is NULL or an array returned by this library and not yet freed.
-unsafe fn array<'a>(p: *const b2nd_array_t) -> Result<&'a mut ArrayBox> {
+pub(crate) unsafe fn array<'a>(p: *const b2nd_array_t) -> Result<&'a mut ArrayBox> {
     // SAFETY: every non-NULL `b2nd_array_t*` we hand out is the address of a
     // live `ArrayBox` whose first field is the C struct (repr(C)). The C API
     // takes `const` arrays where the reference still updates their caches.
@@ -173,7 +173,7 @@ unsafe fn array<'a>(p: *const b2nd_array_t) -> Result<&'a mut ArrayBox> {
 
 /// Runs `f` on the core array with its real super-chunk lent from `sc`,
 /// then gives it back and refreshes both C structs.
-fn lend<T>(ab: &mut ArrayBox, f: impl FnOnce(&mut NdArray) -> Result<T>) -> Result<T> {
+pub(crate) fn lend<T>(ab: &mut ArrayBox, f: impl FnOnce(&mut NdArray) -> Result<T>) -> Result<T> {
     // SAFETY: `sc` is the live super-chunk this box owns (or NULL: error).
     let sb = unsafe { this(ab.c.sc) }?;
     let swap = |core: &mut NdArray, sb: &mut SchunkBox| {
@@ -543,7 +543,7 @@ pub unsafe extern "C" fn b2nd_from_schunk(
 ///
 /// # Safety
 /// As for `b2nd_from_schunk`.
-unsafe fn adopt(schunk: *mut blosc2_schunk, out: *mut *mut b2nd_array_t) -> Result<()> {
+pub(crate) unsafe fn adopt(schunk: *mut blosc2_schunk, out: *mut *mut b2nd_array_t) -> Result<()> {
     // SAFETY: forwarded contract.
     let sb = unsafe { this(schunk) }?;
     if out.is_null() {

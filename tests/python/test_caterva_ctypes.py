@@ -116,3 +116,45 @@ def test_resize_through_caterva_seen_by_python_blosc2(lib, ctx, tmp_path):
     assert got.shape == (9, 4)
     assert got.schunk.meta["caterva"][2] == [9, 4]
     assert got[:6].tobytes() == arr.tobytes()
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_squeeze_through_caterva_seen_by_python_blosc2(lib, ctx, tmp_path, contiguous):
+    arr = (np.arange(6 * 4, dtype=np.int16) * 11).reshape(1, 6, 1, 4)
+    path = tmp_path / f"squeeze-{contiguous}.b2nd"
+    a = _create(lib, ctx, arr, (1, 3, 1, 2), (1, 2, 1, 1), contiguous, path)
+    assert lib.caterva_squeeze(ctx, a) == 0
+    new_shape = (ctypes.c_int64 * 2)(8, 4)
+    assert lib.caterva_resize(ctx, a, new_shape, None) == 0
+    assert lib.caterva_free(ctx, ctypes.byref(a)) == 0
+    got = blosc2.open(str(path))
+    assert got.shape == (8, 4)
+    assert got.chunks == (3, 2)
+    assert got.blocks == (2, 1)
+    assert got[:6].tobytes() == arr.tobytes()
+    # Both layers are whole msgpack records of the new geometry; the dtype
+    # field that fills each slot keeps its meaning for NumPy (|S2).
+    meta = got.schunk.meta
+    assert meta["b2nd"][:5] == [0, 2, [8, 4], [3, 2], [2, 1]]
+    assert meta["caterva"][:5] == [0, 2, [8, 4], [3, 2], [2, 1]]
+    assert np.dtype(meta["b2nd"][6]) == np.dtype("S2")
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_caterva_save_keeps_the_storage_kind_for_python_blosc2(lib, ctx, tmp_path, contiguous):
+    arr = np.arange(40, dtype=np.float64).reshape(8, 5)
+    params = Params(itemsize=8, ndim=2)
+    st = Storage(contiguous=contiguous, urlpath=None)
+    for i, (s, c, b) in enumerate(zip(arr.shape, (3, 5), (2, 5))):
+        params.shape[i], st.chunkshape[i], st.blockshape[i] = s, c, b
+    out = ctypes.c_void_p()
+    rc = lib.caterva_from_buffer(ctx, arr.ctypes.data_as(ctypes.c_void_p), ctypes.c_int64(arr.nbytes),
+                                 ctypes.byref(params), ctypes.byref(st), ctypes.byref(out))
+    assert rc == 0
+    path = tmp_path / "saved.b2nd"
+    assert lib.caterva_save(ctx, out, str(path).encode()) == 0
+    assert lib.caterva_free(ctx, ctypes.byref(out)) == 0
+    assert path.is_dir() != contiguous
+    got = blosc2.open(str(path))
+    assert got.shape == (8, 5)
+    assert got[...].tobytes() == arr.tobytes()

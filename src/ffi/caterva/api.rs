@@ -5,7 +5,10 @@ use core::ffi::{c_char, c_int, c_void};
 use super::convert::{context_for, shape_of};
 use super::types::*;
 use super::{array_ref, ctx_ref, nonnull, run, ArrayBox, CtxBox};
+use crate::ffi::convert::{bytes, bytes_mut, items};
+use crate::ffi::types::blosc2_schunk;
 use crate::ndarray::array::NdArray;
+use crate::schunk::Storage;
 use crate::Result;
 
 /// Creates a context holding a copy of `cfg`.
@@ -174,8 +177,7 @@ pub unsafe extern "C" fn caterva_full(
         let p = nonnull(fill_value, "fill_value")?;
         // SAFETY: readable for itemsize bytes per the contract; the slice
         // is used only during this call.
-        let v: &'static [u8] =
-            unsafe { core::slice::from_raw_parts(p.cast::<u8>(), itemsize as usize) };
+        let v: &'static [u8] = unsafe { bytes(p, itemsize, "fill_value") }?;
         Ok(Filling::Full(v))
     };
     // SAFETY: forwarded contract.
@@ -199,18 +201,17 @@ pub unsafe extern "C" fn caterva_from_buffer(
 ) -> c_int {
     let fill = |_| {
         let p = nonnull(buffer, "buffer")?;
-        let n = usize::try_from(buffersize)
-            .map_err(|_| crate::err!(InvalidParam, "negative buffersize"))?;
         // SAFETY: readable for `buffersize` bytes per the contract; the
         // slice is used only during this call.
-        let v: &[u8] = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), n) };
+        let v: &[u8] = unsafe { bytes(p, buffersize, "buffer") }?;
         Ok(Filling::Buffer(v))
     };
     // SAFETY: forwarded contract.
     unsafe { with_new_array(ctx, params, storage, array, fill) }
 }
 
-/// Frees an array (and closes its storage) and sets `*array` to NULL.
+/// Frees an array and its super-chunk `array->sc` (closing its storage)
+/// and sets `*array` to NULL.
 ///
 /// # Safety
 /// `array` is NULL or points to NULL or to a live array.
@@ -248,16 +249,17 @@ fn hand_out(
 }
 
 /// Builds an array over a super-chunk described by a `caterva` or `b2nd`
-/// metalayer. On success the array takes the super-chunk over: `schunk` is
-/// freed and must not be used afterwards (in Caterva it became
-/// `array->sc`); on failure it is left as it was.
+/// metalayer. On success the array takes the super-chunk over, as in
+/// Caterva: `(*array)->sc == schunk`, the caller may keep using `schunk`
+/// while the array lives, and `caterva_free` frees it. On failure it is
+/// left with the caller as it was.
 ///
 /// # Safety
 /// `schunk` is NULL or a live super-chunk from this library.
 #[no_mangle]
 pub unsafe extern "C" fn caterva_from_schunk(
     ctx: *mut caterva_ctx_t,
-    schunk: *mut crate::ffi::types::blosc2_schunk,
+    schunk: *mut blosc2_schunk,
     array: *mut *mut caterva_array_t,
 ) -> c_int {
     run(|| {
@@ -265,20 +267,10 @@ pub unsafe extern "C" fn caterva_from_schunk(
         let cx = unsafe { ctx_ref(ctx) }?;
         let array = nonnull(array, "array")?;
         nonnull(schunk, "schunk")?;
-        // The caller's super-chunk stays untouched until the array exists:
-        // a file-backed one is reopened from its file (so the array keeps
-        // writing there), an in-memory one is copied through its frame.
         // SAFETY: `schunk` is a live super-chunk per the contract.
-        let b = unsafe { crate::ffi::schunk::this(schunk) }?;
-        let core = match b.core.storage().urlpath.clone() {
-            Some(path) if b.file_offset == 0 => NdArray::open(path)?,
-            Some(path) => NdArray::open_offset(path, b.file_offset as i64)?,
-            None => NdArray::from_cframe(&b.core.to_buffer()?, true)?,
-        };
-        hand_out(cx.cfg, Ok(core), array)?;
-        // SAFETY: live and not used by the caller afterwards (ownership
-        // passed to the array, as in Caterva).
-        unsafe { crate::ffi::schunk::blosc2_schunk_free(schunk) };
+        let p = unsafe { ArrayBox::adopt(schunk, cx.cfg) }?;
+        // SAFETY: `array` is non-NULL and writable.
+        unsafe { *array = p };
         Ok(())
     })
 }
@@ -306,7 +298,7 @@ pub unsafe extern "C" fn caterva_to_cframe(
             nonnull(cframe_len, "cframe_len")?,
             nonnull(needs_free, "needs_free")?,
         );
-        let bytes = a.core.to_cframe()?;
+        let bytes = a.with_core(|core| core.to_cframe())?;
         let p = crate::ffi::schunk::malloc_copy(&bytes)?;
         // SAFETY: all three are non-NULL and writable.
         unsafe {
@@ -336,10 +328,8 @@ pub unsafe extern "C" fn caterva_from_cframe(
         let cx = unsafe { ctx_ref(ctx) }?;
         let p = nonnull(cframe, "cframe")?;
         let array = nonnull(array, "array")?;
-        let n = usize::try_from(cframe_len)
-            .map_err(|_| crate::err!(InvalidParam, "negative cframe_len"))?;
         // SAFETY: readable for `cframe_len` bytes per the contract.
-        let bytes = unsafe { core::slice::from_raw_parts(p, n) };
+        let bytes = unsafe { items(p.cast_const(), cframe_len, "cframe") }?;
         hand_out(cx.cfg, NdArray::from_cframe(bytes, copy), array)
     })
 }
@@ -364,7 +354,10 @@ pub unsafe extern "C" fn caterva_open(
     })
 }
 
-/// Writes the array to `urlpath` (contiguous frame file).
+/// Writes a copy of the array to `urlpath`, as Caterva does: with the
+/// storage kind of the array's super-chunk (`array->sc->storage->
+/// contiguous`: a contiguous frame file, else a sparse frame directory),
+/// the same partitions, metalayers and vlmetalayers.
 ///
 /// # Safety
 /// `urlpath` is NULL or NUL-terminated.
@@ -381,7 +374,15 @@ pub unsafe extern "C" fn caterva_save(
         let a = unsafe { array_ref(array) }?;
         // SAFETY: per the contract.
         let path = unsafe { crate::ffi::storage::path_from_c(urlpath, "urlpath") }?;
-        a.core.save(path)
+        a.with_core(|core| {
+            let contiguous = core.with_schunk(|sc| Ok(sc.storage().contiguous))?;
+            let storage = Storage {
+                contiguous,
+                urlpath: Some(path.into()),
+                ..Storage::default()
+            };
+            core.copy_to(storage).map(|_| ())
+        })
     })
 }
 
@@ -416,31 +417,41 @@ pub unsafe extern "C" fn caterva_to_buffer(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        let buf = out_buffer(buffer, buffersize)?;
-        a.core.to_cbuffer(buf)
+        // SAFETY: writable for `buffersize` bytes per the contract.
+        let buf = unsafe { buffer_of(buffer, buffersize) }?;
+        a.with_core(|core| core.to_cbuffer(buf))
     })
 }
 
-/// A caller's output buffer as a byte slice.
-fn out_buffer<'a>(buffer: *mut c_void, buffersize: i64) -> Result<&'a mut [u8]> {
-    let p = nonnull(buffer, "buffer")?;
-    let n = usize::try_from(buffersize)
-        .map_err(|_| crate::err!(InvalidParam, "negative buffersize"))?;
-    // SAFETY: the public functions' contracts make `buffer` writable for
-    // `buffersize` bytes for the duration of the call.
-    Ok(unsafe { core::slice::from_raw_parts_mut(p.cast::<u8>(), n) })
-}
-
-/// `n` values from a caller's array.
+/// `N` coordinate arrays of `nd` values each (start, stop, shapes...),
+/// each NULL-checked and named after its argument.
 ///
 /// # Safety
-/// `p` is NULL or readable for `n` values.
-unsafe fn vals<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
-    if p.is_null() {
-        crate::bail!(NullPointer, "{what} is NULL");
+/// Each pointer is NULL or readable for `nd` values during the call.
+unsafe fn coords<'a, const N: usize>(
+    nd: i8,
+    args: [(*const i64, &str); N],
+) -> Result<[&'a [i64]; N]> {
+    let mut out: [&[i64]; N] = [&[]; N];
+    for (o, (p, what)) in out.iter_mut().zip(args) {
+        if p.is_null() {
+            crate::bail!(NullPointer, "{what} is NULL");
+        }
+        // SAFETY: non-NULL and readable for `nd` values per the contract.
+        *o = unsafe { items(p, nd, what) }?;
     }
-    // SAFETY: non-NULL and readable for n values per the contract.
-    Ok(unsafe { core::slice::from_raw_parts(p, n) })
+    Ok(out)
+}
+
+/// A caller's byte buffer of `buffersize` bytes (NULL is an error even
+/// when empty, as Caterva's checks).
+///
+/// # Safety
+/// `buffer` is NULL or writable for `buffersize` bytes during the call.
+unsafe fn buffer_of<'a>(buffer: *mut c_void, buffersize: i64) -> Result<&'a mut [u8]> {
+    let p = nonnull(buffer, "buffer")?;
+    // SAFETY: forwarded contract.
+    unsafe { bytes_mut(p, buffersize, "buffer") }
 }
 
 /// A new array holding the region [start, stop) of `src`, stored as
@@ -466,9 +477,8 @@ pub unsafe extern "C" fn caterva_get_slice(
         // SAFETY: per the contract.
         let st = unsafe { nonnull(storage, "storage")?.as_ref() }.unwrap();
         let array = nonnull(array, "array")?;
-        let nd = a.core.ndim();
         // SAFETY: readable for ndim values per the contract.
-        let (start, stop) = unsafe { (vals(start, nd, "start")?, vals(stop, nd, "stop")?) };
+        let [start, stop] = unsafe { coords(a.c.ndim, [(start, "start"), (stop, "stop")]) }?;
         let shape: Vec<i64> = start
             .iter()
             .zip(stop)
@@ -476,7 +486,11 @@ pub unsafe extern "C" fn caterva_get_slice(
             .collect();
         // SAFETY: per the contract on `storage`.
         let c = unsafe { context_for(&cx.cfg, a.c.itemsize, &shape, st, true) }?;
-        hand_out(cx.cfg, a.core.get_slice(&c, start, stop), array)
+        hand_out(
+            cx.cfg,
+            a.with_core(|core| core.get_slice(&c, start, stop)),
+            array,
+        )
     })
 }
 
@@ -501,17 +515,20 @@ pub unsafe extern "C" fn caterva_get_slice_buffer(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        let nd = a.core.ndim();
         // SAFETY: readable for ndim values per the contract.
-        let (start, stop, bshape) = unsafe {
-            (
-                vals(start, nd, "start")?,
-                vals(stop, nd, "stop")?,
-                vals(buffershape, nd, "buffershape")?,
+        let [start, stop, bshape] = unsafe {
+            coords(
+                a.c.ndim,
+                [
+                    (start.cast_const(), "start"),
+                    (stop.cast_const(), "stop"),
+                    (buffershape.cast_const(), "buffershape"),
+                ],
             )
-        };
-        let buf = out_buffer(buffer, buffersize)?;
-        a.core.get_slice_cbuffer(start, stop, buf, bshape)
+        }?;
+        // SAFETY: writable for `buffersize` bytes per the contract.
+        let buf = unsafe { buffer_of(buffer, buffersize) }?;
+        a.with_core(|core| core.get_slice_cbuffer(start, stop, buf, bshape))
     })
 }
 
@@ -534,17 +551,20 @@ pub unsafe extern "C" fn caterva_set_slice_buffer(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        let nd = a.core.ndim();
         // SAFETY: readable for ndim values per the contract.
-        let (start, stop, bshape) = unsafe {
-            (
-                vals(start, nd, "start")?,
-                vals(stop, nd, "stop")?,
-                vals(buffershape, nd, "buffershape")?,
+        let [start, stop, bshape] = unsafe {
+            coords(
+                a.c.ndim,
+                [
+                    (start.cast_const(), "start"),
+                    (stop.cast_const(), "stop"),
+                    (buffershape.cast_const(), "buffershape"),
+                ],
             )
-        };
-        let buf = out_buffer(buffer, buffersize)?;
-        a.core.set_slice_cbuffer(buf, bshape, start, stop)
+        }?;
+        // SAFETY: readable for `buffersize` bytes per the contract.
+        let buf = unsafe { buffer_of(buffer, buffersize) }?;
+        a.with_core(|core| core.set_slice_cbuffer(buf, bshape, start, stop))
     })
 }
 
@@ -571,17 +591,19 @@ pub unsafe extern "C" fn caterva_copy(
         // The source's metalayers (its `caterva` one included, if any) are
         // carried over by the core; the layer is then rewritten for the
         // new partition shapes.
-        let shape = a.core.shape().to_vec();
+        let shape = a.c.shape[..a.c.ndim as usize].to_vec();
         // SAFETY: per the contract on `storage`.
         let c = unsafe { context_for(&cx.cfg, a.c.itemsize, &shape, st, false) }?;
-        let mut core = a.core.copy(&c)?;
+        let mut core = a.with_core(|core| core.copy(&c))?;
         super::sync_caterva_layer(&mut core)?;
         hand_out(cx.cfg, Ok(core), array)
     })
 }
 
-/// Removes the unit dimensions flagged in `index`. The array is replaced
-/// by an in-memory one (see the README: the core builds a new array).
+/// Removes the unit dimensions flagged in `index`, in place as in Caterva:
+/// same `array->sc`, metalayers rewritten to the new shape (see
+/// `squeeze.rs`). A flagged dimension whose extent is not 1 is
+/// `CATERVA_ERR_INVALID_INDEX`.
 ///
 /// # Safety
 /// `index` is NULL or readable for ndim values.
@@ -596,11 +618,10 @@ pub unsafe extern "C" fn caterva_squeeze_index(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
+        let index = nonnull(index.cast_mut(), "index")?;
         // SAFETY: readable for ndim values per the contract.
-        let index = unsafe { vals(index, a.core.ndim(), "index") }?;
-        a.core = a.core.squeeze_index(index)?;
-        a.sync();
-        Ok(())
+        let index = unsafe { items(index.cast_const(), a.c.ndim, "index") }?;
+        a.with_core(|core| super::squeeze::squeeze_in_place(core, index))
     })
 }
 
@@ -618,9 +639,11 @@ pub unsafe extern "C" fn caterva_squeeze(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        a.core = a.core.squeeze()?;
-        a.sync();
-        Ok(())
+        let index: Vec<bool> = a.c.shape[..a.c.ndim as usize]
+            .iter()
+            .map(|&s| s == 1)
+            .collect();
+        a.with_core(|core| super::squeeze::squeeze_in_place(core, &index))
     })
 }
 
@@ -641,17 +664,16 @@ pub unsafe extern "C" fn caterva_resize(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        let nd = a.core.ndim();
+        let nd = a.c.ndim;
         // SAFETY: readable for ndim values per the contract.
-        let new_shape = unsafe { vals(new_shape, nd, "new_shape") }?;
-        // SAFETY: as above when non-NULL.
+        let [new_shape] = unsafe { coords(nd, [(new_shape, "new_shape")]) }?;
         let start = if start.is_null() {
             None
         } else {
-            Some(unsafe { vals(start, nd, "start") }?)
+            // SAFETY: non-NULL, readable for ndim values per the contract.
+            Some(unsafe { coords(nd, [(start, "start")]) }?[0])
         };
-        a.core.resize(new_shape, start)?;
-        a.after_reshape()
+        a.reshape(|core| core.resize(new_shape, start))
     })
 }
 
@@ -678,9 +700,10 @@ pub unsafe extern "C" fn caterva_insert(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        let buf = out_buffer(buffer, buffersize)?;
-        a.core.insert(buf, axis_of(axis)?, insert_start)?;
-        a.after_reshape()
+        // SAFETY: readable for `buffersize` bytes per the contract.
+        let buf = unsafe { buffer_of(buffer, buffersize) }?;
+        let axis = axis_of(axis)?;
+        a.reshape(|core| core.insert(buf, axis, insert_start))
     })
 }
 
@@ -701,9 +724,10 @@ pub unsafe extern "C" fn caterva_append(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        let buf = out_buffer(buffer, buffersize)?;
-        a.core.append(buf, axis_of(axis)?)?;
-        a.after_reshape()
+        // SAFETY: readable for `buffersize` bytes per the contract.
+        let buf = unsafe { buffer_of(buffer, buffersize) }?;
+        let axis = axis_of(axis)?;
+        a.reshape(|core| core.append(buf, axis))
     })
 }
 
@@ -724,8 +748,8 @@ pub unsafe extern "C" fn caterva_delete(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        a.core.delete(axis_of(axis)?, delete_start, delete_len)?;
-        a.after_reshape()
+        let axis = axis_of(axis)?;
+        a.reshape(|core| core.delete(axis, delete_start, delete_len))
     })
 }
 
@@ -737,21 +761,23 @@ pub unsafe extern "C" fn caterva_delete(
 unsafe fn selection_of<'a>(
     selection: *mut *mut i64,
     selection_size: *mut i64,
-    nd: usize,
+    nd: i8,
 ) -> Result<Vec<&'a [i64]>> {
+    let (selection, selection_size) = (
+        nonnull(selection, "selection")?,
+        nonnull(selection_size, "selection_size")?,
+    );
     // SAFETY: per the contract.
     let (ptrs, sizes) = unsafe {
         (
-            vals(selection.cast_const(), nd, "selection")?,
-            vals(selection_size.cast_const(), nd, "selection_size")?,
+            items(selection.cast_const(), nd, "selection")?,
+            items(selection_size.cast_const(), nd, "selection_size")?,
         )
     };
-    let mut out = Vec::with_capacity(nd);
-    for i in 0..nd {
-        let n = usize::try_from(sizes[i])
-            .map_err(|_| crate::err!(InvalidParam, "negative selection size"))?;
+    let mut out = Vec::with_capacity(ptrs.len());
+    for (&p, &n) in ptrs.iter().zip(sizes) {
         // SAFETY: readable for `n` values per the contract.
-        out.push(unsafe { vals(ptrs[i].cast_const(), n, "selection entry") }?);
+        out.push(unsafe { items(p.cast_const(), n, "selection entry") }?);
     }
     Ok(out)
 }
@@ -776,13 +802,14 @@ pub unsafe extern "C" fn caterva_get_orthogonal_selection(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        let nd = a.core.ndim();
+        let nd = a.c.ndim;
         // SAFETY: per the contract.
         let sel = unsafe { selection_of(selection, selection_size, nd) }?;
         // SAFETY: per the contract.
-        let bshape = unsafe { vals(buffershape, nd, "buffershape") }?;
-        let buf = out_buffer(buffer, buffersize)?;
-        a.core.get_orthogonal_selection(&sel, buf, bshape)
+        let [bshape] = unsafe { coords(nd, [(buffershape.cast_const(), "buffershape")]) }?;
+        // SAFETY: per the contract.
+        let buf = unsafe { buffer_of(buffer, buffersize) }?;
+        a.with_core(|core| core.get_orthogonal_selection(&sel, buf, bshape))
     })
 }
 
@@ -805,12 +832,13 @@ pub unsafe extern "C" fn caterva_set_orthogonal_selection(
         unsafe { ctx_ref(ctx) }?;
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        let nd = a.core.ndim();
+        let nd = a.c.ndim;
         // SAFETY: per the contract.
         let sel = unsafe { selection_of(selection, selection_size, nd) }?;
         // SAFETY: per the contract.
-        let bshape = unsafe { vals(buffershape, nd, "buffershape") }?;
-        let buf = out_buffer(buffer, buffersize)?;
-        a.core.set_orthogonal_selection(&sel, buf, bshape)
+        let [bshape] = unsafe { coords(nd, [(buffershape.cast_const(), "buffershape")]) }?;
+        // SAFETY: per the contract.
+        let buf = unsafe { buffer_of(buffer, buffersize) }?;
+        a.with_core(|core| core.set_orthogonal_selection(&sel, buf, bshape))
     })
 }

@@ -1,7 +1,5 @@
 //! Caterva's parameter structs to the core's creation [`Context`].
 
-use core::ffi::CStr;
-
 use super::types::*;
 use crate::chunk::CParams;
 use crate::ndarray::array::{ArrayStorage, Context};
@@ -83,13 +81,10 @@ pub(super) unsafe fn layer_parts(m: &caterva_metalayer_t) -> Result<(String, &[u
     if m.name.is_null() || m.sdata.is_null() {
         crate::bail!(NullPointer, "metalayer name or data is NULL");
     }
-    if m.size < 0 {
-        crate::bail!(InvalidParam, "metalayer size {} is negative", m.size);
-    }
     // SAFETY: non-NULL and NUL-terminated per the contract.
     let name = unsafe { c_name(m.name) }?;
     // SAFETY: non-NULL and readable for `size` bytes per the contract.
-    let data = unsafe { core::slice::from_raw_parts(m.sdata, m.size as usize) };
+    let data = unsafe { crate::ffi::convert::items(m.sdata.cast_const(), m.size, "metalayer") }?;
     Ok((name, data))
 }
 
@@ -98,14 +93,8 @@ pub(super) unsafe fn layer_parts(m: &caterva_metalayer_t) -> Result<(String, &[u
 /// # Safety
 /// `p` is NULL or NUL-terminated.
 pub(super) unsafe fn c_name(p: *const core::ffi::c_char) -> Result<String> {
-    if p.is_null() {
-        crate::bail!(NullPointer, "name is NULL");
-    }
-    // SAFETY: non-NULL and NUL-terminated per the contract.
-    let s = unsafe { CStr::from_ptr(p) };
-    Ok(s.to_str()
-        .map_err(|_| crate::err!(InvalidParam, "name is not UTF-8"))?
-        .to_string())
+    // SAFETY: forwarded contract.
+    Ok(unsafe { crate::ffi::convert::c_str(p, "name") }?.to_string())
 }
 
 /// Chunk and block shapes of a storage description for `nd` dimensions.

@@ -6,8 +6,61 @@ use core::ffi::{c_char, c_int};
 use super::convert::{c_name, layer_parts, malloc_cstr};
 use super::types::*;
 use super::{array_ref, ctx_ref, nonnull, run};
+use crate::ffi::convert::{items, items_mut};
 use crate::ffi::schunk::malloc_copy;
 use crate::ndarray::meta::NdMeta;
+
+/// The shape, chunkshape and blockshape arrays of a geometry, `ndim` values
+/// each; every pointer must be non-NULL (as Caterva's checks).
+///
+/// # Safety
+/// Each pointer is NULL or readable for `ndim` values during the call.
+unsafe fn geometry<'a>(
+    ndim: i8,
+    shape: *const i64,
+    chunkshape: *const i32,
+    blockshape: *const i32,
+) -> crate::Result<(&'a [i64], &'a [i32], &'a [i32])> {
+    let (shape, chunkshape, blockshape) = (
+        nonnull(shape.cast_mut(), "shape")?,
+        nonnull(chunkshape.cast_mut(), "chunkshape")?,
+        nonnull(blockshape.cast_mut(), "blockshape")?,
+    );
+    // SAFETY: non-NULL and readable for `ndim` values per the contract.
+    unsafe {
+        Ok((
+            items(shape.cast_const(), ndim, "shape")?,
+            items(chunkshape.cast_const(), ndim, "chunkshape")?,
+            items(blockshape.cast_const(), ndim, "blockshape")?,
+        ))
+    }
+}
+
+/// As [`geometry`], writable (the outputs of `caterva_deserialize_meta`).
+///
+/// # Safety
+/// Each pointer is NULL or valid for `ndim` values, unaliased, during the
+/// call.
+unsafe fn geometry_mut<'a>(
+    ndim: i8,
+    shape: *mut i64,
+    chunkshape: *mut i32,
+    blockshape: *mut i32,
+) -> crate::Result<(&'a mut [i64], &'a mut [i32], &'a mut [i32])> {
+    let (shape, chunkshape, blockshape) = (
+        nonnull(shape, "shape")?,
+        nonnull(chunkshape, "chunkshape")?,
+        nonnull(blockshape, "blockshape")?,
+    );
+    // SAFETY: non-NULL and valid for `ndim` values per the contract.
+    unsafe {
+        Ok((
+            items_mut(shape, ndim, "shape")?,
+            items_mut(chunkshape, ndim, "chunkshape")?,
+            items_mut(blockshape, ndim, "blockshape")?,
+        ))
+    }
+}
 
 /// Fills a caller's metalayer struct with `malloc`ed name and content.
 fn give(out: &mut caterva_metalayer_t, name: &str, content: &[u8]) -> crate::Result<()> {
@@ -48,7 +101,7 @@ pub unsafe extern "C" fn caterva_vlmeta_add(
         let m = unsafe { nonnull(vlmeta, "vlmeta")?.as_ref() }.unwrap();
         // SAFETY: per the contract.
         let (name, data) = unsafe { layer_parts(m) }?;
-        a.core.add_vlmetalayer(&name, data)
+        a.with_core(|core| core.add_vlmetalayer(&name, data))
     })
 }
 
@@ -74,8 +127,7 @@ pub unsafe extern "C" fn caterva_vlmeta_get(
         // SAFETY: per the contract.
         let out = unsafe { nonnull(vlmeta, "vlmeta")?.as_mut() }.unwrap();
         let content = a
-            .core
-            .vlmetalayer(&name)
+            .with_core(|core| Ok(core.vlmetalayer(&name)))?
             .ok_or_else(|| crate::err!(MetalayerNotFound, "no vlmetalayer {name:?}"))?;
         give(out, &name, &content)
     })
@@ -101,7 +153,9 @@ pub unsafe extern "C" fn caterva_vlmeta_exists(
         let name = unsafe { c_name(name) }?;
         let exists = nonnull(exists, "exists")?;
         // SAFETY: non-NULL and writable.
-        unsafe { *exists = a.core.vlmetalayer(&name).is_some() };
+        let found = a.with_core(|core| Ok(core.vlmetalayer(&name).is_some()))?;
+        // SAFETY: non-NULL and writable.
+        unsafe { *exists = found };
         Ok(())
     })
 }
@@ -125,8 +179,7 @@ pub unsafe extern "C" fn caterva_vlmeta_update(
         let m = unsafe { nonnull(vlmeta, "vlmeta")?.as_ref() }.unwrap();
         // SAFETY: per the contract.
         let (name, data) = unsafe { layer_parts(m) }?;
-        a.core
-            .with_schunk(|sc| sc.vlmeta_update(&name, data, None).map(|_| ()))
+        a.with_core(|core| core.with_schunk(|sc| sc.vlmeta_update(&name, data, None).map(|_| ())))
     })
 }
 
@@ -152,8 +205,7 @@ pub unsafe extern "C" fn caterva_meta_get(
         // SAFETY: per the contract.
         let out = unsafe { nonnull(meta, "meta")?.as_mut() }.unwrap();
         let content = a
-            .core
-            .metalayer(&name)
+            .with_core(|core| Ok(core.metalayer(&name)))?
             .ok_or_else(|| crate::err!(MetalayerNotFound, "no metalayer {name:?}"))?;
         give(out, &name, &content)
     })
@@ -179,7 +231,9 @@ pub unsafe extern "C" fn caterva_meta_exists(
         let name = unsafe { c_name(name) }?;
         let exists = nonnull(exists, "exists")?;
         // SAFETY: non-NULL and writable.
-        unsafe { *exists = a.core.metalayer(&name).is_some() };
+        let found = a.with_core(|core| Ok(core.metalayer(&name).is_some()))?;
+        // SAFETY: non-NULL and writable.
+        unsafe { *exists = found };
         Ok(())
     })
 }
@@ -208,8 +262,7 @@ pub unsafe extern "C" fn caterva_meta_update(
         if name == "caterva" || name == "b2nd" {
             crate::bail!(InvalidParam, "the {name:?} layer is managed by the library");
         }
-        a.core
-            .with_schunk(|sc| sc.meta_update(&name, data).map(|_| ()))
+        a.with_core(|core| core.with_schunk(|sc| sc.meta_update(&name, data).map(|_| ())))
     })
 }
 
@@ -222,14 +275,14 @@ pub unsafe extern "C" fn caterva_print_meta(array: *mut caterva_array_t) -> c_in
     run(|| {
         // SAFETY: per the contract.
         let a = unsafe { array_ref(array) }?;
-        let l = a.core.layout();
+        let nd = a.c.ndim as usize;
         let join = |v: Vec<String>| v.join(", ");
         println!(
             "Caterva metalayer parameters: \n Ndim:       {}\n Shape:      {}\n Chunkshape: {}\n Blockshape: {}",
-            l.ndim(),
-            join(l.shape.iter().map(i64::to_string).collect()),
-            join(l.chunkshape.iter().map(i32::to_string).collect()),
-            join(l.blockshape.iter().map(i32::to_string).collect()),
+            nd,
+            join(a.c.shape[..nd].iter().map(i64::to_string).collect()),
+            join(a.c.chunkshape[..nd].iter().map(i32::to_string).collect()),
+            join(a.c.blockshape[..nd].iter().map(i32::to_string).collect()),
         );
         Ok(())
     })
@@ -253,16 +306,9 @@ pub unsafe extern "C" fn caterva_serialize_meta(
         if !(0..=CATERVA_MAX_DIM as i8).contains(&ndim) {
             crate::bail!(InvalidParam, "ndim {ndim} out of range");
         }
-        let nd = ndim as usize;
         let out = nonnull(smeta, "smeta")?;
         // SAFETY: readable for ndim values per the contract.
-        let (s, c, b) = unsafe {
-            (
-                super::api_vals(shape.cast_const(), nd)?,
-                super::api_vals(chunkshape, nd)?,
-                super::api_vals(blockshape, nd)?,
-            )
-        };
+        let (s, c, b) = unsafe { geometry(ndim, shape.cast_const(), chunkshape, blockshape) }?;
         let bytes = super::caterva_layer(s, c, b)?;
         let p = malloc_copy(&bytes)?;
         // SAFETY: non-NULL and writable.
@@ -300,28 +346,21 @@ pub unsafe extern "C" fn caterva_deserialize_meta(
 ) -> i32 {
     let r = run(|| {
         let p = nonnull(smeta, "smeta")?;
-        let n = usize::try_from(smeta_len)
-            .map_err(|_| crate::err!(InvalidParam, "negative smeta_len"))?;
         // SAFETY: readable for smeta_len bytes per the contract.
-        let bytes = unsafe { core::slice::from_raw_parts(p, n) };
+        let bytes = unsafe { items(p.cast_const(), smeta_len, "smeta") }?;
         let m = NdMeta::from_meta_bytes(bytes, 1)?;
         let nd = m.ndim();
         if nd > CATERVA_MAX_DIM as usize {
             crate::bail!(InvalidParam, "{nd} dimensions exceed CATERVA_MAX_DIM");
         }
-        let (ndim, shape, chunkshape, blockshape) = (
-            nonnull(ndim, "ndim")?,
-            nonnull(shape, "shape")?,
-            nonnull(chunkshape, "chunkshape")?,
-            nonnull(blockshape, "blockshape")?,
-        );
-        // SAFETY: all non-NULL and writable for CATERVA_MAX_DIM >= nd values.
-        unsafe {
-            *ndim = nd as i8;
-            core::ptr::copy_nonoverlapping(m.shape.as_ptr(), shape, nd);
-            core::ptr::copy_nonoverlapping(m.chunkshape.as_ptr(), chunkshape, nd);
-            core::ptr::copy_nonoverlapping(m.blockshape.as_ptr(), blockshape, nd);
-        }
+        let ndim = nonnull(ndim, "ndim")?;
+        // SAFETY: writable for CATERVA_MAX_DIM >= nd values per the contract.
+        let (s, c, b) = unsafe { geometry_mut(nd as i8, shape, chunkshape, blockshape) }?;
+        s.copy_from_slice(&m.shape);
+        c.copy_from_slice(&m.chunkshape);
+        b.copy_from_slice(&m.blockshape);
+        // SAFETY: non-NULL and writable.
+        unsafe { *ndim = nd as i8 };
         Ok(())
     });
     if r == CATERVA_SUCCEED {

@@ -10,15 +10,22 @@
 //! `caterva` layer (5-element msgpack, so Caterva-era readers open it).
 //! Every shape change made through this API rewrites both. Arrays that only
 //! carry one of the two layers open through both APIs.
+//!
+//! `array->sc` is a real `blosc2_schunk`: a Caterva array wraps a b2nd
+//! array object and reaches its core through the b2nd layer's `lend` (see
+//! [`ArrayBox`]); squeezing in place is in [`squeeze`].
 
 mod api;
 mod convert;
 mod meta_api;
+mod squeeze;
 #[allow(dead_code)] // constants exported to C only
 pub(crate) mod types;
 
 use core::ffi::c_int;
 
+use crate::ffi::b2nd::ArrayBox as B2ndBox;
+use crate::ffi::types::{b2nd_array_t, blosc2_schunk};
 use crate::ndarray::array::NdArray;
 use crate::ndarray::meta::NdMeta;
 use crate::Error;
@@ -57,92 +64,151 @@ pub(crate) struct CtxBox {
 }
 
 /// The heap object behind every `caterva_array_t*` this library hands out.
+///
+/// A Caterva array is a b2nd array with another C face: `b2nd` is the
+/// b2nd layer's own array object (see `ffi::b2nd`), which owns the core
+/// array and the real `blosc2_schunk` that `c.sc` points at. Every call
+/// reaches the core through [`ArrayBox::with_core`], which lends it the
+/// super-chunk the way the b2nd calls do, so `blosc2_schunk_*` calls on
+/// `array->sc` and `caterva_*` calls see one and the same super-chunk.
 #[repr(C)]
 pub(crate) struct ArrayBox {
     /// Must stay first: the C pointer is the box's address.
     c: caterva_array_t,
     cfg: caterva_config_t,
-    core: NdArray,
+    /// Owned; freed (with its super-chunk) when the box is dropped.
+    b2nd: *mut b2nd_array_t,
+}
+
+impl Drop for ArrayBox {
+    fn drop(&mut self) {
+        // SAFETY: `b2nd` is the live b2nd array this box owns; freed once.
+        unsafe { crate::ffi::b2nd::b2nd_free(self.b2nd) };
+    }
+}
+
+/// Refuses geometries Caterva's structs cannot describe: more than
+/// `CATERVA_MAX_DIM` dimensions or items over 255 bytes.
+fn check_caterva_limits(ndim: usize, typesize: i32) -> crate::Result<()> {
+    if ndim > CATERVA_MAX_DIM as usize {
+        crate::bail!(InvalidParam, "{ndim} dimensions exceed CATERVA_MAX_DIM");
+    }
+    if !(0..=u8::MAX as i32).contains(&typesize) {
+        crate::bail!(
+            InvalidParam,
+            "itemsize {typesize} does not fit Caterva's uint8_t"
+        );
+    }
+    Ok(())
 }
 
 impl ArrayBox {
-    /// Moves `core` to the heap; Caterva arrays have at most
-    /// `CATERVA_MAX_DIM` dimensions and items of at most 255 bytes.
+    /// Moves `core` to the heap, its super-chunk into a new C super-chunk.
     fn into_c(core: NdArray, cfg: caterva_config_t) -> crate::Result<*mut caterva_array_t> {
-        if core.ndim() > CATERVA_MAX_DIM as usize {
-            crate::bail!(
-                InvalidParam,
-                "{} dimensions exceed CATERVA_MAX_DIM",
-                core.ndim()
-            );
-        }
-        if core.typesize() > u8::MAX as i32 {
-            crate::bail!(
-                InvalidParam,
-                "itemsize {} does not fit Caterva's uint8_t",
-                core.typesize()
-            );
-        }
+        check_caterva_limits(core.ndim(), core.typesize())?;
+        let b2nd = B2ndBox::into_c(core, None)?;
+        Ok(ArrayBox::wrap(b2nd, cfg))
+    }
+
+    /// Builds an array over the caller's C super-chunk `sc`, which then is
+    /// `array->sc` (same address) and is freed by `caterva_free`. On error
+    /// the caller keeps `sc` untouched.
+    ///
+    /// # Safety
+    /// `sc` is NULL or a live super-chunk of this library.
+    unsafe fn adopt(
+        sc: *mut blosc2_schunk,
+        cfg: caterva_config_t,
+    ) -> crate::Result<*mut caterva_array_t> {
+        // SAFETY: forwarded contract.
+        let sb = unsafe { crate::ffi::schunk::this(sc) }?;
+        // Check the limits before taking the super-chunk over, so a refusal
+        // leaves it with the caller.
+        let smeta = sb
+            .core
+            .meta_get("b2nd")
+            .or_else(|_| sb.core.meta_get("caterva"))?;
+        let (m, _) = NdMeta::from_stored_bytes(&smeta, sb.core.typesize())?;
+        check_caterva_limits(m.ndim(), sb.core.typesize())?;
+        let mut b2nd = core::ptr::null_mut();
+        // SAFETY: `sc` is live; `b2nd` is a writable local.
+        unsafe { crate::ffi::b2nd::adopt(sc, &mut b2nd) }?;
+        Ok(ArrayBox::wrap(b2nd, cfg))
+    }
+
+    /// Boxes the b2nd array `b2nd` (owned from now on) under a Caterva face.
+    fn wrap(b2nd: *mut b2nd_array_t, cfg: caterva_config_t) -> *mut caterva_array_t {
         let mut b = Box::new(ArrayBox {
             // SAFETY: caterva_array_t holds only integers, arrays of them and
             // raw pointers, for all of which all-zero bytes are valid.
             c: unsafe { core::mem::zeroed() },
             cfg,
-            core,
+            b2nd,
         });
         b.c.cfg = &mut b.cfg;
         b.sync();
-        Ok(Box::into_raw(b).cast())
+        Box::into_raw(b).cast()
     }
 
-    /// Refreshes every public field from the core array.
+    /// Runs `f` on the core array with its real super-chunk lent from
+    /// `array->sc` (the b2nd layer's `lend`), then refreshes the public
+    /// fields, whether `f` succeeded or not.
+    fn with_core<T>(
+        &mut self,
+        f: impl FnOnce(&mut NdArray) -> crate::Result<T>,
+    ) -> crate::Result<T> {
+        // SAFETY: `b2nd` is the live b2nd array this box owns.
+        let inner = unsafe { crate::ffi::b2nd::array(self.b2nd) }?;
+        let r = crate::ffi::b2nd::lend(inner, f);
+        self.sync();
+        r
+    }
+
+    /// Refreshes every public field from the b2nd array's C struct (which
+    /// `lend` keeps current) and its super-chunk.
     fn sync(&mut self) {
-        let l = self.core.layout();
+        // SAFETY: `b2nd` is the live b2nd array this box owns.
+        let b = unsafe { &*self.b2nd };
         let c = &mut self.c;
-        let nd = l.ndim().min(CATERVA_MAX_DIM as usize);
-        c.sc = core::ptr::null_mut();
+        let nd = (b.ndim.max(0) as usize).min(CATERVA_MAX_DIM as usize);
+        c.sc = b.sc;
+        // SAFETY: `sc` is the live super-chunk the b2nd array owns.
+        if let Some(sc) = unsafe { b.sc.as_ref() } {
+            c.itemsize = sc.typesize as u8;
+            c.nchunks = sc.nchunks;
+        }
         c.ndim = nd as i8;
-        c.itemsize = self.core.typesize() as u8;
-        c.nitems = l.nitems;
-        c.chunknitems = l.chunknitems as i32;
-        c.extnitems = l.extnitems;
-        c.blocknitems = l.blocknitems as i32;
-        c.extchunknitems = l.extchunknitems;
-        c.nchunks = self.core.nchunks();
+        c.nitems = b.nitems;
+        c.chunknitems = b.chunknitems;
+        c.extnitems = b.extnitems;
+        c.blocknitems = b.blocknitems;
+        c.extchunknitems = b.extchunknitems;
         c.chunk_cache.data = core::ptr::null_mut();
         c.chunk_cache.nchunk = -1;
-        let strides = [
-            l.item_array_strides(),
-            l.item_chunk_strides(),
-            l.item_extchunk_strides(),
-            l.item_block_strides(),
-            l.block_chunk_strides(),
-            l.chunk_array_strides(),
-        ];
+        // Caterva pads unused dimensions with 1.
+        let pad = |i: usize, v: i64| if i < nd { v } else { 1 };
         for i in 0..CATERVA_MAX_DIM as usize {
-            let inside = i < nd;
-            // Caterva pads unused dimensions with 1.
-            c.shape[i] = if inside { l.shape[i] } else { 1 };
-            c.chunkshape[i] = if inside { l.chunkshape[i] } else { 1 };
-            c.blockshape[i] = if inside { l.blockshape[i] } else { 1 };
-            c.extshape[i] = if inside { l.extshape[i] } else { 1 };
-            c.extchunkshape[i] = if inside { l.extchunkshape[i] } else { 1 };
-            let pick = |s: &Vec<i64>| s.get(i).copied().filter(|_| inside).unwrap_or(1);
-            c.item_array_strides[i] = pick(&strides[0]);
-            c.item_chunk_strides[i] = pick(&strides[1]);
-            c.item_extchunk_strides[i] = pick(&strides[2]);
-            c.item_block_strides[i] = pick(&strides[3]);
-            c.block_chunk_strides[i] = pick(&strides[4]);
-            c.chunk_array_strides[i] = pick(&strides[5]);
+            c.shape[i] = pad(i, b.shape[i]);
+            c.chunkshape[i] = pad(i, b.chunkshape[i] as i64) as i32;
+            c.blockshape[i] = pad(i, b.blockshape[i] as i64) as i32;
+            c.extshape[i] = pad(i, b.extshape[i]);
+            c.extchunkshape[i] = pad(i, b.extchunkshape[i]);
+            c.item_array_strides[i] = pad(i, b.item_array_strides[i]);
+            c.item_chunk_strides[i] = pad(i, b.item_chunk_strides[i]);
+            c.item_extchunk_strides[i] = pad(i, b.item_extchunk_strides[i]);
+            c.item_block_strides[i] = pad(i, b.item_block_strides[i]);
+            c.block_chunk_strides[i] = pad(i, b.block_chunk_strides[i]);
+            c.chunk_array_strides[i] = pad(i, b.chunk_array_strides[i]);
         }
     }
 
-    /// After a shape change: rewrites the `caterva` layer (when the array
-    /// has one; the core keeps `b2nd` current) and the public fields.
-    fn after_reshape(&mut self) -> crate::Result<()> {
-        let r = sync_caterva_layer(&mut self.core);
-        self.sync();
-        r
+    /// Runs a shape change on the core, then rewrites the `caterva` layer
+    /// (when the array has one; the core keeps `b2nd` current).
+    fn reshape(&mut self, f: impl FnOnce(&mut NdArray) -> crate::Result<()>) -> crate::Result<()> {
+        self.with_core(|core| {
+            f(core)?;
+            sync_caterva_layer(core)
+        })
     }
 }
 
@@ -163,13 +229,27 @@ pub(crate) fn caterva_layer(
 }
 
 /// Rewrites the array's `caterva` layer from its current geometry, if it
-/// has one (same size: ndim does not change on resize).
+/// has one (ndim does not change on resize; after a squeeze the slot is
+/// longer than the plain record, see `squeeze.rs`).
 fn sync_caterva_layer(core: &mut NdArray) -> crate::Result<()> {
-    if core.metalayer("caterva").is_none() {
+    let Some(old) = core.metalayer("caterva") else {
         return Ok(());
-    }
+    };
     let l = core.layout();
-    let bytes = caterva_layer(&l.shape, &l.chunkshape, &l.blockshape)?;
+    let mut bytes = caterva_layer(&l.shape, &l.chunkshape, &l.blockshape)?;
+    // A slot left longer by a squeeze keeps a record that spans it.
+    if old.len() > bytes.len() {
+        let meta = NdMeta::new(
+            l.shape.clone(),
+            l.chunkshape.clone(),
+            l.blockshape.clone(),
+            core.dtype(),
+            core.dtype_format(),
+        );
+        if let Ok(rec) = squeeze::spanning_record(&meta, &old) {
+            bytes = rec;
+        }
+    }
     core.with_schunk(|sc| sc.meta_update("caterva", &bytes).map(|_| ()))
 }
 
@@ -229,16 +309,4 @@ mod tests {
         assert_eq!(back.chunkshape, vec![4, 7]);
         assert_eq!(back.blockshape, vec![2, 3]);
     }
-}
-
-/// `n` values from a caller's array, or `NullPointer`.
-///
-/// # Safety
-/// `p` is NULL or readable for `n` values during the call.
-unsafe fn api_vals<'a, T>(p: *const T, n: usize) -> crate::Result<&'a [T]> {
-    if p.is_null() {
-        crate::bail!(NullPointer, "array argument is NULL");
-    }
-    // SAFETY: non-NULL and readable for n values per the contract.
-    Ok(unsafe { core::slice::from_raw_parts(p, n) })
 }

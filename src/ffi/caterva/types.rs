@@ -114,8 +114,9 @@ pub struct caterva_params_t {
 #[repr(C)]
 pub struct caterva_array_t {
     pub cfg: *mut caterva_config_t,
-    /// Always NULL here: the super-chunk lives inside the b2nd engine and
-    /// is not exposed as a `blosc2_schunk` (use the caterva_* calls).
+    /// The array's super-chunk: works with every `blosc2_schunk_*` and
+    /// `blosc2_(vl)meta_*` call between `caterva_*` calls; owned by the
+    /// array (freed by `caterva_free`).
     pub sc: *mut blosc2_schunk,
     pub shape: [i64; CATERVA_MAX_DIM as usize],
     pub chunkshape: [i32; CATERVA_MAX_DIM as usize],
