@@ -81,6 +81,15 @@ fn shrinking_an_embedded_frame_keeps_the_bytes_around_it() {
     let mut s = SChunk::open_offset(&path, 100).unwrap();
     assert_eq!(values(&mut s, 1), smooth);
     assert_eq!(values(&mut s, 2), chunk_data(2, true));
+    // Lazy chunks locate their blocks from the frame start, past the prefix.
+    let lazy = s.get_lazychunk(2).unwrap().into_owned();
+    assert_ne!(lazy[31] & 0x08, 0);
+    let mut src = s.lazy_block_source(&lazy).unwrap();
+    let mut out = vec![0u8; ITEMS * 4];
+    b2nd::chunk::Decompressor::new(b2nd::chunk::DParams::default())
+        .decompress_with_source(&lazy, &mut *src, &mut out, None)
+        .unwrap();
+    assert_eq!(out, chunk_data(2, true));
     s.delete_chunk(0).unwrap();
     let after = std::fs::read(&path).unwrap();
     assert_eq!(after.len(), file_len);
