@@ -123,6 +123,43 @@ fn locking_handles_see_each_other_and_the_bracket_nests() {
 }
 
 #[test]
+fn a_locking_open_waits_for_the_writer_bracket() {
+    install_locking();
+    let dir = TempDir::new("schunk-locking-open");
+    let path = dir.join("w.b2frame");
+    let mut a = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: CParams {
+            typesize: 4,
+            ..CParams::default()
+        },
+        ..Storage::default()
+    })
+    .unwrap();
+    a.set_locking(true).unwrap();
+    a.append_buffer(&data(0)).unwrap();
+    a.lock().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p2 = path.clone();
+    let reader = std::thread::spawn(move || {
+        let s = SChunk::open_with(&p2, 0, None, true).unwrap();
+        tx.send(s.nchunks()).unwrap();
+    });
+    // The reader is stuck on the shared lock while the bracket is held.
+    assert!(rx
+        .recv_timeout(std::time::Duration::from_millis(300))
+        .is_err());
+    a.append_buffer(&data(1)).unwrap();
+    a.unlock().unwrap();
+    assert_eq!(
+        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap(),
+        2
+    );
+    reader.join().unwrap();
+}
+
+#[test]
 fn without_locking_nothing_is_locked() {
     let dir = TempDir::new("schunk-nolocking");
     let path = dir.join("plain.b2frame");

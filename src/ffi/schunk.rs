@@ -492,12 +492,9 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
             // SAFETY: forwarded contract.
             let io = unsafe { super::io::io_from_c(udio) }?;
             super::io::install_frame_locking();
-            let mut core = SChunk::open_with_io(&path, offset, io)?;
             // SAFETY: forwarded contract.
-            if unsafe { locking_param(udio) } {
-                core.set_locking(true)?;
-                core.refresh()?;
-            }
+            let locking = unsafe { locking_param(udio) };
+            let core = SChunk::open_with(&path, offset, io, locking)?;
             // SAFETY: NULL or valid per the contract.
             let p = SchunkBox::into_c(core, unsafe { udio.as_ref() }.copied());
             // SAFETY: `p` was just created by `into_c`.

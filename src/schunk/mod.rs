@@ -242,6 +242,19 @@ impl SChunk {
 
     /// Opens a frame through a user I/O backend.
     pub fn open_with_io(path: impl AsRef<Path>, offset: u64, io: Option<IoRef>) -> Result<SChunk> {
+        SChunk::open_with(path, offset, io, false)
+    }
+
+    /// Like [`SChunk::open_with_io`], with file locking on when `locking`
+    /// (or `BLOSC_LOCKING`, for the file-system backend) asks for it: the
+    /// frame is then read under the shared lock, so a writer holding the
+    /// lock cannot be seen half-way.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        offset: u64,
+        io: Option<IoRef>,
+        locking: bool,
+    ) -> Result<SChunk> {
         let path = path.as_ref();
         let ioref = io.clone().unwrap_or_else(StdIo::shared);
         let sparse = path.is_dir();
@@ -269,13 +282,27 @@ impl SChunk {
             io,
             ..Storage::default()
         };
-        let mut s = SChunk::attach(place, storage)?;
-        s.lock_from_env();
-        if s.lock.is_some() {
-            // Re-read under the shared lock: the first read may have raced
-            // with a writer that holds the lock.
-            s.refresh()?;
+        let env = storage.io.is_none() && frame_lock::requested_by_env();
+        let mut lock = match frame_lock::os_lock() {
+            Some(os) if locking || env => Some(FrameLock::new(path, sparse, os)),
+            None if locking => crate::bail!(
+                Lock,
+                "no OS file-lock primitive installed (it comes with the C API layer)"
+            ),
+            _ => None,
+        };
+        if let Some(l) = lock.as_mut() {
+            l.lock(false)?;
         }
+        let opened = SChunk::attach(place, storage);
+        if let Some(l) = lock.as_mut() {
+            let u = l.unlock();
+            if opened.is_ok() {
+                u?;
+            }
+        }
+        let mut s = opened?;
+        s.lock = lock;
         Ok(s)
     }
 
