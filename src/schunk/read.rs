@@ -182,6 +182,10 @@ impl SChunk {
 
     /// Decompresses block `nblock` of chunk `n`, a variable-length-block chunk.
     pub fn get_vlblock(&mut self, n: i64, nblock: usize) -> Result<Vec<u8>> {
+        self.locked(false, |s| s.get_vlblock_unlocked(n, nblock))
+    }
+
+    fn get_vlblock_unlocked(&mut self, n: i64, nblock: usize) -> Result<Vec<u8>> {
         let (n, spec) = self.chunk_request(n)?;
         let chunk = fetch_chunk(&mut self.backend, n, spec)?;
         self.engine.vl_block(&chunk, nblock)
