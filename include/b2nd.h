@@ -1464,15 +1464,20 @@ struct blosc2_schunk *blosc2_schunk_from_buffer(uint8_t *cframe, int64_t len, bo
 // `schunk` is NULL or a live super-chunk.
 void blosc2_schunk_avoid_cframe_free(struct blosc2_schunk *schunk, bool avoid_cframe_free);
 
-// Takes the frame lock. This library has no file locking, so (as the
-// reference documents for handles without locking) it is a no-op that
-// returns 0; NULL gives `BLOSC2_ERROR_NULL_POINTER`.
+// Takes the exclusive frame lock and holds it until
+// `blosc2_schunk_unlock`: operations in between nest in it, so the sequence
+// is atomic against other locking handles and processes. Re-entrant. A
+// no-op returning 0 unless locking is on for the handle (the `locking`
+// member of `blosc2_stdio_params`, or the `BLOSC_LOCKING` environment
+// variable, for on-disk frames through the file-system backend). Returns 0
+// or `BLOSC2_ERROR_LOCK`.
 //
 // # Safety
 // `schunk` is NULL or a live super-chunk.
 int blosc2_schunk_lock(struct blosc2_schunk *schunk);
 
-// Releases the lock of `blosc2_schunk_lock`: a no-op returning 0.
+// Releases one level of `blosc2_schunk_lock` (a no-op when locking is off
+// or the lock is not held). Returns 0 or `BLOSC2_ERROR_LOCK`.
 //
 // # Safety
 // `schunk` is NULL or a live super-chunk.
@@ -1485,8 +1490,11 @@ int blosc2_schunk_unlock(struct blosc2_schunk *schunk);
 // `schunk` is NULL or a live super-chunk.
 int blosc2_schunk_refresh(struct blosc2_schunk *schunk);
 
-// Serializes the super-chunk as a contiguous frame into a `malloc`ed buffer
-// (`*needs_free` is set to true: the caller frees it). Returns its length.
+// The super-chunk as a contiguous frame. For an in-memory contiguous frame
+// this is the frame's own buffer (`*needs_free` false, as in the
+// reference): it stays valid until the super-chunk changes or is freed and
+// must not be written to. Otherwise a `malloc`ed serialization
+// (`*needs_free` true: the caller frees it). Returns its length.
 //
 // # Safety
 // `schunk` is NULL or live; `cframe` and `needs_free` are NULL or writable.
@@ -1592,8 +1600,12 @@ int blosc2_schunk_get_chunk(struct blosc2_schunk *schunk,
                             uint8_t **chunk,
                             bool *needs_free);
 
-// Like `blosc2_schunk_get_chunk`, but for on-disk frames only the chunk's
-// header and block index are read (a lazy chunk, always `malloc`ed).
+// Like `blosc2_schunk_get_chunk`, but for stored chunks of on-disk frames
+// only the chunk's header and block starts are read: the result is the
+// reference's lazy chunk (lazy bit set, plus a trailer with the chunk
+// number, its offset in the frame and each block's compressed size),
+// always `malloc`ed. `blosc2_decompress_ctx`/`blosc2_getitem_ctx` with the
+// super-chunk's `dctx` decode it, reading only the blocks they need.
 //
 // # Safety
 // As for `blosc2_schunk_get_chunk`.

@@ -100,6 +100,25 @@ static void metalayers(blosc2_schunk *sc) {
   CHECK_EQ_INT(blosc2_meta_get(sc, "meta1", NULL, &got_len), BLOSC2_ERROR_INVALID_PARAM);
 }
 
+/* The public entry of vlmetalayer i holds, as in the reference, the
+   compressed content: a chunk whose cbytes is content_len and which
+   decompresses to `want`. */
+static void check_vl_entry(blosc2_schunk *sc, int i, const char *name, const char *want) {
+  blosc2_metalayer *m = sc->vlmetalayers[i];
+  CHECK(m != NULL);
+  if (m == NULL) return;
+  CHECK(strcmp(m->name, name) == 0);
+  CHECK(m->content != NULL);
+  if (m->content == NULL) return;
+  int32_t nbytes, cbytes, bsize;
+  CHECK_EQ_INT(blosc2_cbuffer_sizes(m->content, &nbytes, &cbytes, &bsize), 0);
+  CHECK_EQ_INT(cbytes, m->content_len);
+  CHECK_EQ_INT(nbytes, strlen(want));
+  char out[128] = {0};
+  CHECK_EQ_INT(blosc2_decompress(m->content, m->content_len, out, sizeof(out)), strlen(want));
+  CHECK(memcmp(out, want, strlen(want)) == 0);
+}
+
 static void vlmetalayers(blosc2_schunk *sc) {
   const char *big = "a variable-length metalayer that is longer than the fixed ones";
   CHECK_EQ_INT(blosc2_vlmeta_add(sc, "vl0", (uint8_t *)"hello", 5, NULL), 0);
@@ -107,6 +126,8 @@ static void vlmetalayers(blosc2_schunk *sc) {
   CHECK_EQ_INT(blosc2_vlmeta_add(sc, "vl0", (uint8_t *)"x", 1, NULL), BLOSC2_ERROR_INVALID_PARAM);
   CHECK_EQ_INT(sc->nvlmetalayers, 2);
   CHECK(strcmp(sc->vlmetalayers[1]->name, "vl1") == 0);
+  check_vl_entry(sc, 0, "vl0", "hello");
+  check_vl_entry(sc, 1, "vl1", big);
   CHECK_EQ_INT(blosc2_vlmeta_exists(sc, "vl1"), 1);
   CHECK_EQ_INT(blosc2_vlmeta_exists(sc, "vl9"), BLOSC2_ERROR_NOT_FOUND);
   uint8_t *got;
@@ -120,7 +141,8 @@ static void vlmetalayers(blosc2_schunk *sc) {
   cp.compcode = BLOSC_ZSTD;
   int64_t tick = sc->change_tick;
   CHECK_EQ_INT(blosc2_vlmeta_update(sc, "vl0", (uint8_t *)"bigger content", 14, &cp), 0);
-  CHECK(sc->change_tick > tick);
+  CHECK_EQ_INT(sc->change_tick, tick + 1);
+  check_vl_entry(sc, 0, "vl0", "bigger content");
   CHECK_EQ_INT(blosc2_vlmeta_get(sc, "vl0", &got, &len), 0);
   CHECK_EQ_INT(len, 14);
   CHECK(memcmp(got, "bigger content", 14) == 0);
@@ -133,6 +155,9 @@ static void vlmetalayers(blosc2_schunk *sc) {
   CHECK_EQ_INT(blosc2_vlmeta_delete(sc, "vl1"), BLOSC2_ERROR_NOT_FOUND);
   CHECK_EQ_INT(sc->nvlmetalayers, 2);
   CHECK_EQ_INT(blosc2_vlmeta_exists(sc, "vl2"), 1);
+  check_vl_entry(sc, 0, "vl0", "bigger content");
+  check_vl_entry(sc, 1, "vl2", "z");
+  CHECK(sc->vlmetalayers[2] == NULL);
 }
 
 /* Chunk k's data at chunk position n, for the expected order `order`. */
@@ -262,6 +287,19 @@ static void run_storage(bool contiguous, const char *urlpath) {
   int lzlen = blosc2_schunk_get_lazychunk(sc, 1, &lz, &needs_free);
   CHECK(lzlen > 0);
   CHECK_EQ_INT(needs_free, urlpath != NULL);
+  {
+    /* Whatever the storage, the super-chunk's dctx decodes it (reading the
+       blocks from disk for a lazy chunk) to what decompress_chunk gives. */
+    int32_t viactx[CHUNK_ITEMS], direct[CHUNK_ITEMS];
+    CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 1, direct, sizeof(direct)), sizeof(direct));
+    memset(viactx, 0, sizeof(viactx));
+    CHECK_EQ_INT(blosc2_decompress_ctx(sc->dctx, lz, lzlen, viactx, sizeof(viactx)), sizeof(viactx));
+    CHECK(memcmp(viactx, direct, sizeof(direct)) == 0);
+    int32_t few[3];
+    CHECK_EQ_INT(blosc2_getitem_ctx(sc->dctx, lz, lzlen, 500, 3, few, sizeof(few)), sizeof(few));
+    CHECK(memcmp(few, direct + 500, sizeof(few)) == 0);
+    if (urlpath != NULL) CHECK(lz[31] & 0x08);
+  }
   if (needs_free) free(lz);
   uint8_t *rc;
   int rclen = blosc2_schunk_get_chunk(sc, 1, &rc, &needs_free);
@@ -279,7 +317,20 @@ static void run_storage(bool contiguous, const char *urlpath) {
   bool cframe_free;
   int64_t flen = blosc2_schunk_to_buffer(sc, &cframe, &cframe_free);
   CHECK(flen > 0);
-  CHECK(cframe_free);
+  CHECK_EQ_INT(flen, blosc2_schunk_frame_len(sc));
+  if (contiguous && urlpath == NULL) {
+    /* An in-memory frame hands out its own buffer, as the reference does. */
+    CHECK(!cframe_free);
+    uint8_t *again_ptr;
+    bool again_free;
+    CHECK_EQ_INT(blosc2_schunk_to_buffer(sc, &again_ptr, &again_free), flen);
+    CHECK(again_ptr == cframe && !again_free);
+    uint8_t *own = malloc((size_t)flen);
+    memcpy(own, cframe, (size_t)flen);
+    cframe = own; /* the tests below hand the buffer over to free() */
+  } else {
+    CHECK(cframe_free);
+  }
   blosc2_schunk *copy = blosc2_schunk_from_buffer(cframe, flen, true);
   blosc2_schunk *borrow = blosc2_schunk_from_buffer(cframe, flen, false);
   CHECK(copy != NULL && borrow != NULL);
@@ -316,6 +367,7 @@ static void run_storage(bool contiguous, const char *urlpath) {
     check_chunk_is(opened, 2, 3);
     CHECK_EQ_INT(blosc2_meta_exists(opened, "meta12"), 12);
     CHECK_EQ_INT(blosc2_vlmeta_exists(opened, "vl2"), 1);
+    check_vl_entry(opened, 1, "vl2", "z"); /* filled when read from a file */
     CHECK(strcmp(opened->storage->urlpath, fpath) == 0);
     blosc2_schunk_free(opened);
   }
@@ -490,6 +542,7 @@ static void append_file_and_offsets(void) {
   uint8_t *cf;
   bool nf;
   int64_t len = blosc2_schunk_to_buffer(b, &cf, &nf);
+  CHECK(!nf); /* b is an in-memory frame: its own buffer */
   CHECK(blosc2_schunk_from_buffer(cf, len - 10, true) == NULL);
   CHECK(blosc2_schunk_from_buffer(cf, 20, false) == NULL);
   f = fopen("test_schunk_api_trunc.b2frame", "wb");
@@ -498,7 +551,7 @@ static void append_file_and_offsets(void) {
   CHECK(blosc2_schunk_open("test_schunk_api_trunc.b2frame") == NULL);
   CHECK(blosc2_schunk_open("test_schunk_api_does_not_exist.b2frame") == NULL);
   CHECK(blosc2_schunk_open(NULL) == NULL);
-  free(cf);
+  if (nf) free(cf);
 
   /* Rename and remove. */
   CHECK_EQ_INT(blosc2_rename_urlpath("test_schunk_api_trunc.b2frame", "test_schunk_api_moved.b2frame"), 0);

@@ -106,6 +106,66 @@ int main(void) {
     uint32_t few[4];
     CHECK_EQ_INT(blosc2_schunk_get_slice_buffer(sc, 5 * ITEMS + 10, 5 * ITEMS + 14, few), 0);
     CHECK(bytes_read - before < (int64_t)ITEMS * 4 / 2);
+
+    /* A lazy chunk: header, block starts and the reference's trailer
+       (nchunk, chunk offset, block csizes); the blocks stay on disk. */
+    uint8_t *lazy;
+    bool lazy_free;
+    before = bytes_read;
+    int lazy_len = blosc2_schunk_get_lazychunk(sc, 5, &lazy, &lazy_free);
+    int32_t lz_nbytes, lz_cbytes, lz_bsize;
+    CHECK(lazy_len > 32);
+    CHECK(lazy_free);
+    CHECK_EQ_INT(blosc2_cbuffer_sizes(lazy, &lz_nbytes, &lz_cbytes, &lz_bsize), 0);
+    CHECK_EQ_INT(lz_nbytes, ITEMS * 4);
+    CHECK(lazy[31] & 0x08);
+    int nblocks = (lz_nbytes + lz_bsize - 1) / lz_bsize;
+    CHECK_EQ_INT(lazy_len, 32 + nblocks * 4 + 12 + nblocks * 4);
+    CHECK(bytes_read - before < lz_cbytes / 4); /* only header and bstarts read */
+    int32_t trailer_nchunk;
+    int64_t trailer_offset;
+    memcpy(&trailer_nchunk, lazy + 32 + nblocks * 4, 4);
+    memcpy(&trailer_offset, lazy + 32 + nblocks * 4 + 4, 8);
+    CHECK_EQ_INT(trailer_nchunk, 5);
+    int64_t *offsets = blosc2_frame_get_offsets(sc);
+    CHECK(offsets != NULL);
+    if (offsets) {
+      /* The trailer offset is the chunk's position from the frame start:
+         past the header, at the index entry. */
+      CHECK(trailer_offset > offsets[5]);
+      free(offsets);
+    }
+    int64_t csum = 0;
+    for (int j = 0; j < nblocks; j++) {
+      int32_t c;
+      memcpy(&c, lazy + 32 + nblocks * 4 + 12 + 4 * j, 4);
+      CHECK(c > 0);
+      csum += c;
+    }
+    CHECK_EQ_INT(csum + 32 + 4 * nblocks, lz_cbytes);
+
+    /* Decoding it with the super-chunk's dctx reads the blocks from disk. */
+    uint32_t *whole = malloc(ITEMS * 4);
+    CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 5, whole, ITEMS * 4), ITEMS * 4);
+    memset(data, 0, ITEMS * 4);
+    CHECK_EQ_INT(blosc2_decompress_ctx(sc->dctx, lazy, lazy_len, data, ITEMS * 4), ITEMS * 4);
+    CHECK(memcmp(data, whole, ITEMS * 4) == 0);
+    /* A getitem on it reads only the block holding the items. */
+    before = bytes_read;
+    uint32_t items[3];
+    CHECK_EQ_INT(blosc2_getitem_ctx(sc->dctx, lazy, lazy_len, ITEMS / 2, 3, items, sizeof(items)),
+                 sizeof(items));
+    CHECK(memcmp(items, whole + ITEMS / 2, sizeof(items)) == 0);
+    CHECK(bytes_read - before > 0);
+    CHECK(bytes_read - before <= lz_bsize + 64);
+    CHECK(bytes_read - before < lz_cbytes / 2);
+    /* A context without a super-chunk refuses it. */
+    blosc2_context *bare = blosc2_create_dctx(BLOSC2_DPARAMS_DEFAULTS);
+    CHECK_EQ_INT(blosc2_decompress_ctx(bare, lazy, lazy_len, data, ITEMS * 4),
+                 BLOSC2_ERROR_INVALID_PARAM);
+    blosc2_free_ctx(bare);
+    if (lazy_free) free(lazy);
+    free(whole);
     blosc2_schunk_free(sc);
   }
   sc = blosc2_schunk_open_offset_udio(path, 0, &io);

@@ -38,6 +38,27 @@ pub trait BlockSource {
     ) -> crate::Result<Cow<'_, [u8]>>;
 }
 
+/// Finds the blocks of a lazy chunk given to a plain decode call: the chunk
+/// carries only its header, block starts and a trailer locating its blocks in
+/// a frame, and the decoder's parameters say which super-chunk that frame
+/// belongs to. The C layer (the only one that hands out lazy chunks through
+/// contexts) registers it; without it such chunks are refused.
+pub(crate) type LazyResolver = fn(&DParams, &[u8]) -> crate::Result<Box<dyn BlockSource>>;
+
+static LAZY_RESOLVER: std::sync::OnceLock<LazyResolver> = std::sync::OnceLock::new();
+
+/// The block source of a lazy chunk, when `chunk` is one (special chunks
+/// never are, as in the reference).
+fn lazy_source(dp: &DParams, chunk: &[u8]) -> crate::Result<Option<Box<dyn BlockSource>>> {
+    match ChunkHeader::parse_unchecked_len(chunk) {
+        Ok(h) if h.is_lazy() && h.special_code() == 0 => match LAZY_RESOLVER.get() {
+            Some(resolve) => resolve(dp, chunk).map(Some),
+            None => crate::bail!(InvalidParam, "lazy chunk needs an associated super-chunk"),
+        },
+        _ => Ok(None),
+    }
+}
+
 /// Scratch owned by one worker.
 #[derive(Default)]
 struct DecWorker {
@@ -590,6 +611,11 @@ impl Decompressor {
         &self.dparams
     }
 
+    /// Installs the [`LazyResolver`] (the first call wins; later ones are no-ops).
+    pub(crate) fn set_lazy_resolver(f: LazyResolver) {
+        let _ = LAZY_RESOLVER.set(f);
+    }
+
     /// Blocks whose entry is `true` are skipped by the next `decompress`
     /// (their part of `dst` is left untouched). The mask length must equal the
     /// chunk's number of blocks.
@@ -601,6 +627,9 @@ impl Decompressor {
     /// Decodes a whole chunk into `dst`; returns its uncompressed size.
     pub fn decompress(&mut self, chunk: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
         let mask = self.maskout.take();
+        if let Some(mut src) = lazy_source(&self.dparams, chunk)? {
+            return self.decompress_with_source(chunk, &mut *src, dst, mask.as_deref());
+        }
         let p = Prepared::new(chunk, false)?;
         if p.h.nbytes() > dst.len() {
             crate::bail!(
@@ -698,6 +727,9 @@ impl Decompressor {
         nitems: usize,
         dst: &mut [u8],
     ) -> crate::Result<usize> {
+        if let Some(mut src) = lazy_source(&self.dparams, chunk)? {
+            return self.getitem_lazy(chunk, &mut *src, start, nitems, dst);
+        }
         let p = Prepared::new(chunk, false)?;
         if p.vl.is_some() {
             crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
@@ -750,6 +782,43 @@ impl Decompressor {
             }
             Ok(written)
         })
+    }
+
+    /// [`Decompressor::getitem`] on a lazy chunk: only the blocks holding the
+    /// items (and block 0 under DELTA) are fetched from `src` and decoded.
+    fn getitem_lazy(
+        &mut self,
+        chunk: &[u8],
+        src: &mut dyn BlockSource,
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> crate::Result<usize> {
+        let p = Prepared::new(chunk, true)?;
+        if p.h.vl_blocks() {
+            crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
+        }
+        if nitems == 0 {
+            return Ok(0);
+        }
+        let ts = p.h.typesize();
+        let nbytes = p.h.nbytes();
+        let len = nitems
+            .checked_mul(ts)
+            .filter(|&n| n <= dst.len())
+            .ok_or_else(|| crate::err!(WriteBuffer, "destination too small for {nitems} items"))?;
+        let lo = start
+            .checked_mul(ts)
+            .filter(|&b| b.checked_add(len).is_some_and(|e| e <= nbytes))
+            .ok_or_else(|| crate::err!(InvalidParam, "items {start}+{nitems} out of bounds"))?;
+        let bs = p.blocksize.max(1);
+        let mask: Vec<bool> = (0..p.nblocks)
+            .map(|j| j * bs >= lo + len || (j + 1) * bs <= lo)
+            .collect();
+        let mut full = vec![0u8; nbytes];
+        self.decompress_with_source(chunk, src, &mut full, Some(&mask))?;
+        dst[..len].copy_from_slice(&full[lo..lo + len]);
+        Ok(len)
     }
 
     /// Decodes block `nblock` of a VL-block chunk.

@@ -7,6 +7,7 @@ use core::ffi::{c_char, c_int};
 use std::path::Path;
 
 use super::constants::B2ND_MAX_DIM;
+use super::convert;
 use super::guard;
 use super::schunk::{malloc_copy, this, SchunkBox};
 use super::storage::path_from_c;
@@ -117,12 +118,12 @@ pub unsafe extern "C" fn blosc2_unidim_to_multidim(
         if n == 0 || n > B2ND_MAX_DIM as usize || shape.is_null() || index.is_null() {
             return;
         }
-        // SAFETY: readable/writable for `ndim` entries per the contract.
-        let (shape, index) = unsafe {
-            (
-                core::slice::from_raw_parts(shape, n),
-                core::slice::from_raw_parts_mut(index, n),
-            )
+        // SAFETY: readable/writable for `ndim` entries per the contract
+        // (both non-NULL, checked above).
+        let (Ok(shape), Ok(index)) = (unsafe { convert::items(shape, n, "shape") }, unsafe {
+            convert::items_mut(index, n, "index")
+        }) else {
+            return;
         };
         let mut strides = [1i64; B2ND_MAX_DIM as usize];
         for j in (0..n - 1).rev() {
@@ -157,11 +158,10 @@ pub unsafe extern "C" fn blosc2_multidim_to_unidim(
         let mut acc = 0i64;
         if n > 0 && !index.is_null() && !strides.is_null() {
             // SAFETY: readable for `ndim` entries per the contract.
-            let (idx, st) = unsafe {
-                (
-                    core::slice::from_raw_parts(index, n),
-                    core::slice::from_raw_parts(strides, n),
-                )
+            let (Ok(idx), Ok(st)) = (unsafe { convert::items(index, n, "index") }, unsafe {
+                convert::items(strides, n, "strides")
+            }) else {
+                return;
             };
             acc = idx
                 .iter()
@@ -245,8 +245,8 @@ unsafe fn slice_chunks(b: &mut SchunkBox, start: *const i64, stop: *const i64) -
     // SAFETY: `ndim` entries each per the contract.
     let (s, e) = unsafe {
         (
-            core::slice::from_raw_parts(start, n),
-            core::slice::from_raw_parts(stop, n),
+            convert::items(start, n, "start")?,
+            convert::items(stop, n, "stop")?,
         )
     };
     let grid = geo.chunk_grid();
@@ -341,10 +341,8 @@ pub unsafe extern "C" fn b2nd_packed_unpack(packed: *const u8, len: i64) -> *mut
             if packed.is_null() {
                 crate::bail!(NullPointer, "packed is NULL");
             }
-            let n = usize::try_from(len)
-                .map_err(|_| crate::err!(InvalidParam, "length {len} is negative"))?;
             // SAFETY: readable for `len` bytes per the contract.
-            let bytes = unsafe { core::slice::from_raw_parts(packed, n) };
+            let bytes = unsafe { convert::items(packed, len, "packed") }?;
             let core = crate::schunk::packed::unpack(bytes)?;
             Ok(SchunkBox::into_c(core, None))
         })();

@@ -16,6 +16,8 @@
 //! serve sparse frames (a second path is refused).
 
 use core::ffi::{c_char, c_int, c_void, CStr};
+
+use super::convert;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -87,19 +89,48 @@ fn register(cb: blosc2_io_cb) -> Result<()> {
     Ok(())
 }
 
+/// The OS advisory lock the frame layer uses for opt-in locking:
+/// `flock(2)` on the whole file, retried when a signal interrupts it.
+#[cfg(unix)]
+pub(crate) fn flock_file(
+    file: &std::fs::File,
+    op: crate::frame::lock::LockOp,
+) -> std::io::Result<()> {
+    use crate::frame::lock::LockOp;
+    use std::os::unix::io::AsRawFd;
+    let how = match op {
+        LockOp::Shared => libc::LOCK_SH,
+        LockOp::Exclusive => libc::LOCK_EX,
+        LockOp::Unlock => libc::LOCK_UN,
+    };
+    loop {
+        // SAFETY: the descriptor belongs to `file`, which stays open for the
+        // whole call; flock only acts on it and touches no memory.
+        if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Installs [`flock_file`] as the frame layer's lock primitive (where the
+/// platform has `flock`).
+pub(crate) fn install_frame_locking() {
+    #[cfg(unix)]
+    crate::frame::lock::install_os_lock(flock_file);
+}
+
 /// Compares two possibly-NULL C strings.
 ///
 /// # Safety
 /// Each pointer is NULL or NUL-terminated.
 unsafe fn c_str_eq(a: *const c_char, b: *const c_char) -> bool {
-    match (a.is_null(), b.is_null()) {
-        (true, true) => true,
-        (false, false) => {
-            // SAFETY: both non-NULL and NUL-terminated per the contract.
-            unsafe { CStr::from_ptr(a) == CStr::from_ptr(b) }
-        }
-        _ => false,
-    }
+    // SAFETY: each NULL or NUL-terminated per the contract.
+    let (a, b) = unsafe { (convert::opt_c_str(a, "name"), convert::opt_c_str(b, "name")) };
+    matches!((a, b), (Ok(x), Ok(y)) if x == y)
 }
 
 /// The registered callbacks with `id`, registering the built-in backends
@@ -304,7 +335,7 @@ impl IoFile for CallbackFile {
             }
             // SAFETY: the backend says `n` bytes are readable at `ptr`, and
             // `n <= buf.len()`.
-            let src = unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), n) };
+            let src = unsafe { convert::items(ptr.cast::<u8>().cast_const(), n, "read buffer") }?;
             buf[..n].copy_from_slice(src);
         }
         Ok(n)
@@ -621,18 +652,23 @@ pub unsafe extern "C" fn blosc2_stdio_mmap_open(
             return core::ptr::null_mut();
         }
         // SAFETY: NUL-terminated per the contract.
-        let path = unsafe { CStr::from_ptr(urlpath) };
+        let Ok(path) = (unsafe { convert::c_str(urlpath, "urlpath") }) else {
+            return core::ptr::null_mut();
+        };
         if !m.addr.is_null() {
             // SAFETY: `urlpath` in the state was set by this backend (a
             // malloc'ed NUL-terminated copy) or is NULL.
-            let same = !m.urlpath.is_null() && unsafe { CStr::from_ptr(m.urlpath) } == path;
+            let same = matches!(unsafe { convert::opt_c_str(m.urlpath, "urlpath") }, Ok(Some(p)) if p == path);
             return if same { params } else { core::ptr::null_mut() };
         }
         if m.mode.is_null() {
             return core::ptr::null_mut();
         }
         // SAFETY: NUL-terminated per the contract.
-        let mode = unsafe { CStr::from_ptr(m.mode) }.to_bytes();
+        let Ok(mode) = (unsafe { convert::c_str(m.mode, "mode") }) else {
+            return core::ptr::null_mut();
+        };
+        let mode = mode.as_bytes();
         let (prot, flags, memory_only, open_mode, use_initial): (i32, i32, bool, &CStr, bool) =
             match mode {
                 b"r" => (libc::PROT_READ, libc::MAP_SHARED, false, c"rb", false),

@@ -11,9 +11,10 @@
 //! Contents returned by `blosc2_meta_get` and `blosc2_vlmeta_get` are
 //! `malloc`ed copies the caller frees (NULL for empty content).
 
-use core::ffi::{c_char, c_int, CStr};
+use core::ffi::{c_char, c_int};
 
 use super::constants::BLOSC2_METALAYER_NAME_MAXLEN;
+use super::convert;
 use super::schunk::{malloc_copy, this, with_schunk};
 use super::storage::cparams_from_c;
 use super::types::{blosc2_cparams, blosc2_schunk};
@@ -28,9 +29,7 @@ unsafe fn name_from_c<'a>(name: *const c_char) -> Result<&'a str> {
         crate::bail!(InvalidParam, "name is NULL");
     }
     // SAFETY: non-NULL and NUL-terminated per the contract.
-    let s = unsafe { CStr::from_ptr(name) }
-        .to_str()
-        .map_err(|_| crate::err!(InvalidParam, "name is not UTF-8"))?;
+    let s = unsafe { convert::c_str(name, "name") }?;
     if s.len() > BLOSC2_METALAYER_NAME_MAXLEN as usize {
         crate::bail!(
             InvalidParam,
@@ -45,16 +44,14 @@ unsafe fn name_from_c<'a>(name: *const c_char) -> Result<&'a str> {
 /// # Safety
 /// `content` is NULL or readable for `len` bytes.
 unsafe fn content_from_c<'a>(content: *const u8, len: i32) -> Result<&'a [u8]> {
-    let n = usize::try_from(len)
-        .map_err(|_| crate::err!(InvalidParam, "content length {len} is negative"))?;
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if content.is_null() {
+    // The reference answers a NULL content with a positive length with
+    // INVALID_PARAM (the shared helper would say NULL_POINTER).
+    if content.is_null() && len > 0 {
         crate::bail!(InvalidParam, "content is NULL with length {len}");
     }
-    // SAFETY: non-NULL and readable for `n` bytes per the contract.
-    Ok(unsafe { core::slice::from_raw_parts(content, n) })
+    // SAFETY: NULL only with a zero length (checked above), else readable
+    // for `len` bytes per the contract.
+    unsafe { convert::items(content, len, "content") }
 }
 
 /// Writes a `malloc`ed copy of `bytes` (NULL when empty) and its length.
@@ -252,10 +249,8 @@ pub unsafe extern "C" fn blosc2_vlmeta_update(
             }
             let content = content_from_c(content, content_len)?;
             let cp = cparams_from_c(cparams);
-            let i = b.core.vlmeta_update(name, content, Some(&cp))?;
-            // The names did not change, so sync() cannot see this update.
-            b.c.change_tick += 1;
-            Ok(i as i64)
+            // sync() sees the new compressed content and bumps change_tick.
+            Ok(b.core.vlmeta_update(name, content, Some(&cp))? as i64)
         }) as c_int
     }
 }

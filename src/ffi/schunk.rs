@@ -14,8 +14,9 @@
 //!   parameters and a copy of the `blosc2_io` (its `name`/`params` stay the
 //!   caller's);
 //! - `metalayers[i]` point to boxed `blosc2_metalayer`s with owned names and
-//!   contents; `vlmetalayers[i]` carry owned names (their `content` is NULL,
-//!   the compressed bytes stay in the core: read them with `blosc2_vlmeta_get`);
+//!   contents; `vlmetalayers[i]` carry owned names and, as in the reference,
+//!   the *compressed* content the frame trailer stores (`content_len` is its
+//!   compressed length; `blosc2_vlmeta_get` gives the decompressed bytes);
 //! - `frame` is non-NULL exactly when the super-chunk is frame-backed (an
 //!   in-memory contiguous frame, a frame file or a sparse directory), NULL for
 //!   an in-memory chunk list, as in the reference. It is an opaque token (the
@@ -178,6 +179,10 @@ impl SchunkBox {
             own.schunk = me;
             own
         });
+        // Lazy chunks from `get_lazychunk` decode through any context whose
+        // dparams name a super-chunk (as `dctx` does): install the lookup.
+        crate::chunk::Decompressor::set_lazy_resolver(resolve_lazy);
+        super::io::install_frame_locking();
         b.c.cctx = super::context::blosc2_create_cctx(b.user_cparams.unwrap_or(b.cparams));
         b.c.dctx = super::context::blosc2_create_dctx(b.user_dparams.unwrap_or(b.dparams));
         Box::into_raw(b).cast()
@@ -234,25 +239,13 @@ impl SchunkBox {
 
     /// Rebuilds the metalayer entries if the core's differ; true if they did.
     fn sync_metas(&mut self) -> bool {
-        let names = self.core.meta_names();
-        let current: Vec<(String, Vec<u8>)> = names
-            .into_iter()
-            .map(|n| {
-                let v = self.core.meta_get(&n).unwrap_or_default();
-                (n, v)
-            })
-            .collect();
-        let same = current.len() == self.metas.len()
-            && current
-                .iter()
-                .zip(&self.metas)
-                .all(|((n, v), m)| m.name.as_bytes() == n.as_bytes() && m.content == *v);
-        if same {
+        let current = self.core.metalayers();
+        if same_layers(current, &self.metas) {
             return false;
         }
         self.metas = current
-            .into_iter()
-            .map(|(n, v)| OwnedLayer::new(&n, Some(v)))
+            .iter()
+            .map(|m| OwnedLayer::new(&m.name, Some(m.content.clone())))
             .collect();
         self.c.metalayers = [core::ptr::null_mut(); 16];
         for (slot, m) in self.c.metalayers.iter_mut().zip(self.metas.iter_mut()) {
@@ -262,20 +255,18 @@ impl SchunkBox {
         true
     }
 
-    /// Rebuilds the vlmetalayer entries if the names differ; true if they did.
-    /// Content changes are not visible in the names, so callers that change
-    /// content bump `change_tick` themselves.
+    /// Rebuilds the vlmetalayer entries if the core's names or (compressed)
+    /// contents differ; true if they did. As in the reference, each entry's
+    /// `content`/`content_len` are the compressed bytes the trailer stores.
     fn sync_vlmetas(&mut self) -> bool {
-        let names = self.core.vlmeta_names();
-        let same = names.len() == self.vlmetas.len()
-            && names
-                .iter()
-                .zip(&self.vlmetas)
-                .all(|(n, m)| m.name.as_bytes() == n.as_bytes());
-        if same {
+        let current = self.core.vlmetalayers_stored();
+        if same_layers(current, &self.vlmetas) {
             return false;
         }
-        self.vlmetas = names.iter().map(|n| OwnedLayer::new(n, None)).collect();
+        self.vlmetas = current
+            .iter()
+            .map(|m| OwnedLayer::new(&m.name, Some(m.content.clone())))
+            .collect();
         for slot in self.c.vlmetalayers.iter_mut() {
             *slot = core::ptr::null_mut();
         }
@@ -285,6 +276,37 @@ impl SchunkBox {
         self.c.nvlmetalayers = i16::try_from(self.vlmetas.len()).unwrap_or(i16::MAX);
         true
     }
+}
+
+/// Where the blocks of a lazy chunk given to a plain decode call are: the
+/// super-chunk named by the context's `dparams.schunk` opens its frame for
+/// them (the reference reads them through `context->schunk->frame`).
+fn resolve_lazy(
+    dp: &crate::chunk::DParams,
+    chunk: &[u8],
+) -> Result<Box<dyn crate::chunk::BlockSource>> {
+    let sc = dp
+        .user_data
+        .as_ref()
+        .and_then(|u| u.downcast_ref::<super::registry::CallerDParams>())
+        .map(|d| d.0.schunk)
+        .filter(|p| !p.is_null())
+        .ok_or_else(|| crate::err!(InvalidParam, "lazy chunk needs an associated super-chunk"))?;
+    // SAFETY: a non-NULL `dparams.schunk` is, by the C API's contract, a live
+    // super-chunk from this library (every one is a `SchunkBox`), not being
+    // changed while the context decodes; it is only read here, and the block
+    // source opens its own file handle, keeping no borrow of it.
+    let b = unsafe { &*(sc as *const SchunkBox) };
+    b.core.lazy_block_source(chunk)
+}
+
+/// Whether the C entries already mirror `layers` (names and contents).
+fn same_layers(layers: &[crate::frame::Metalayer], entries: &[Box<OwnedLayer>]) -> bool {
+    layers.len() == entries.len()
+        && layers
+            .iter()
+            .zip(entries)
+            .all(|(l, e)| e.name.as_bytes() == l.name.as_bytes() && e.content == l.content)
 }
 
 impl Drop for SchunkBox {
@@ -326,7 +348,10 @@ pub(crate) unsafe fn with_schunk(
     super::guard_code(|| {
         // SAFETY: forwarded contract.
         let b = unsafe { this(p) }?;
-        let r = f(b);
+        // With locking on, every call first catches up with writes made
+        // through other handles (the reference checks for a stale frame on
+        // each access); a no-op otherwise.
+        let r = b.core.sync_if_stale().and_then(|_| f(b));
         b.sync();
         r
     })
@@ -362,9 +387,15 @@ unsafe fn io_copy(st: *const blosc2_storage) -> Option<blosc2_io> {
 pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut blosc2_schunk {
     guard(core::ptr::null_mut(), || {
         null_on_err((|| {
+            // Before the core looks at BLOSC_LOCKING.
+            super::io::install_frame_locking();
             // SAFETY: forwarded contract.
             let st = unsafe { storage_from_c(storage) }?;
-            let core = SChunk::new(st)?;
+            let mut core = SChunk::new(st)?;
+            // SAFETY: forwarded contract: the storage's io is NULL or valid.
+            if unsafe { locking_param(storage.as_ref().map_or(core::ptr::null(), |s| s.io)) } {
+                core.set_locking(true)?;
+            }
             // SAFETY: forwarded contract: the storage and its parameter
             // pointers are NULL or valid.
             let (io, cp, dp) = unsafe {
@@ -460,7 +491,10 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
                 .map_err(|_| crate::err!(InvalidParam, "offset {offset} is negative"))?;
             // SAFETY: forwarded contract.
             let io = unsafe { super::io::io_from_c(udio) }?;
-            let core = SChunk::open_with_io(&path, offset, io)?;
+            super::io::install_frame_locking();
+            // SAFETY: forwarded contract.
+            let locking = unsafe { locking_param(udio) };
+            let core = SChunk::open_with(&path, offset, io, locking)?;
             // SAFETY: NULL or valid per the contract.
             let p = SchunkBox::into_c(core, unsafe { udio.as_ref() }.copied());
             // SAFETY: `p` was just created by `into_c`.
@@ -489,10 +523,8 @@ pub unsafe extern "C" fn blosc2_schunk_from_buffer(
             if cframe.is_null() {
                 crate::bail!(NullPointer, "cframe is NULL");
             }
-            let n = usize::try_from(len)
-                .map_err(|_| crate::err!(InvalidParam, "length {len} is negative"))?;
             // SAFETY: non-NULL and readable for `len` bytes per the contract.
-            let bytes = unsafe { core::slice::from_raw_parts(cframe, n) };
+            let bytes = unsafe { super::convert::items(cframe, len, "cframe") }?;
             let core = SChunk::from_buffer(bytes, copy)?;
             let p = SchunkBox::into_c(core, None);
             if !copy {
@@ -525,26 +557,59 @@ pub unsafe extern "C" fn blosc2_schunk_avoid_cframe_free(
     })
 }
 
-/// Takes the frame lock. This library has no file locking, so (as the
-/// reference documents for handles without locking) it is a no-op that
-/// returns 0; NULL gives `BLOSC2_ERROR_NULL_POINTER`.
+/// Takes the exclusive frame lock and holds it until
+/// `blosc2_schunk_unlock`: operations in between nest in it, so the sequence
+/// is atomic against other locking handles and processes. Re-entrant. A
+/// no-op returning 0 unless locking is on for the handle (the `locking`
+/// member of `blosc2_stdio_params`, or the `BLOSC_LOCKING` environment
+/// variable, for on-disk frames through the file-system backend). Returns 0
+/// or `BLOSC2_ERROR_LOCK`.
 ///
 /// # Safety
 /// `schunk` is NULL or a live super-chunk.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_schunk_lock(schunk: *mut blosc2_schunk) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_schunk(schunk, |_| Ok(0)) as c_int }
+    unsafe {
+        with_schunk(schunk, |b| {
+            b.core.lock()?;
+            Ok(0)
+        }) as c_int
+    }
 }
 
-/// Releases the lock of `blosc2_schunk_lock`: a no-op returning 0.
+/// Releases one level of `blosc2_schunk_lock` (a no-op when locking is off
+/// or the lock is not held). Returns 0 or `BLOSC2_ERROR_LOCK`.
 ///
 /// # Safety
 /// `schunk` is NULL or a live super-chunk.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_schunk_unlock(schunk: *mut blosc2_schunk) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_schunk(schunk, |_| Ok(0)) as c_int }
+    unsafe {
+        with_schunk(schunk, |b| {
+            b.core.unlock()?;
+            Ok(0)
+        }) as c_int
+    }
+}
+
+/// Whether `io` asks for file locking through `blosc2_stdio_params`.
+///
+/// # Safety
+/// `io` is NULL or valid; for the file-system backend its `params` are NULL
+/// or a `blosc2_stdio_params`.
+unsafe fn locking_param(io: *const blosc2_io) -> bool {
+    // SAFETY: per the contract.
+    let Some(io) = (unsafe { io.as_ref() }) else {
+        return false;
+    };
+    if i32::from(io.id) != super::constants::BLOSC2_IO_FILESYSTEM || io.params.is_null() {
+        return false;
+    }
+    // SAFETY: the file-system backend's params are a `blosc2_stdio_params`
+    // (the reference reads them the same way).
+    unsafe { (*io.params.cast::<super::types::blosc2_stdio_params>()).locking }
 }
 
 /// Re-reads an on-disk frame changed through another handle. Returns 1 when
@@ -557,7 +622,9 @@ pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
-            let before = (b.core.nchunks(), b.core.nbytes(), b.core.cbytes());
+            // The public fields still show the state before this call (the
+            // core may already have caught up in `with_schunk`).
+            let before = (b.c.nchunks, b.c.nbytes, b.c.cbytes);
             let metas_before = b.c.change_tick;
             b.core.refresh()?;
             b.sync();
@@ -569,8 +636,11 @@ pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_
     }
 }
 
-/// Serializes the super-chunk as a contiguous frame into a `malloc`ed buffer
-/// (`*needs_free` is set to true: the caller frees it). Returns its length.
+/// The super-chunk as a contiguous frame. For an in-memory contiguous frame
+/// this is the frame's own buffer (`*needs_free` false, as in the
+/// reference): it stays valid until the super-chunk changes or is freed and
+/// must not be written to. Otherwise a `malloc`ed serialization
+/// (`*needs_free` true: the caller frees it). Returns its length.
 ///
 /// # Safety
 /// `schunk` is NULL or live; `cframe` and `needs_free` are NULL or writable.
@@ -585,6 +655,14 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
         with_schunk(schunk, |b| {
             if cframe.is_null() || needs_free.is_null() {
                 crate::bail!(NullPointer, "cframe or needs_free is NULL");
+            }
+            if let Some(own) = b.core.frame_bytes() {
+                // SAFETY: both out-pointers are non-NULL and writable per the
+                // contract; the pointer is into the frame's buffer, which the
+                // box owns and only a later call on it can move or free.
+                *cframe = own.as_ptr() as *mut u8;
+                *needs_free = false;
+                return Ok(own.len() as i64);
             }
             let bytes = b.core.to_buffer()?;
             let p = malloc_copy(&bytes)?;

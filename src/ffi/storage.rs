@@ -97,6 +97,9 @@ pub(crate) fn dparams_to_c(
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 pub(crate) unsafe fn path_from_c(p: *const c_char, what: &str) -> Result<PathBuf> {
+    // Every C entry that names a file passes here: make sure the frame
+    // layer can lock (BLOSC_LOCKING) before the core opens anything.
+    super::io::install_frame_locking();
     // SAFETY: forwarded contract.
     let s = unsafe { super::convert::c_str(p, what) }?;
     if s.is_empty() {
@@ -117,6 +120,8 @@ pub(crate) unsafe fn path_from_c(p: *const c_char, what: &str) -> Result<PathBuf
 /// `st` is NULL or points to a readable `blosc2_storage` whose pointers are
 /// NULL or valid.
 pub(crate) unsafe fn storage_from_c(st: *const blosc2_storage) -> Result<Storage> {
+    // As in `path_from_c`: the frame layer can lock before files are made.
+    super::io::install_frame_locking();
     // SAFETY: the caller promises `st` is NULL or valid.
     let Some(s) = (unsafe { st.as_ref() }) else {
         return Ok(Storage::default());

@@ -86,6 +86,38 @@ pub(crate) fn compress_offsets(offsets: &[i64]) -> Result<Vec<u8>> {
     engine::compress_index(&raw)
 }
 
+/// The offsets index of a frame whose `nchunks` entries all equal `value`,
+/// as the reference's special fill stores it: one repeated-value chunk
+/// (header plus the 8-byte value) with the index parameters (typesize 8,
+/// 16 KiB blocks, BloscLZ at level 5).
+pub(crate) fn repeated_offsets(value: i64, nchunks: usize) -> Result<Vec<u8>> {
+    let nbytes = nchunks
+        .checked_mul(8)
+        .filter(|&n| n <= i32::MAX as usize)
+        .ok_or_else(|| {
+            crate::err!(
+                FrameSpecial,
+                "too many chunks for an offsets index: {nchunks}"
+            )
+        })?;
+    let cp = crate::chunk::CParams {
+        typesize: 8,
+        blocksize: REPEAT_INDEX_BLOCKSIZE,
+        clevel: 5,
+        compcode: 0,
+        ..crate::chunk::CParams::default()
+    };
+    crate::chunk::make_special_with(
+        &cp,
+        crate::chunk::Special::Value,
+        nbytes,
+        Some(&value.to_le_bytes()),
+    )
+}
+
+/// Block size the reference gives a repeated-value offsets index.
+const REPEAT_INDEX_BLOCKSIZE: i32 = 16 * 1024;
+
 /// Decompresses an offsets index chunk that must hold `nchunks` entries.
 pub(crate) fn decompress_offsets(chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
     let info = ChunkInfo::parse(chunk)?;

@@ -11,6 +11,7 @@ mod bytes;
 pub(crate) mod codec;
 pub mod header;
 pub mod io;
+pub(crate) mod lock;
 pub mod offsets;
 pub mod store;
 pub mod trailer;

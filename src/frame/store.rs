@@ -17,6 +17,9 @@ use super::offsets::{ChunkLoc, SpecialOffset};
 use super::trailer::{self, TRAILER_MINLEN};
 use crate::Result;
 
+/// Special kind code of a repeated-value chunk.
+const REPEATED_VALUE: u8 = 3;
+
 /// Name of the index file inside a sparse frame directory.
 pub(crate) const SPARSE_INDEX: &str = "chunks.b2frame";
 
@@ -50,6 +53,14 @@ pub struct Frame {
     data_len: u64,
     offsets: Vec<i64>,
     frame_len: u64,
+    /// Other bytes follow the frame in its file (a frame embedded in a
+    /// larger file, or several frames appended to one file): the file is
+    /// then never truncated, so that a shrinking frame leaves them where
+    /// they are. A growing frame still writes over them, as the reference.
+    tail_follows: bool,
+    /// The offsets index is stored as one repeated-value chunk (a frame
+    /// made by a special fill, as the reference does), until a chunk changes.
+    repeat_index: bool,
     /// Chunk bytes read from a file, reused from read to read so that a
     /// chunk read neither allocates nor zeroes (grows only).
     chunk_buf: Vec<u8>,
@@ -88,6 +99,8 @@ impl Frame {
             data_len: 0,
             offsets: Vec::new(),
             frame_len: 0,
+            tail_follows: false,
+            repeat_index: false,
             chunk_buf: Vec::new(),
         };
         f.flush(header, vlmeta)?;
@@ -119,6 +132,8 @@ impl Frame {
             data_len: 0,
             offsets: Vec::new(),
             frame_len: 0,
+            tail_follows: false,
+            repeat_index: false,
             chunk_buf: Vec::new(),
         };
         let (header, vlmeta) = f.load()?;
@@ -301,6 +316,7 @@ impl Frame {
             let mut obuf = vec![0u8; info.cbytes as usize];
             self.read(off_pos, &mut obuf, "offsets index")?;
             offsets = codec::decompress_offsets(&obuf, nchunks)?;
+            self.repeat_index = info.special == REPEATED_VALUE;
             for (i, &o) in offsets.iter().enumerate() {
                 match ChunkLoc::decode(o)? {
                     ChunkLoc::Stored(v)
@@ -323,6 +339,7 @@ impl Frame {
         self.data_len = data_len;
         self.offsets = offsets;
         self.frame_len = frame_len;
+        self.tail_follows = matches!(self.place, Place::File { .. }) && avail > frame_len;
         Ok((header, vlmeta))
     }
 
@@ -392,6 +409,24 @@ impl Frame {
         }
     }
 
+    /// The location fields of a lazy chunk for stored chunk `n` (see
+    /// `schunk::lazy`): contiguous frames give the chunk number and the
+    /// chunk's position from the frame start, sparse ones the chunk file id
+    /// twice.
+    pub(crate) fn lazy_location(&self, n: usize) -> Result<(i32, i64)> {
+        let ChunkLoc::Stored(off) = self.loc(n)? else {
+            crate::bail!(Failure, "chunk {n} is special and has no stored bytes");
+        };
+        if self.is_sparse() {
+            let id = i32::try_from(off)
+                .map_err(|_| crate::err!(InvalidIndex, "sparse chunk id {off} out of range"))?;
+            return Ok((id, off));
+        }
+        let nchunk = i32::try_from(n)
+            .map_err(|_| crate::err!(InvalidIndex, "chunk {n} out of the int32 range"))?;
+        Ok((nchunk, self.header_len as i64 + off))
+    }
+
     /// The header (first 32 bytes) of chunk `n`, or its special kind.
     pub(crate) fn chunk_info(
         &mut self,
@@ -401,7 +436,7 @@ impl Frame {
     }
 
     /// Like [`Frame::chunk_info`], also giving the header bytes.
-    fn chunk_header(
+    pub(crate) fn chunk_header(
         &mut self,
         n: usize,
     ) -> Result<std::result::Result<(ChunkInfo, [u8; EXTENDED_HEADER_LEN]), SpecialOffset>> {
@@ -562,12 +597,14 @@ impl Frame {
         }
         let loc = self.store(chunk, special)?;
         self.offsets.insert(n, loc);
+        self.repeat_index = false;
         Ok(())
     }
 
     /// Replaces chunk `n`.
     pub fn update(&mut self, n: usize, chunk: &[u8], special: Option<SpecialOffset>) -> Result<()> {
         let old = self.loc(n)?.encode();
+        self.repeat_index = false;
         if self.is_sparse() && old >= 0 && special.is_none() {
             return self.write_chunk_file(old, chunk);
         }
@@ -580,8 +617,23 @@ impl Frame {
     /// Removes chunk `n`.
     pub fn delete(&mut self, n: usize) -> Result<()> {
         let old = self.loc(n)?.encode();
+        self.repeat_index = false;
         self.unstore(n, old)?;
         self.offsets.remove(n);
+        Ok(())
+    }
+
+    /// Appends `count` entries that all stand for the special chunk `kind`
+    /// (a special fill), keeping the index as one repeated-value chunk when
+    /// the frame holds nothing else, as the reference does.
+    pub fn fill_special(&mut self, kind: SpecialOffset, count: usize) -> Result<()> {
+        let v = kind.encode();
+        let was_empty = self.offsets.is_empty();
+        self.offsets
+            .try_reserve(count)
+            .map_err(|_| crate::err!(MemoryAlloc, "no room for {count} offsets"))?;
+        self.offsets.extend(std::iter::repeat(v).take(count));
+        self.repeat_index = was_empty;
         Ok(())
     }
 
@@ -611,12 +663,14 @@ impl Frame {
             next.push(self.offsets[i]);
         }
         self.offsets = next;
+        self.repeat_index = false;
         Ok(())
     }
 
     /// Rewrites offsets index, trailer and header from `header` (whose
     /// `cbytes` is replaced by the data-section length for contiguous
-    /// frames) and truncates the frame to its new length.
+    /// frames) and truncates the file to the frame's new end, unless other
+    /// bytes follow the frame (see `tail_follows`).
     pub fn flush(&mut self, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<()> {
         let mut h = header.clone();
         h.frame_type = if self.is_sparse() {
@@ -628,10 +682,13 @@ impl Frame {
             h.cbytes = self.data_len as i64;
         }
         h.has_vlmetalayers = !vlmeta.is_empty();
-        let index = if self.offsets.is_empty() {
-            Vec::new()
-        } else {
-            codec::compress_offsets(&self.offsets)?
+        let first = self.offsets.first().copied();
+        let index = match first {
+            None => Vec::new(),
+            Some(v) if self.repeat_index && self.offsets.iter().all(|&o| o == v) => {
+                codec::repeated_offsets(v, self.offsets.len())?
+            }
+            Some(_) => codec::compress_offsets(&self.offsets)?,
         };
         let tr = trailer::encode(vlmeta)?;
         h.frame_len = 0;
@@ -650,7 +707,9 @@ impl Frame {
         self.write(pos, &index)?;
         self.write(pos + index.len() as u64, &tr)?;
         self.write(0, &hbytes)?;
-        self.truncate(frame_len)?;
+        if !self.tail_follows {
+            self.truncate(frame_len)?;
+        }
         self.frame_len = frame_len;
         Ok(())
     }
@@ -660,6 +719,14 @@ impl Frame {
         let mut v = vec![0u8; self.frame_len as usize];
         self.read(0, &mut v, "frame")?;
         Ok(v)
+    }
+
+    /// The frame bytes of an in-memory frame, borrowed.
+    pub fn memory_bytes(&self) -> Option<&[u8]> {
+        match &self.place {
+            Place::Memory(m) => m.data.get(..usize::try_from(self.frame_len).ok()?),
+            _ => None,
+        }
     }
 
     /// Gives back the memory buffer of an in-memory frame.

@@ -15,6 +15,10 @@ impl SChunk {
 
     /// Adds a fixed-size metalayer; frames accept them only before data.
     pub fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<usize> {
+        self.locked(true, |s| s.meta_add_unlocked(name, content))
+    }
+
+    fn meta_add_unlocked(&mut self, name: &str, content: &[u8]) -> Result<usize> {
         crate::frame::header::check_name(name)?;
         if self.meta_exists(name).is_some() {
             crate::bail!(InvalidParam, "metalayer '{name}' already exists");
@@ -50,6 +54,10 @@ impl SChunk {
     /// Overwrites the start of metalayer `name`; its size never changes, so
     /// `content` may not be longer than the existing content.
     pub fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<usize> {
+        self.locked(true, |s| s.meta_update_unlocked(name, content))
+    }
+
+    fn meta_update_unlocked(&mut self, name: &str, content: &[u8]) -> Result<usize> {
         let i = self
             .meta_exists(name)
             .ok_or_else(|| crate::err!(MetalayerNotFound, "metalayer '{name}' not found"))?;
@@ -72,6 +80,11 @@ impl SChunk {
         self.metalayers.iter().map(|m| m.name.clone()).collect()
     }
 
+    /// The metalayers, in order, with their contents.
+    pub fn metalayers(&self) -> &[Metalayer] {
+        &self.metalayers
+    }
+
     // ----- variable-length metalayers -----
 
     pub fn vlmeta_exists(&self, name: &str) -> Option<usize> {
@@ -89,6 +102,15 @@ impl SChunk {
     /// Adds a vlmetalayer, compressing `content` with `cparams` (reference
     /// defaults when `None`).
     pub fn vlmeta_add(
+        &mut self,
+        name: &str,
+        content: &[u8],
+        cparams: Option<&CParams>,
+    ) -> Result<usize> {
+        self.locked(true, |s| s.vlmeta_add_unlocked(name, content, cparams))
+    }
+
+    fn vlmeta_add_unlocked(
         &mut self,
         name: &str,
         content: &[u8],
@@ -132,6 +154,15 @@ impl SChunk {
         content: &[u8],
         cparams: Option<&CParams>,
     ) -> Result<usize> {
+        self.locked(true, |s| s.vlmeta_update_unlocked(name, content, cparams))
+    }
+
+    fn vlmeta_update_unlocked(
+        &mut self,
+        name: &str,
+        content: &[u8],
+        cparams: Option<&CParams>,
+    ) -> Result<usize> {
         let i = self
             .vlmeta_exists(name)
             .ok_or_else(|| crate::err!(MetalayerNotFound, "vlmetalayer '{name}' not found"))?;
@@ -146,6 +177,10 @@ impl SChunk {
 
     /// Removes vlmetalayer `name`; returns how many remain.
     pub fn vlmeta_delete(&mut self, name: &str) -> Result<usize> {
+        self.locked(true, |s| s.vlmeta_delete_unlocked(name))
+    }
+
+    fn vlmeta_delete_unlocked(&mut self, name: &str) -> Result<usize> {
         let i = self
             .vlmeta_exists(name)
             .ok_or_else(|| crate::err!(MetalayerNotFound, "vlmetalayer '{name}' not found"))?;
@@ -157,5 +192,12 @@ impl SChunk {
     /// Names of the vlmetalayers, in order.
     pub fn vlmeta_names(&self) -> Vec<String> {
         self.vlmetalayers.iter().map(|m| m.name.clone()).collect()
+    }
+
+    /// The vlmetalayers, in order, with their contents *compressed* as the
+    /// frame trailer stores them (the reference keeps these bytes in
+    /// `blosc2_schunk.vlmetalayers[i]->content`).
+    pub fn vlmetalayers_stored(&self) -> &[Metalayer] {
+        &self.vlmetalayers
     }
 }

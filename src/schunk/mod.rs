@@ -10,8 +10,13 @@
 //!
 //! Frames on disk are never read whole: opening reads the header, the
 //! trailer and the offsets index; chunks are read when asked for, and
-//! partial reads fetch only the blocks they need. Every mutating call leaves
-//! a valid frame behind.
+//! partial reads fetch only the blocks they need (see `lazy`: lazy chunks in
+//! the reference's layout). Every mutating call leaves a valid frame behind.
+//!
+//! On-disk frames can lock a sidecar file around each operation (opt-in:
+//! [`SChunk::set_locking`] or `BLOSC_LOCKING`; see `frame::lock`): mutations
+//! take it exclusively, reads shared, and a handle that finds the frame
+//! written by another one re-reads it first.
 //!
 //! Decisions worth knowing:
 //! - zero, NaN and uninitialized chunks become special offsets (no bytes)
@@ -40,6 +45,7 @@ pub use crate::frame::Metalayer;
 pub use engine::{BlockSource, CParams, DParams, Special};
 
 use crate::frame::header::{FrameHeader, FrameType};
+use crate::frame::lock::{self as frame_lock, FrameLock};
 use crate::frame::{Frame, FrameChunk, IoRef, MemFile, Place, StdIo};
 use crate::Result;
 use engine::Engine;
@@ -94,6 +100,8 @@ pub struct SChunk {
     vlmetalayers: Vec<Metalayer>,
     backend: Backend,
     engine: Engine,
+    /// Advisory frame lock, when locking is on (see [`SChunk::set_locking`]).
+    lock: Option<FrameLock>,
 }
 
 impl std::fmt::Debug for SChunk {
@@ -164,6 +172,7 @@ impl SChunk {
             backend,
             engine,
             storage,
+            lock: None,
         })
     }
 
@@ -216,7 +225,8 @@ impl SChunk {
             }
         };
         let mut s = SChunk::empty(storage, backend)?;
-        s.flush()?;
+        s.lock_from_env();
+        s.locked(true, |s| s.flush())?;
         Ok(s)
     }
 
@@ -232,6 +242,19 @@ impl SChunk {
 
     /// Opens a frame through a user I/O backend.
     pub fn open_with_io(path: impl AsRef<Path>, offset: u64, io: Option<IoRef>) -> Result<SChunk> {
+        SChunk::open_with(path, offset, io, false)
+    }
+
+    /// Like [`SChunk::open_with_io`], with file locking on when `locking`
+    /// (or `BLOSC_LOCKING`, for the file-system backend) asks for it: the
+    /// frame is then read under the shared lock, so a writer holding the
+    /// lock cannot be seen half-way.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        offset: u64,
+        io: Option<IoRef>,
+        locking: bool,
+    ) -> Result<SChunk> {
         let path = path.as_ref();
         let ioref = io.clone().unwrap_or_else(StdIo::shared);
         let sparse = path.is_dir();
@@ -259,7 +282,28 @@ impl SChunk {
             io,
             ..Storage::default()
         };
-        SChunk::attach(place, storage)
+        let env = storage.io.is_none() && frame_lock::requested_by_env();
+        let mut lock = match frame_lock::os_lock() {
+            Some(os) if locking || env => Some(FrameLock::new(path, sparse, os)),
+            None if locking => crate::bail!(
+                Lock,
+                "no OS file-lock primitive installed (it comes with the C API layer)"
+            ),
+            _ => None,
+        };
+        if let Some(l) = lock.as_mut() {
+            l.lock(false)?;
+        }
+        let opened = SChunk::attach(place, storage);
+        if let Some(l) = lock.as_mut() {
+            let u = l.unlock();
+            if opened.is_ok() {
+                u?;
+            }
+        }
+        let mut s = opened?;
+        s.lock = lock;
+        Ok(s)
     }
 
     /// A super-chunk read from a contiguous frame buffer. With `copy` the
@@ -328,6 +372,7 @@ impl SChunk {
             backend: Backend::Frame(frame),
             engine,
             storage,
+            lock: None,
         })
     }
 
@@ -381,8 +426,20 @@ impl SChunk {
         }
     }
 
-    /// Re-reads header, trailer and offsets of a frame changed by another handle.
+    /// Re-reads header, trailer and offsets of a frame changed by another
+    /// handle (under the shared lock when locking is on).
     pub fn refresh(&mut self) -> Result<()> {
+        let Some(lock) = self.lock.as_mut() else {
+            return self.reload();
+        };
+        lock.lock(false)?;
+        let r = self.reload();
+        self.unlock_once(r)
+    }
+
+    /// Replaces the in-memory state with the frame's current bytes, keeping
+    /// this handle's lock state.
+    fn reload(&mut self) -> Result<()> {
         let place = match &self.backend {
             Backend::Frame(f) => match f.place() {
                 Place::File { io, path, offset } => Place::File {
@@ -398,9 +455,128 @@ impl SChunk {
             },
             Backend::Chunks(_) => return Ok(()),
         };
-        let fresh = SChunk::attach(place, self.storage.clone())?;
+        let mut fresh = SChunk::attach(place, self.storage.clone())?;
+        fresh.lock = self.lock.take();
         *self = fresh;
         Ok(())
+    }
+
+    // ----- opt-in file locking -----
+
+    /// Turns advisory file locking on or off for this handle (the
+    /// reference's `blosc2_stdio_params.locking`). Only on-disk frames lock;
+    /// elsewhere this is a no-op. Turning it off while the lock is held is
+    /// an error, and so is turning it on before the OS lock primitive is
+    /// installed (see `frame::lock`).
+    pub fn set_locking(&mut self, on: bool) -> Result<()> {
+        if !on {
+            if self.lock.as_ref().is_some_and(|l| l.depth() > 0) {
+                crate::bail!(Lock, "cannot turn locking off while the lock is held");
+            }
+            self.lock = None;
+            return Ok(());
+        }
+        if self.lock.is_some() {
+            return Ok(());
+        }
+        let sparse = match &self.backend {
+            Backend::Frame(f) => match f.place() {
+                Place::File { .. } => false,
+                Place::Sparse { .. } => true,
+                Place::Memory(_) => return Ok(()),
+            },
+            Backend::Chunks(_) => return Ok(()),
+        };
+        let os = frame_lock::os_lock().ok_or_else(|| {
+            crate::err!(
+                Lock,
+                "no OS file-lock primitive installed (it comes with the C API layer)"
+            )
+        })?;
+        if let Some(p) = &self.storage.urlpath {
+            self.lock = Some(FrameLock::new(p, sparse, os));
+        }
+        Ok(())
+    }
+
+    /// Whether this handle locks its frame.
+    pub fn locking(&self) -> bool {
+        self.lock.is_some()
+    }
+
+    /// Locking asked for by `BLOSC_LOCKING`, for the file-system backend only.
+    fn lock_from_env(&mut self) {
+        if self.storage.io.is_none() && frame_lock::requested_by_env() {
+            // Without the OS primitive locking stays off, as on platforms
+            // the reference cannot lock either.
+            let _ = self.set_locking(true);
+        }
+    }
+
+    /// With locking on, re-reads the frame when another handle wrote it
+    /// since this one last held the lock; returns whether it did. A no-op
+    /// (false) without locking.
+    pub fn sync_if_stale(&mut self) -> Result<bool> {
+        let Some(lock) = self.lock.as_mut() else {
+            return Ok(false);
+        };
+        let r = match lock.lock(false) {
+            Ok(true) => self.reload().map(|_| true),
+            Ok(false) => Ok(false),
+            Err(e) => return Err(e),
+        };
+        self.unlock_once(r)
+    }
+
+    /// Takes the exclusive lock and keeps it until [`SChunk::unlock`]; the
+    /// operations in between nest in it, so the sequence is atomic against
+    /// other locking handles. Re-entrant; a no-op when locking is off.
+    pub fn lock(&mut self) -> Result<()> {
+        let Some(lock) = self.lock.as_mut() else {
+            return Ok(());
+        };
+        if lock.lock(true)? {
+            if let Err(e) = self.reload() {
+                return self.unlock_once(Err(e));
+            }
+        }
+        Ok(())
+    }
+
+    /// Releases one level of [`SChunk::lock`].
+    pub fn unlock(&mut self) -> Result<()> {
+        match self.lock.as_mut() {
+            Some(l) => l.unlock(),
+            None => Ok(()),
+        }
+    }
+
+    /// Releases one lock level after an operation, keeping its error first.
+    fn unlock_once<T>(&mut self, r: Result<T>) -> Result<T> {
+        let u = self.unlock();
+        let v = r?;
+        u?;
+        Ok(v)
+    }
+
+    /// Runs `f` under the frame lock (exclusive for mutations), first
+    /// re-reading the frame if another handle wrote it since this one last
+    /// held the lock. Without locking, just runs `f`.
+    pub(crate) fn locked<T>(
+        &mut self,
+        exclusive: bool,
+        f: impl FnOnce(&mut SChunk) -> Result<T>,
+    ) -> Result<T> {
+        let Some(lock) = self.lock.as_mut() else {
+            return f(self);
+        };
+        if lock.lock(exclusive)? {
+            if let Err(e) = self.reload() {
+                return self.unlock_once(Err(e));
+            }
+        }
+        let r = f(self);
+        self.unlock_once(r)
     }
 
     // ----- persistence of the metadata -----

@@ -4,7 +4,6 @@ use std::borrow::Cow;
 
 use super::{fetch_chunk, fixed_chunk_nbytes, Backend, SChunk, SpecialSpec};
 use crate::frame::codec::ChunkInfo;
-use crate::frame::Place;
 use crate::Result;
 
 impl SChunk {
@@ -34,7 +33,18 @@ impl SChunk {
     }
 
     /// The compressed chunk `n` (special offsets are expanded into special chunks).
+    /// With locking on, the chunk is read under the shared lock and
+    /// returned as a copy.
     pub fn get_chunk(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
+        if self.lock.is_some() {
+            return self
+                .locked(false, |s| s.get_chunk_unlocked(n).map(Cow::into_owned))
+                .map(Cow::Owned);
+        }
+        self.get_chunk_unlocked(n)
+    }
+
+    fn get_chunk_unlocked(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
         let (n, spec) = self.chunk_request(n)?;
         fetch_chunk(&mut self.backend, n, spec)
     }
@@ -50,16 +60,16 @@ impl SChunk {
         Ok((n, spec))
     }
 
-    /// Like [`SChunk::get_chunk`], but for file frames returns only the
-    /// chunk header and block starts; the blocks stay on disk.
+    /// Like [`SChunk::get_chunk`], but for stored chunks of on-disk frames
+    /// returns the reference's lazy chunk: header, block starts and a
+    /// trailer locating the blocks, which stay on disk (decode it with
+    /// [`SChunk::lazy_block_source`]). Other chunks are returned whole.
     pub fn get_lazychunk(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
-        let idx = self.check_index(n)?;
-        let on_disk =
-            matches!(&self.backend, Backend::Frame(f) if !matches!(f.place(), Place::Memory(_)));
-        if !on_disk {
-            return self.get_chunk(n);
-        }
-        match self.lazy_prefix(idx)? {
+        let lazy = self.locked(false, |s| {
+            let idx = s.check_index(n)?;
+            s.lazy_chunk(idx)
+        })?;
+        match lazy {
             Some(p) => Ok(Cow::Owned(p)),
             None => self.get_chunk(n),
         }
@@ -67,6 +77,10 @@ impl SChunk {
 
     /// Decompresses chunk `n` into `dst`; returns the bytes written.
     pub fn decompress_chunk(&mut self, n: i64, dst: &mut [u8]) -> Result<usize> {
+        self.locked(false, |s| s.decompress_chunk_unlocked(n, dst))
+    }
+
+    fn decompress_chunk_unlocked(&mut self, n: i64, dst: &mut [u8]) -> Result<usize> {
         let (n, spec) = self.chunk_request(n)?;
         let chunk = fetch_chunk(&mut self.backend, n, spec)?;
         self.engine.decompress(&chunk, dst)
@@ -96,6 +110,10 @@ impl SChunk {
 
     /// Reads items `start..stop` (in units of `typesize`) into `dst`.
     pub fn get_slice_buffer(&mut self, start: i64, stop: i64, dst: &mut [u8]) -> Result<()> {
+        self.locked(false, |s| s.get_slice_buffer_unlocked(start, stop, dst))
+    }
+
+    fn get_slice_buffer_unlocked(&mut self, start: i64, stop: i64, dst: &mut [u8]) -> Result<()> {
         let ts = i64::from(self.typesize());
         let nitems = self.nbytes / ts;
         if start < 0 || stop < start || stop > nitems {
@@ -164,6 +182,10 @@ impl SChunk {
 
     /// Decompresses block `nblock` of chunk `n`, a variable-length-block chunk.
     pub fn get_vlblock(&mut self, n: i64, nblock: usize) -> Result<Vec<u8>> {
+        self.locked(false, |s| s.get_vlblock_unlocked(n, nblock))
+    }
+
+    fn get_vlblock_unlocked(&mut self, n: i64, nblock: usize) -> Result<Vec<u8>> {
         let (n, spec) = self.chunk_request(n)?;
         let chunk = fetch_chunk(&mut self.backend, n, spec)?;
         self.engine.vl_block(&chunk, nblock)
@@ -193,6 +215,16 @@ impl SChunk {
         nitems: usize,
         dst: &mut [u8],
     ) -> Result<usize> {
+        self.locked(false, |s| s.get_items_unlocked(n, start, nitems, dst))
+    }
+
+    fn get_items_unlocked(
+        &mut self,
+        n: i64,
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         let idx = self.check_index(n)?;
         let ts = self.typesize() as usize;
         let (lo, len) = start
@@ -209,6 +241,10 @@ impl SChunk {
 
     /// Writes items `start..stop` from `src`, recompressing touched chunks.
     pub fn set_slice_buffer(&mut self, start: i64, stop: i64, src: &[u8]) -> Result<()> {
+        self.locked(true, |s| s.set_slice_buffer_unlocked(start, stop, src))
+    }
+
+    fn set_slice_buffer_unlocked(&mut self, start: i64, stop: i64, src: &[u8]) -> Result<()> {
         let ts = i64::from(self.typesize());
         let nitems = self.nbytes / ts;
         if start < 0 || stop < start || stop > nitems {

@@ -13,6 +13,10 @@ impl SChunk {
     /// A copy of this super-chunk in `storage` (its compression parameters
     /// are kept; `storage.cparams` is ignored).
     pub fn copy(&mut self, storage: Storage) -> Result<SChunk> {
+        self.locked(false, |s| s.copy_unlocked(storage))
+    }
+
+    fn copy_unlocked(&mut self, storage: Storage) -> Result<SChunk> {
         if storage.urlpath.is_some() && storage.urlpath == self.storage.urlpath {
             crate::bail!(SchunkCopy, "cannot copy a super-chunk onto its own urlpath");
         }
@@ -46,7 +50,20 @@ impl SChunk {
     }
 
     /// The super-chunk serialized as a contiguous frame.
+    /// The bytes of an in-memory contiguous frame, borrowed (no copy), or
+    /// `None` for other storages (use [`SChunk::to_buffer`]).
+    pub fn frame_bytes(&self) -> Option<&[u8]> {
+        match &self.backend {
+            Backend::Frame(f) => f.memory_bytes(),
+            Backend::Chunks(_) => None,
+        }
+    }
+
     pub fn to_buffer(&mut self) -> Result<Vec<u8>> {
+        self.locked(false, |s| s.to_buffer_unlocked())
+    }
+
+    fn to_buffer_unlocked(&mut self) -> Result<Vec<u8>> {
         if let Backend::Frame(f) = &mut self.backend {
             if !f.is_sparse() {
                 return f.to_bytes();

@@ -21,6 +21,10 @@ impl SChunk {
 
     /// Appends a compressed chunk; returns the new number of chunks.
     pub fn append_chunk(&mut self, chunk: &[u8]) -> Result<i64> {
+        self.locked(true, |s| s.append_chunk_unlocked(chunk))
+    }
+
+    fn append_chunk_unlocked(&mut self, chunk: &[u8]) -> Result<i64> {
         let n = self.nchunks();
         self.insert_chunk(n, chunk)
     }
@@ -171,6 +175,10 @@ impl SChunk {
 
     /// Inserts a compressed chunk at position `n`; returns the new number of chunks.
     pub fn insert_chunk(&mut self, n: i64, chunk: &[u8]) -> Result<i64> {
+        self.locked(true, |s| s.insert_chunk_unlocked(n, chunk))
+    }
+
+    fn insert_chunk_unlocked(&mut self, n: i64, chunk: &[u8]) -> Result<i64> {
         let nchunks = self.nchunks();
         if n < 0 || n > nchunks {
             crate::bail!(InvalidIndex, "insert position {n} outside 0..={nchunks}");
@@ -195,6 +203,10 @@ impl SChunk {
 
     /// Replaces chunk `n` with a compressed chunk; returns the number of chunks.
     pub fn update_chunk(&mut self, n: i64, chunk: &[u8]) -> Result<i64> {
+        self.locked(true, |s| s.update_chunk_unlocked(n, chunk))
+    }
+
+    fn update_chunk_unlocked(&mut self, n: i64, chunk: &[u8]) -> Result<i64> {
         let idx = self.check_index(n)?;
         let (info, bytes) = self.check_chunk(chunk)?;
         let nb = i64::from(info.nbytes);
@@ -218,6 +230,10 @@ impl SChunk {
 
     /// Removes chunk `n`; returns the new number of chunks.
     pub fn delete_chunk(&mut self, n: i64) -> Result<i64> {
+        self.locked(true, |s| s.delete_chunk_unlocked(n))
+    }
+
+    fn delete_chunk_unlocked(&mut self, n: i64) -> Result<i64> {
         let idx = self.check_index(n)?;
         let old_nb = self.chunk_nbytes(idx)?;
         let old_cb = self.stored_cbytes(idx)?;
@@ -238,6 +254,10 @@ impl SChunk {
 
     /// Reorders the chunks: new chunk `i` is old chunk `order[i]`.
     pub fn reorder_offsets(&mut self, order: &[i64]) -> Result<()> {
+        self.locked(true, |s| s.reorder_offsets_unlocked(order))
+    }
+
+    fn reorder_offsets_unlocked(&mut self, order: &[i64]) -> Result<()> {
         let n = self.nchunks() as usize;
         if self.chunksize > 0
             && n > 0
@@ -287,6 +307,17 @@ impl SChunk {
     /// chunks of `chunksize` bytes. In frames zeros, NaNs and uninitialized
     /// values become special offsets and take no space.
     pub fn fill_special(&mut self, nitems: i64, special: Special, chunksize: i32) -> Result<i64> {
+        self.locked(true, |s| {
+            s.fill_special_unlocked(nitems, special, chunksize)
+        })
+    }
+
+    fn fill_special_unlocked(
+        &mut self,
+        nitems: i64,
+        special: Special,
+        chunksize: i32,
+    ) -> Result<i64> {
         if self.nchunks() > 0 || self.nbytes > 0 {
             crate::bail!(SchunkSpecial, "fill_special needs an empty super-chunk");
         }
@@ -318,6 +349,20 @@ impl SChunk {
             crate::bail!(InvalidParam, "NaN fill needs typesize 4 or 8");
         }
         self.chunksize = chunksize;
+        if let (Backend::Frame(f), Some(kind)) = (&mut self.backend, offset_kind) {
+            // Special offsets only: nothing is stored but the index.
+            f.fill_special(kind, nchunks as usize)?;
+            self.nbytes = total;
+            // The header records the block size of a sample special chunk
+            // made with the super-chunk's parameters, as in the reference.
+            self.blocksize =
+                crate::chunk::make_special_with(&self.storage.cparams, special, cs as usize, None)
+                    .ok()
+                    .and_then(|c| ChunkInfo::parse(&c).ok())
+                    .map_or(self.blocksize, |i| i.blocksize);
+            self.flush()?;
+            return Ok(self.nchunks());
+        }
         let full = engine::make_special(special, cs as usize, ts as usize, None)?;
         for i in 0..nchunks {
             let nb = if i == nchunks - 1 && total % cs != 0 {

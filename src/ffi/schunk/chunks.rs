@@ -13,6 +13,7 @@ use crate::ffi::constants::{
     BLOSC2_SPECIAL_NAN, BLOSC2_SPECIAL_UNINIT, BLOSC2_SPECIAL_VALUE, BLOSC2_SPECIAL_ZERO,
     BLOSC_EXTENDED_HEADER_LENGTH, BLOSC_MIN_HEADER_LENGTH,
 };
+use crate::ffi::convert;
 use crate::ffi::types::blosc2_schunk;
 use crate::schunk::Special;
 use crate::Result;
@@ -28,7 +29,7 @@ unsafe fn chunk_slice<'a>(chunk: *const u8) -> Result<&'a [u8]> {
         crate::bail!(NullPointer, "chunk is NULL");
     }
     // SAFETY: every chunk starts with a header of at least the minimal length.
-    let head = unsafe { core::slice::from_raw_parts(chunk, BLOSC_MIN_HEADER_LENGTH as usize) };
+    let head = unsafe { convert::items(chunk, BLOSC_MIN_HEADER_LENGTH, "chunk") }?;
     let cbytes = match crate::chunk::cbuffer_sizes(head) {
         Ok((_, cbytes, _)) => cbytes,
         // The parser asks for more bytes only for an extended header, after
@@ -36,14 +37,14 @@ unsafe fn chunk_slice<'a>(chunk: *const u8) -> Result<&'a [u8]> {
         Err(crate::Error::ReadBuffer(_)) => {
             let ext = BLOSC_EXTENDED_HEADER_LENGTH as usize;
             // SAFETY: the chunk declares at least `ext` bytes (see above).
-            let head = unsafe { core::slice::from_raw_parts(chunk, ext) };
+            let head = unsafe { convert::items(chunk, ext, "chunk") }?;
             crate::chunk::cbuffer_sizes(head)?.1
         }
         Err(e) => return Err(e),
     };
     // SAFETY: the chunk's header says it spans `cbytes` bytes; the caller
     // promises they are readable.
-    Ok(unsafe { core::slice::from_raw_parts(chunk, cbytes) })
+    unsafe { convert::items(chunk, cbytes, "chunk") }
 }
 
 /// The reference's index check: negative or past-the-end chunk numbers
@@ -112,17 +113,9 @@ pub unsafe extern "C" fn blosc2_schunk_append_buffer(
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
-            let n = usize::try_from(nbytes)
-                .map_err(|_| crate::err!(InvalidParam, "nbytes {nbytes} is negative"))?;
-            if src.is_null() && n > 0 {
-                crate::bail!(NullPointer, "src is NULL");
-            }
-            let data: &[u8] = if n == 0 {
-                &[]
-            } else {
-                // SAFETY: non-NULL and readable for `n` bytes per the contract.
-                core::slice::from_raw_parts(src.cast::<u8>(), n)
-            };
+            // SAFETY: NULL only with a zero count, else readable for
+            // `nbytes` bytes per the contract.
+            let data = convert::bytes(src, nbytes, "src")?;
             let r = if b.user_cparams.is_some() {
                 // A C prefilter runs inside the context, with the chunk
                 // number it reads from `current_nchunk`.
@@ -244,7 +237,7 @@ pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
                 crate::bail!(NullPointer, "offsets_order is NULL");
             }
             // SAFETY: readable for `nchunks` entries per the contract.
-            let order = core::slice::from_raw_parts(offsets_order, n);
+            let order = convert::items(offsets_order, n, "offsets_order")?;
             // The reference rejects a non-permutation as BLOSC2_ERROR_DATA.
             let mut seen = vec![false; n];
             for &o in order {
@@ -325,8 +318,12 @@ pub unsafe extern "C" fn blosc2_schunk_get_chunk(
     unsafe { get_chunk_with(schunk, nchunk, chunk, needs_free, false) }
 }
 
-/// Like `blosc2_schunk_get_chunk`, but for on-disk frames only the chunk's
-/// header and block index are read (a lazy chunk, always `malloc`ed).
+/// Like `blosc2_schunk_get_chunk`, but for stored chunks of on-disk frames
+/// only the chunk's header and block starts are read: the result is the
+/// reference's lazy chunk (lazy bit set, plus a trailer with the chunk
+/// number, its offset in the frame and each block's compressed size),
+/// always `malloc`ed. `blosc2_decompress_ctx`/`blosc2_getitem_ctx` with the
+/// super-chunk's `dctx` decode it, reading only the blocks they need.
 ///
 /// # Safety
 /// As for `blosc2_schunk_get_chunk`.
@@ -356,13 +353,11 @@ pub unsafe extern "C" fn blosc2_schunk_decompress_chunk(
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
-            let n = usize::try_from(nbytes)
-                .map_err(|_| crate::err!(InvalidParam, "nbytes {nbytes} is negative"))?;
             if dest.is_null() {
                 crate::bail!(NullPointer, "dest is NULL");
             }
             // SAFETY: writable for `nbytes` bytes per the contract.
-            let dst = core::slice::from_raw_parts_mut(dest.cast::<u8>(), n);
+            let dst = convert::bytes_mut(dest, nbytes, "dest")?;
             check_nchunk(b, nchunk, false)?;
             b.c.current_nchunk = nchunk;
             if b.user_dparams.is_some() {
@@ -420,7 +415,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_slice_buffer(
                 crate::bail!(NullPointer, "buffer is NULL");
             }
             // SAFETY: writable for `n` bytes per the contract.
-            let dst = core::slice::from_raw_parts_mut(buffer.cast::<u8>(), n);
+            let dst = convert::bytes_mut(buffer, n, "buffer")?;
             b.core.get_slice_buffer(start, stop, dst)?;
             Ok(0)
         }) as c_int
@@ -447,7 +442,7 @@ pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
                 crate::bail!(NullPointer, "buffer is NULL");
             }
             // SAFETY: readable for `n` bytes per the contract.
-            let src = core::slice::from_raw_parts(buffer.cast::<u8>(), n);
+            let src = convert::bytes(buffer, n, "buffer")?;
             b.core.set_slice_buffer(start, stop, src)?;
             Ok(0)
         }) as c_int
@@ -485,8 +480,8 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
                 .ok_or_else(|| crate::err!(InvalidParam, "ncoords too large"))?;
             // SAFETY: readable for `n` entries and writable for `total`
             // bytes per the contract.
-            let coords = core::slice::from_raw_parts(coords, n);
-            let dst = core::slice::from_raw_parts_mut(buffer.cast::<u8>(), total);
+            let coords = convert::items(coords, n, "coords")?;
+            let dst = convert::bytes_mut(buffer, total, "buffer")?;
             for (&c, out) in coords.iter().zip(dst.chunks_exact_mut(ts.max(1))) {
                 let stop = c
                     .checked_add(1)
