@@ -22,6 +22,12 @@ struct Inner {
     dec: Decompressor,
     /// The last chunk decoded by a cached read (see [`ChunkCache`]).
     cache: Option<ChunkCache>,
+    /// The chunk the previous cached read asked for (-1: none since the
+    /// last change). A chunk is kept only when it is asked for twice in a
+    /// row: a first read decodes straight into the caller's buffer, so a
+    /// one-off read (every C call, which starts with an empty cache) costs
+    /// no chunk-sized buffer and no extra copy.
+    last_read: i64,
 }
 
 /// One decoded chunk kept for repeated small reads (the job the reference's
@@ -105,6 +111,7 @@ impl SChunkStore {
                 sc,
                 dec,
                 cache: None,
+                last_read: -1,
             }),
             comp,
             typesize,
@@ -128,6 +135,7 @@ impl SChunkStore {
     fn sc_mut(&self) -> MappedSc<'_> {
         let mut inner = self.lock();
         inner.cache = None;
+        inner.last_read = -1;
         MappedSc(inner)
     }
 
@@ -255,7 +263,12 @@ impl ChunkStore for SChunkStore {
             return self.read_chunk(n, dst, skip);
         }
         let mut inner = self.lock();
-        let Inner { sc, dec, cache } = &mut *inner;
+        let Inner {
+            sc,
+            dec,
+            cache,
+            last_read,
+        } = &mut *inner;
         // A hit: every block asked for is decoded already.
         if let Some(c) = cache.as_ref() {
             if c.nchunk == n && c.data.len() == dst.len() {
@@ -266,7 +279,8 @@ impl ChunkStore for SChunkStore {
                 }
             }
         }
-        if sc.dparams().postfilter.is_some() {
+        let first_ask = std::mem::replace(last_read, n) != n;
+        if first_ask || sc.dparams().postfilter.is_some() {
             // A postfilter may have effects beyond its output: run it each time.
             drop(inner);
             return self.read_chunk(n, dst, skip);
@@ -482,6 +496,12 @@ mod tests {
         let mut s = store();
         let mut buf = [0u8; 16];
         let only = |b: usize| -> Vec<bool> { (0..4).map(|i| i != b).collect() };
+        // A first read decodes straight into the caller's buffer.
+        s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
+        assert_eq!(buf[4..8], [4, 5, 6, 7]);
+        assert_eq!(decoded_blocks(&s), None);
+        // Asked for again: now it is kept.
+        buf.fill(0);
         s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
         assert_eq!(buf[4..8], [4, 5, 6, 7]);
         assert_eq!(
@@ -515,11 +535,14 @@ mod tests {
         let chunk = s.encode(0, &new).unwrap();
         s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
         assert!(decoded_blocks(&s).is_some());
+        assert_eq!(s.lock().last_read, 0);
         s.with(|sc| sc.update_chunk(0, &chunk).map(|_| ())).unwrap();
         assert_eq!(decoded_blocks(&s), None);
         s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
         assert_eq!(buf[5], 222);
         // Another chunk replaces the kept one; a full read is whole.
+        s.read_chunk_cached(1, &mut buf, None).unwrap();
+        assert_eq!(buf.to_vec(), (100..116).collect::<Vec<u8>>());
         s.read_chunk_cached(1, &mut buf, None).unwrap();
         assert_eq!(buf.to_vec(), (100..116).collect::<Vec<u8>>());
         assert_eq!(decoded_blocks(&s), Some((1, vec![true])));
