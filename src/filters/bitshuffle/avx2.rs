@@ -33,29 +33,65 @@ unsafe fn store(s: &mut [u8], v: __m256i) {
     _mm256_storeu_si256(s.as_mut_ptr() as *mut __m256i, v)
 }
 
-/// One zip round over 8 vectors, per 128-bit lane.
-#[inline(always)]
-unsafe fn zip(v: &mut [__m256i; 8]) {
-    let mut out = [_mm256_setzero_si256(); 8];
-    for a in 0..4 {
-        out[2 * a] = _mm256_unpacklo_epi8(v[a], v[a + 4]);
-        out[2 * a + 1] = _mm256_unpackhi_epi8(v[a], v[a + 4]);
+/// The three masks of the 8x8 bit transpose, loaded once per call.
+#[derive(Clone, Copy)]
+struct Masks([__m256i; 3]);
+
+impl Masks {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn new() -> Masks {
+        Masks([
+            _mm256_set1_epi64x(0x00aa_00aa_00aa_00aa),
+            _mm256_set1_epi64x(0x0000_cccc_0000_cccc),
+            _mm256_set1_epi64x(0x0000_0000_f0f0_f0f0),
+        ])
     }
-    *v = out;
 }
 
 /// The scalar `transpose_8x8` in each 64-bit lane.
-#[inline(always)]
-unsafe fn transpose_8x8(x: __m256i) -> __m256i {
-    let m1 = _mm256_set1_epi64x(0x00aa_00aa_00aa_00aa);
-    let m2 = _mm256_set1_epi64x(0x0000_cccc_0000_cccc);
-    let m4 = _mm256_set1_epi64x(0x0000_0000_f0f0_f0f0);
-    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<7>(x)), m1);
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose_8x8(x: __m256i, m: Masks) -> __m256i {
+    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<7>(x)), m.0[0]);
     let x = _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64::<7>(t)));
-    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<14>(x)), m2);
+    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<14>(x)), m.0[1]);
     let x = _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64::<14>(t)));
-    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<28>(x)), m4);
+    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<28>(x)), m.0[2]);
     _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64::<28>(t)))
+}
+
+/// [`transpose_8x8`] on all eight vectors, written out so that the compiler
+/// keeps them in registers (as a loop it spilled them to the stack).
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose_all(v: [__m256i; 8], m: Masks) -> [__m256i; 8] {
+    [
+        transpose_8x8(v[0], m),
+        transpose_8x8(v[1], m),
+        transpose_8x8(v[2], m),
+        transpose_8x8(v[3], m),
+        transpose_8x8(v[4], m),
+        transpose_8x8(v[5], m),
+        transpose_8x8(v[6], m),
+        transpose_8x8(v[7], m),
+    ]
+}
+
+/// One zip round over 8 vectors, per 128-bit lane, by value.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn zipped(v: [__m256i; 8]) -> [__m256i; 8] {
+    [
+        _mm256_unpacklo_epi8(v[0], v[4]),
+        _mm256_unpackhi_epi8(v[0], v[4]),
+        _mm256_unpacklo_epi8(v[1], v[5]),
+        _mm256_unpackhi_epi8(v[1], v[5]),
+        _mm256_unpacklo_epi8(v[2], v[6]),
+        _mm256_unpackhi_epi8(v[2], v[6]),
+        _mm256_unpacklo_epi8(v[3], v[7]),
+        _mm256_unpackhi_epi8(v[3], v[7]),
+    ]
 }
 
 impl RowKernels for Avx2 {
@@ -73,16 +109,23 @@ impl RowKernels for Avx2 {
     #[target_feature(enable = "avx2")]
     unsafe fn bits_from_bytes(row: &[u8], dst: &mut [u8], off: usize, stride: usize) {
         let runs = row.len() / 256;
-        for (r, run) in row.chunks_exact(256).enumerate() {
-            let mut v = [_mm256_setzero_si256(); 8];
-            for (t, x) in v.iter_mut().enumerate() {
-                *x = transpose_8x8(load_split(&run[16 * t..]));
-            }
-            for _ in 0..4 {
-                zip(&mut v);
-            }
-            for (k, x) in v.iter().enumerate() {
-                store(&mut dst[off + k * stride + 32 * r..], *x);
+        if runs > 0 {
+            // The furthest store ends at `off + 7 * stride + 32 * runs`;
+            // checked once here instead of per store.
+            assert!(off + 7 * stride + 32 * runs <= dst.len());
+            let m = Masks::new();
+            let out = dst.as_mut_ptr().add(off);
+            for (r, run) in row.chunks_exact(256).enumerate() {
+                let mut v = [_mm256_setzero_si256(); 8];
+                for (t, x) in v.iter_mut().enumerate() {
+                    *x = load_split(&run[16 * t..]);
+                }
+                let v = zipped(zipped(zipped(zipped(transpose_all(v, m)))));
+                for (k, x) in v.iter().enumerate() {
+                    // SAFETY: k <= 7 and r < runs, so the 32 bytes lie below
+                    // the bound asserted above.
+                    _mm256_storeu_si256(out.add(k * stride + 32 * r) as *mut __m256i, *x);
+                }
             }
         }
         let done = runs * 256;
@@ -101,27 +144,31 @@ impl RowKernels for Avx2 {
     #[target_feature(enable = "avx2")]
     unsafe fn bytes_from_bits(src: &[u8], off: usize, stride: usize, row: &mut [u8]) {
         let runs = row.len() / 256;
-        for (r, run) in row.chunks_exact_mut(256).enumerate() {
-            let mut v = [_mm256_setzero_si256(); 8];
-            for (k, x) in v.iter_mut().enumerate() {
-                *x = load(&src[off + k * stride + 32 * r..]);
-            }
-            for _ in 0..3 {
-                zip(&mut v);
-            }
-            for x in v.iter_mut() {
-                *x = transpose_8x8(*x);
-            }
-            // Vector a: lane 0 = items 16a.., lane 1 = items 128 + 16a..;
-            // pair neighbours into contiguous 32-byte runs, stored in
-            // address order (measurably faster than interleaved).
-            for b in 0..4 {
-                let lo = _mm256_permute2x128_si256::<0x20>(v[2 * b], v[2 * b + 1]);
-                store(&mut run[32 * b..], lo);
-            }
-            for b in 0..4 {
-                let hi = _mm256_permute2x128_si256::<0x31>(v[2 * b], v[2 * b + 1]);
-                store(&mut run[128 + 32 * b..], hi);
+        if runs > 0 {
+            // The furthest load ends at `off + 7 * stride + 32 * runs`;
+            // checked once here instead of per load.
+            assert!(off + 7 * stride + 32 * runs <= src.len());
+            let m = Masks::new();
+            let base = src.as_ptr().add(off);
+            for (r, run) in row.chunks_exact_mut(256).enumerate() {
+                let mut v = [_mm256_setzero_si256(); 8];
+                for (k, x) in v.iter_mut().enumerate() {
+                    // SAFETY: k <= 7 and r < runs, so the 32 bytes lie below
+                    // the bound asserted above.
+                    *x = _mm256_loadu_si256(base.add(k * stride + 32 * r) as *const __m256i);
+                }
+                let v = transpose_all(zipped(zipped(zipped(v))), m);
+                // Vector a: lane 0 = items 16a.., lane 1 = items 128 + 16a..;
+                // pair neighbours into contiguous 32-byte runs, stored in
+                // address order (measurably faster than interleaved).
+                for b in 0..4 {
+                    let lo = _mm256_permute2x128_si256::<0x20>(v[2 * b], v[2 * b + 1]);
+                    store(&mut run[32 * b..], lo);
+                }
+                for b in 0..4 {
+                    let hi = _mm256_permute2x128_si256::<0x31>(v[2 * b], v[2 * b + 1]);
+                    store(&mut run[128 + 32 * b..], hi);
+                }
             }
         }
         let done = runs * 256;
