@@ -93,7 +93,7 @@ impl BlockPlan<'_> {
 
     fn block_src(&self, j: usize) -> (&[u8], usize) {
         if self.vl {
-            return (&self.vl_srcs[j], 0);
+            return (self.vl_srcs[j], 0);
         }
         let start = j * self.blocksize;
         let len = if j + 1 == self.nblocks && self.leftover > 0 {
@@ -178,7 +178,7 @@ impl BlockPlan<'_> {
             compcode_meta: self.cp.compcode_meta,
             nthreads: self.cp.nthreads,
             blocksize: self.blocksize as i32,
-            chunk: &self.src,
+            chunk: self.src,
             user: self.cp.user_data.as_ref(),
         };
         let EncWorker {
