@@ -2,6 +2,8 @@
 //! lanes, runs of 256 items (lane 0 on the first 128, lane 1 on the next), so
 //! that each bit row's 32 bytes come out as one store. Shorter runs of 32
 //! items use `movemask` and, backwards, a broadcast-and-test per bit row.
+//! Unshuffling items of 2, 4, 8 or 16 bytes fuses the bit and byte steps per
+//! run (see `unshuffle_fused`).
 
 use std::arch::x86_64::*;
 
@@ -224,6 +226,86 @@ pub(crate) fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     if !wide_enough(typesize) {
         return super::sse2::bitunshuffle(typesize, src, dst);
     }
-    // SAFETY: as in `bitshuffle`.
-    unsafe { tiled::bitunshuffle::<Avx2>(typesize, src, dst) }
+    // SAFETY: as in `bitshuffle`; the fused kernels check their bounds.
+    unsafe {
+        let done = match typesize {
+            2 => unshuffle_fused::<2, 1>(src, dst),
+            4 => unshuffle_fused::<4, 2>(src, dst),
+            8 => unshuffle_fused::<8, 3>(src, dst),
+            16 => unshuffle_fused::<16, 4>(src, dst),
+            _ => 0,
+        };
+        tiled::bitunshuffle_from::<Avx2>(typesize, src, dst, done)
+    }
+}
+
+/// Bit unshuffle of the whole 256-item runs of a buffer of `N`-byte items
+/// (`N = 2^P`, at most 16); returns the items done.
+///
+/// The tiled path writes each byte row of a tile in item order (a permute
+/// per vector pair), then byte-unshuffles the tile (more zips and permutes):
+/// the shuffle port is its bottleneck. Here each run of 256 items goes
+/// through a small tile kept in the order the bit transpose leaves it (lane
+/// 0 = items 16a.., lane 1 = items 128 + 16a..), the byte unshuffle zips
+/// within lanes, and the two lanes are stored as 16-byte halves, so no
+/// cross-lane permute is needed at all.
+///
+/// # Safety
+/// AVX2 is available.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_fused<const N: usize, const P: usize>(src: &[u8], dst: &mut [u8]) -> usize {
+    let n = src.len() / N;
+    let stride = n / 8;
+    let runs = n / 256;
+    if runs == 0 {
+        return 0;
+    }
+    // Furthest load: row 8N - 1, run runs - 1; furthest store: item
+    // 256 * runs - 1. Both checked once here.
+    assert!((8 * N - 1) * stride + 32 * runs <= src.len());
+    assert!(256 * runs * N <= dst.len());
+    let m = Masks::new();
+    let base = src.as_ptr();
+    let out = dst.as_mut_ptr();
+    // Byte j of the run's items, row j: 256 bytes in transpose order.
+    let mut tile = [_mm256_setzero_si256(); 128];
+    for r in 0..runs {
+        for j in 0..N {
+            let mut v = [_mm256_setzero_si256(); 8];
+            for (k, x) in v.iter_mut().enumerate() {
+                // SAFETY: row 8j + k < 8N, r < runs: below the bound above.
+                let p = base.add((8 * j + k) * stride + 32 * r);
+                *x = _mm256_loadu_si256(p as *const __m256i);
+            }
+            let v = transpose_all(zipped(zipped(zipped(v))), m);
+            tile[8 * j..8 * j + 8].copy_from_slice(&v);
+        }
+        for a in 0..8 {
+            let mut x = [_mm256_setzero_si256(); N];
+            for (j, xj) in x.iter_mut().enumerate() {
+                *xj = tile[8 * j + a];
+            }
+            for _ in 0..P {
+                let mut z = [_mm256_setzero_si256(); N];
+                for c in 0..N / 2 {
+                    z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
+                    z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
+                }
+                x = z;
+            }
+            // Vector b: bytes 16b.. of the 16 items of each lane, in item
+            // order.
+            let lo = (256 * r + 16 * a) * N;
+            let hi = (256 * r + 128 + 16 * a) * N;
+            for (b, xb) in x.iter().enumerate() {
+                // SAFETY: lo, hi + 16N <= 256 * (r + 1) * N, within the bound
+                // asserted above.
+                let p = out.add(lo + 16 * b) as *mut __m128i;
+                _mm_storeu_si128(p, _mm256_castsi256_si128(*xb));
+                let p = out.add(hi + 16 * b) as *mut __m128i;
+                _mm_storeu_si128(p, _mm256_extracti128_si256::<1>(*xb));
+            }
+        }
+    }
+    256 * runs
 }
