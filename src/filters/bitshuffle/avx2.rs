@@ -2,8 +2,8 @@
 //! lanes, runs of 256 items (lane 0 on the first 128, lane 1 on the next), so
 //! that each bit row's 32 bytes come out as one store. Shorter runs of 32
 //! items use `movemask` and, backwards, a broadcast-and-test per bit row.
-//! Unshuffling items of 2, 4, 8 or 16 bytes fuses the bit and byte steps per
-//! run (see `unshuffle_fused`).
+//! For items of 2, 4, 8 or 16 bytes both directions fuse the bit and byte steps per
+//! run (see `shuffle_fused`, `unshuffle_fused`).
 
 use std::arch::x86_64::*;
 
@@ -213,9 +213,87 @@ pub(crate) fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     if !wide_enough(typesize) {
         return super::sse2::bitshuffle(typesize, src, dst);
     }
-    // SAFETY: AVX2 was detected just above; all memory access in the kernels
-    // goes through bounds-checked slices.
-    unsafe { tiled::bitshuffle::<Avx2>(typesize, src, dst) }
+    // SAFETY: AVX2 was detected just above; the fused kernels check their
+    // bounds, all other memory access goes through bounds-checked slices.
+    unsafe {
+        let done = match typesize {
+            2 => shuffle_fused::<2>(src, dst),
+            4 => shuffle_fused::<4>(src, dst),
+            8 => shuffle_fused::<8>(src, dst),
+            16 => shuffle_fused::<16>(src, dst),
+            _ => 0,
+        };
+        tiled::bitshuffle_from::<Avx2>(typesize, src, dst, done)
+    }
+}
+
+/// Bit shuffle of the whole 256-item runs of a buffer of `N`-byte items
+/// (`N` a power of two, at most 16); returns the items done. The inverse of
+/// [`unshuffle_fused`]: per 16 items of each lane, their `16 * N` bytes are
+/// loaded as `N` vectors (lane 0 from items 16t.., lane 1 from items
+/// 128 + 16t..) and four zip rounds leave byte `j` of those items in vector
+/// `j` (a zip round rotates the bits of a byte's (vector, position) index
+/// left by one; `16 * N` bytes have `4 + log2 N` index bits, and the item
+/// number must move from the top four to the bottom four). That is the
+/// lane order the bit transpose wants, so no byte-shuffled tile in item
+/// order and no cross-lane permute is needed.
+///
+/// # Safety
+/// AVX2 is available.
+#[target_feature(enable = "avx2")]
+unsafe fn shuffle_fused<const N: usize>(src: &[u8], dst: &mut [u8]) -> usize {
+    let n = src.len() / N;
+    let stride = n / 8;
+    let runs = n / 256;
+    if runs == 0 {
+        return 0;
+    }
+    // Furthest load: item 256 * runs - 1; furthest store: row 8N - 1, run
+    // runs - 1. Both checked once here.
+    assert!(256 * runs * N <= src.len());
+    assert!((8 * N - 1) * stride + 32 * runs <= dst.len());
+    let m = Masks::new();
+    let inp = src.as_ptr();
+    let out = dst.as_mut_ptr();
+    // Vector 8j + t: byte j of items 16t.. (lane 0) and 128 + 16t.. (lane 1).
+    let mut tile = [_mm256_setzero_si256(); 128];
+    for r in 0..runs {
+        for t in 0..8 {
+            let lo = (256 * r + 16 * t) * N;
+            let hi = (256 * r + 128 + 16 * t) * N;
+            let mut x = [_mm256_setzero_si256(); N];
+            for (c, xc) in x.iter_mut().enumerate() {
+                // SAFETY: lo, hi + 16N <= 256 * (r + 1) * N, within the
+                // bound asserted above.
+                *xc = _mm256_loadu2_m128i(
+                    inp.add(hi + 16 * c) as *const __m128i,
+                    inp.add(lo + 16 * c) as *const __m128i,
+                );
+            }
+            for _ in 0..4 {
+                let mut z = [_mm256_setzero_si256(); N];
+                for c in 0..N / 2 {
+                    z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
+                    z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
+                }
+                x = z;
+            }
+            for (j, xj) in x.iter().enumerate() {
+                tile[8 * j + t] = *xj;
+            }
+        }
+        for j in 0..N {
+            let mut v = [_mm256_setzero_si256(); 8];
+            v.copy_from_slice(&tile[8 * j..8 * j + 8]);
+            let v = zipped(zipped(zipped(zipped(transpose_all(v, m)))));
+            for (k, x) in v.iter().enumerate() {
+                // SAFETY: row 8j + k < 8N, r < runs: below the bound above.
+                let p = out.add((8 * j + k) * stride + 32 * r);
+                _mm256_storeu_si256(p as *mut __m256i, *x);
+            }
+        }
+    }
+    256 * runs
 }
 
 /// Inverse of [`bitshuffle`]; scalar without AVX2.

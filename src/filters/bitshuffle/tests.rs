@@ -142,9 +142,10 @@ fn every_tier_reproduces_the_reference_fixture() {
     }
 }
 
-/// The fused AVX2 unshuffle (whole 256-item runs of 2-, 4-, 8- and 16-byte
+/// The fused AVX2 kernels (whole 256-item runs of 2-, 4-, 8- and 16-byte
 /// items) and the tiled path that finishes the rest: every item count
-/// around one and two runs, with trailing bytes, against the scalar kernel.
+/// around one and two runs, with trailing bytes, against the scalar kernel,
+/// both directions.
 #[test]
 fn fused_runs_and_their_tails_match_scalar() {
     let mut rng = Rng::new(12);
@@ -160,7 +161,14 @@ fn fused_runs_and_their_tails_match_scalar() {
                     bitunshuffle_with(level, typesize, &src, &mut got);
                     assert!(
                         want == got,
-                        "{level:?} typesize {typesize} items {items} extra {extra}"
+                        "unshuffle {level:?} typesize {typesize} items {items} extra {extra}"
+                    );
+                    bitshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                    got.fill(0xc3);
+                    bitshuffle_with(level, typesize, &src, &mut got);
+                    assert!(
+                        want == got,
+                        "shuffle {level:?} typesize {typesize} items {items} extra {extra}"
                     );
                 }
             }

@@ -71,21 +71,36 @@ pub(crate) trait RowKernels {
 /// # Safety
 /// The CPU supports `K`'s instruction set.
 pub(crate) unsafe fn bitshuffle<K: RowKernels>(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    bitshuffle_from::<K>(typesize, src, dst, 0)
+}
+
+/// [`bitshuffle`] of the items from `start` on (a multiple of 8; the items
+/// before it are already done), for kernels that handle a prefix their own
+/// way.
+///
+/// # Safety
+/// The CPU supports `K`'s instruction set.
+pub(crate) unsafe fn bitshuffle_from<K: RowKernels>(
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    start: usize,
+) {
     let n = src.len() / typesize;
     let stride = n / 8;
     let lanes = K::LANES;
     if typesize == 1 {
-        let done = n / lanes * lanes;
-        K::bits_from_bytes(&src[..done], dst, 0, stride);
+        let done = start + (n - start) / lanes * lanes;
+        K::bits_from_bytes(&src[start..done], dst, start / 8, stride);
         scalar::bitshuffle_groups(1, done / 8, stride, src, dst);
         return;
     }
     let tile_items = tile_items::<K>(typesize);
     if tile_items == 0 {
-        return scalar::bitshuffle(typesize, src, dst);
+        return scalar::bitshuffle_groups(typesize, start / 8, stride, src, dst);
     }
-    let t0 = with_tile(tile_items.min(n) * typesize, |buf| {
-        let mut t0 = 0;
+    let t0 = with_tile(tile_items.min(n - start) * typesize, |buf| {
+        let mut t0 = start;
         while n - t0 >= lanes {
             let items = next_tile(tile_items, n - t0, K::BEST, lanes);
             let tile = &mut buf[..items * typesize];
