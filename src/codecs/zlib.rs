@@ -79,13 +79,18 @@ fn stream_size() -> c_int {
 /// different after a reset than fresh (tests/chunk_threads.rs, at clevel 5;
 /// presumably through the chain state the reset keeps), so they keep
 /// using [`compress`].
-/// A stream that did not finish (too little room) is ended and initialised
-/// anew instead of reset: zlib-rs's reset leaves its half-written block
-/// open, and the next stream would come out different.
+/// A stream that did not finish (too little room) must not just be reset:
+/// zlib-rs's reset leaves its half-written block open, and the next stream
+/// would come out different. When little input is left (the usual case: a
+/// block that does not compress fills its room near its end), the stream is
+/// run to its end into a scratch buffer; otherwise it is ended and
+/// initialised anew.
 pub(crate) struct Deflater {
     strm: Box<z_stream>,
     /// Whether the last stream finished, so that a reset suffices.
     clean: bool,
+    /// Where the tail of a stream that did not fit is thrown.
+    sink: Vec<u8>,
 }
 
 // SAFETY: the stream and its state are owned by this value alone and hold no
@@ -102,7 +107,11 @@ impl Deflater {
         // box for as long as the state does; the version and size are the
         // library's own.
         let rc = unsafe { deflateInit_(&mut *strm, Self::LEVEL, zlibVersion(), stream_size()) };
-        (rc == Z_OK).then_some(Deflater { strm, clean: true })
+        (rc == Z_OK).then_some(Deflater {
+            strm,
+            clean: true,
+            sink: Vec::new(),
+        })
     }
 
     /// As [`compress`] at level 1: the compressed size, 0 when it does not
@@ -139,13 +148,28 @@ impl Deflater {
             deflate(s, Z_FINISH)
         };
         let produced = s.total_out as usize;
+        let mut end = rc;
+        // Out of room with at most a quarter of the input left: finish the
+        // stream into the sink (cheaper than a new state) so it can be reset.
+        if rc == Z_OK && (s.avail_in as usize) * 4 <= src.len() {
+            if self.sink.is_empty() {
+                self.sink = vec![0u8; 16 * 1024];
+            }
+            while end == Z_OK {
+                s.next_out = self.sink.as_mut_ptr();
+                s.avail_out = self.sink.len() as u32;
+                // SAFETY: as above; `next_in` still points into `src`, and the
+                // output now goes to the sink, whose length is `avail_out`.
+                end = unsafe { deflate(s, Z_FINISH) };
+            }
+        }
         s.next_in = std::ptr::null();
         s.avail_in = 0;
         s.next_out = std::ptr::null_mut();
         s.avail_out = 0;
-        self.clean = rc == Z_STREAM_END;
+        self.clean = end == Z_STREAM_END;
         // A full `dst` counts as not fitting, as in `compress`.
-        if !self.clean || produced >= dst.len() {
+        if rc != Z_STREAM_END || produced >= dst.len() {
             return 0;
         }
         produced
@@ -302,7 +326,7 @@ mod tests {
         let level = Deflater::LEVEL;
         let mut def = Deflater::new().unwrap();
         for src in stale_tail_cases() {
-            for room in [src.len() + 64, src.len(), src.len() / 3] {
+            for room in [src.len() + 64, src.len(), src.len() * 9 / 10, src.len() / 3] {
                 let mut want = vec![0u8; room];
                 let nw = compress(&src, &mut want, level);
                 let mut got = vec![0u8; room];
