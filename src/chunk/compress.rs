@@ -24,6 +24,9 @@ pub(crate) struct EncWorker {
     b: Vec<u8>,
     /// Codec output when the chunk buffer has too little room left.
     spill: Vec<u8>,
+    /// A block encoded by a worker of a parallel call, before it is placed
+    /// in the chunk.
+    block: Vec<u8>,
 }
 
 /// Scratch of finished helper threads, for the next parallel call.
@@ -90,7 +93,7 @@ impl BlockPlan<'_> {
 
     fn block_src(&self, j: usize) -> (&[u8], usize) {
         if self.vl {
-            return (&self.vl_srcs[j], 0);
+            return (self.vl_srcs[j], 0);
         }
         let start = j * self.blocksize;
         let len = if j + 1 == self.nblocks && self.leftover > 0 {
@@ -175,10 +178,12 @@ impl BlockPlan<'_> {
             compcode_meta: self.cp.compcode_meta,
             nthreads: self.cp.nthreads,
             blocksize: self.blocksize as i32,
-            chunk: &self.src,
+            chunk: self.src,
             user: self.cp.user_data.as_ref(),
         };
-        let EncWorker { codec, a, b, spill } = w;
+        let EncWorker {
+            codec, a, b, spill, ..
+        } = w;
         let filtered: &[u8] = if pipeline::any_forward(&self.cp.filters) {
             let ctx = BlockCtx {
                 filters: &self.cp.filters,
@@ -259,6 +264,127 @@ impl BlockPlan<'_> {
         }
         Ok(Some(at))
     }
+}
+
+/// The chunk being filled by a parallel call: blocks are placed in block
+/// order, whatever order the workers finish them in, so the chunk does not
+/// depend on the number of threads.
+struct Placement<'d> {
+    dst: &'d mut [u8],
+    /// The next block to place, and where it goes.
+    next: usize,
+    at: usize,
+    /// Blocks finished before their turn: their buffer and encoded length.
+    parked: Vec<Option<(Vec<u8>, usize)>>,
+    /// Buffers to hand to workers whose own buffer got parked.
+    spare: Vec<Vec<u8>>,
+    /// A block did not fit: the chunk is abandoned.
+    full: bool,
+}
+
+impl Placement<'_> {
+    /// Copies block `self.next` after the previous ones and records its start.
+    fn place(&mut self, bytes: &[u8]) {
+        if !self.full {
+            match self.dst.get_mut(self.at..self.at + bytes.len()) {
+                Some(d) => {
+                    d.copy_from_slice(bytes);
+                    let bs = Fmt::EXT_HEADER + 4 * self.next;
+                    self.dst[bs..bs + 4].copy_from_slice(&(self.at as i32).to_le_bytes());
+                    self.at += bytes.len();
+                }
+                None => self.full = true,
+            }
+        }
+        self.next += 1;
+    }
+}
+
+/// Buffers of parked blocks, kept for the next parallel call.
+static SPARE_BLOCKS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+/// Encodes every block with `nthreads` threads and places them in `dst`
+/// from byte `at` on, in block order; returns the chunk size or 0 when the
+/// blocks do not fit.
+///
+/// Each worker encodes into its own reusable buffer. A worker finishing the
+/// block whose turn it is copies it into the chunk at once (its neighbours
+/// keep encoding meanwhile), then any blocks parked behind it; a worker that
+/// finishes early parks its buffer and takes a spare one. No buffer is
+/// allocated once the spares have grown to the block size.
+fn place_in_order(
+    plan: &BlockPlan<'_>,
+    nthreads: usize,
+    dst: &mut [u8],
+    at: usize,
+) -> crate::Result<usize> {
+    let nblocks = plan.nblocks;
+    let spare = std::mem::take(&mut *SPARE_BLOCKS.lock().unwrap_or_else(|p| p.into_inner()));
+    let placement = std::sync::Mutex::new(Placement {
+        dst,
+        next: 0,
+        at,
+        parked: (0..nblocks).map(|_| None).collect(),
+        spare,
+        full: false,
+    });
+    let lock = || placement.lock().unwrap_or_else(|p| p.into_inner());
+    let give_up = std::sync::atomic::AtomicBool::new(false);
+    let r = with_worker(|w| {
+        pool::run_scoped(
+            (0..nblocks).collect(),
+            nthreads,
+            w,
+            |w: &mut EncWorker, _tid, j: usize| {
+                if give_up.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let mut buf = std::mem::take(&mut w.block);
+                let need = plan.max_encoded(j);
+                if buf.len() < need {
+                    buf.resize(need, 0);
+                }
+                let Some(n) = plan.encode(w, j, &mut buf)? else {
+                    crate::bail!(Failure, "block {j} overflowed its worst-case size");
+                };
+                let mut p = lock();
+                if p.next == j {
+                    p.place(&buf[..n]);
+                    loop {
+                        let k = p.next;
+                        let Some((b, n)) = p.parked.get_mut(k).and_then(Option::take) else {
+                            break;
+                        };
+                        p.place(&b[..n]);
+                        p.spare.push(b);
+                    }
+                    w.block = buf;
+                } else {
+                    p.parked[j] = Some((buf, n));
+                    w.block = p.spare.pop().unwrap_or_default();
+                }
+                if p.full {
+                    give_up.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(())
+            },
+        )
+    });
+    let p = placement.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut keep = p.spare;
+    keep.extend(p.parked.into_iter().flatten().map(|(b, _)| b));
+    SPARE_BLOCKS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(keep);
+    r?;
+    if p.full || give_up.into_inner() {
+        return Ok(0);
+    }
+    if p.next != nblocks {
+        crate::bail!(Failure, "only {} of {nblocks} blocks were placed", p.next);
+    }
+    Ok(p.at)
 }
 
 /// Writes the run of `value` (negative csize, then a token for non-zero
@@ -668,17 +794,7 @@ impl Compressor {
                 Ok(at)
             });
         }
-        let blocks = self.encode_blocks(plan)?;
-        for (j, b) in blocks.iter().enumerate() {
-            let Some(d) = dst.get_mut(at..at + b.len()) else {
-                return Ok(0);
-            };
-            d.copy_from_slice(b);
-            let bs = Fmt::EXT_HEADER + 4 * j;
-            dst[bs..bs + 4].copy_from_slice(&(at as i32).to_le_bytes());
-            at += b.len();
-        }
-        Ok(at)
+        place_in_order(plan, nthreads, dst, at)
     }
 
     /// Compresses several buffers into one VL-block chunk (one block each).
@@ -778,6 +894,60 @@ mod tests {
                 w[at] = 0xa4;
                 assert!(!is_run(&w), "len {len}, odd byte at {at}");
             }
+        }
+    }
+
+    /// Parallel calls place blocks in block order, parking the ones that
+    /// finish early, and give up like the serial path when the chunk does not
+    /// fit: same bytes for every thread count and destination size.
+    #[test]
+    fn parallel_placement_matches_the_serial_chunk() {
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // Compressible (small values) and incompressible (random) data.
+        let small: Vec<u8> = (0..600_000).map(|_| (next() % 7) as u8).collect();
+        let noise: Vec<u8> = (0..600_000).map(|_| next() as u8).collect();
+        for (data, compcode) in [(&small, Codec::LZ4), (&noise, Codec::BLOSCLZ)] {
+            let cp = |nthreads: i16| CParams {
+                compcode,
+                typesize: 4,
+                blocksize: 8 * 1024,
+                nthreads,
+                filters: [0, 0, 0, 0, 0, Fmt::SHUFFLE],
+                ..CParams::default()
+            };
+            let mut want = vec![0u8; data.len() + 64];
+            let nw = Compressor::new(cp(1))
+                .unwrap()
+                .compress(data, &mut want)
+                .unwrap();
+            // Room for the serial chunk exactly, and slightly less.
+            for room in [nw, nw - 1, Fmt::MAX_OVERHEAD + 1000] {
+                let mut one = vec![0u8; room];
+                let n1 = Compressor::new(cp(1))
+                    .unwrap()
+                    .compress(data, &mut one)
+                    .unwrap();
+                for nthreads in [2i16, 3, 4] {
+                    for _ in 0..3 {
+                        let mut got = vec![0u8; room];
+                        let n = Compressor::new(cp(nthreads))
+                            .unwrap()
+                            .compress(data, &mut got)
+                            .unwrap();
+                        assert_eq!(n, n1, "room {room} nthreads {nthreads}");
+                        assert!(got[..n] == one[..n1], "room {room} nthreads {nthreads}");
+                    }
+                }
+            }
+            let mut back = vec![0u8; data.len()];
+            super::super::decompress(&want[..nw], &mut back).unwrap();
+            assert!(back == *data);
         }
     }
 

@@ -10,9 +10,24 @@ pub(crate) struct CodecState {
     zc: Option<zstd::CCtx>,
     zd: Option<zstd::DCtx>,
     inflater: Option<zlib::Inflater>,
+    deflater: Option<zlib::Deflater>,
 }
 
 impl CodecState {
+    /// Zlib compression: level 1 through a kept stream (see
+    /// `zlib::Deflater` for why only that level), the others per call.
+    fn zlib_compress(&mut self, src: &[u8], dst: &mut [u8], level: i32) -> usize {
+        if level != zlib::Deflater::LEVEL {
+            return zlib::compress(src, dst, level);
+        }
+        if self.deflater.is_none() {
+            self.deflater = zlib::Deflater::new();
+        }
+        match &mut self.deflater {
+            Some(d) => d.compress(src, dst),
+            None => zlib::compress(src, dst, level),
+        }
+    }
     /// Zlib decompression, through a kept stream when one can be made.
     fn zlib_decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Option<usize> {
         if self.inflater.is_none() {
@@ -104,10 +119,9 @@ pub(crate) fn encode(
                 _ => lz4::compress_hc(src, dst, i32::from(p.clevel)),
             }
         }
-        // A fresh deflate stream per block: zlib-rs streams reused through
-        // deflateReset were seen to make the output depend on what the stream
-        // compressed before (tests/chunk_threads.rs pins this down).
-        Codec::ZLIB => zlib::compress(src, dst, i32::from(p.clevel)),
+        // Output must not depend on what a kept stream compressed before
+        // (tests/chunk_threads.rs pins this down): see zlib::Deflater.
+        Codec::ZLIB => state.zlib_compress(src, dst, i32::from(p.clevel)),
         Codec::ZSTD => {
             let cctx = state.zc()?;
             match dict {

@@ -2,6 +2,8 @@
 //! lanes, runs of 256 items (lane 0 on the first 128, lane 1 on the next), so
 //! that each bit row's 32 bytes come out as one store. Shorter runs of 32
 //! items use `movemask` and, backwards, a broadcast-and-test per bit row.
+//! For items of 2, 4, 8 or 16 bytes both directions fuse the bit and byte steps per
+//! run (see `shuffle_fused`, `unshuffle_fused`).
 
 use std::arch::x86_64::*;
 
@@ -33,29 +35,65 @@ unsafe fn store(s: &mut [u8], v: __m256i) {
     _mm256_storeu_si256(s.as_mut_ptr() as *mut __m256i, v)
 }
 
-/// One zip round over 8 vectors, per 128-bit lane.
-#[inline(always)]
-unsafe fn zip(v: &mut [__m256i; 8]) {
-    let mut out = [_mm256_setzero_si256(); 8];
-    for a in 0..4 {
-        out[2 * a] = _mm256_unpacklo_epi8(v[a], v[a + 4]);
-        out[2 * a + 1] = _mm256_unpackhi_epi8(v[a], v[a + 4]);
+/// The three masks of the 8x8 bit transpose, loaded once per call.
+#[derive(Clone, Copy)]
+struct Masks([__m256i; 3]);
+
+impl Masks {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn new() -> Masks {
+        Masks([
+            _mm256_set1_epi64x(0x00aa_00aa_00aa_00aa),
+            _mm256_set1_epi64x(0x0000_cccc_0000_cccc),
+            _mm256_set1_epi64x(0x0000_0000_f0f0_f0f0),
+        ])
     }
-    *v = out;
 }
 
 /// The scalar `transpose_8x8` in each 64-bit lane.
-#[inline(always)]
-unsafe fn transpose_8x8(x: __m256i) -> __m256i {
-    let m1 = _mm256_set1_epi64x(0x00aa_00aa_00aa_00aa);
-    let m2 = _mm256_set1_epi64x(0x0000_cccc_0000_cccc);
-    let m4 = _mm256_set1_epi64x(0x0000_0000_f0f0_f0f0);
-    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<7>(x)), m1);
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose_8x8(x: __m256i, m: Masks) -> __m256i {
+    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<7>(x)), m.0[0]);
     let x = _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64::<7>(t)));
-    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<14>(x)), m2);
+    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<14>(x)), m.0[1]);
     let x = _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64::<14>(t)));
-    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<28>(x)), m4);
+    let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64::<28>(x)), m.0[2]);
     _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64::<28>(t)))
+}
+
+/// [`transpose_8x8`] on all eight vectors, written out so that the compiler
+/// keeps them in registers (as a loop it spilled them to the stack).
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose_all(v: [__m256i; 8], m: Masks) -> [__m256i; 8] {
+    [
+        transpose_8x8(v[0], m),
+        transpose_8x8(v[1], m),
+        transpose_8x8(v[2], m),
+        transpose_8x8(v[3], m),
+        transpose_8x8(v[4], m),
+        transpose_8x8(v[5], m),
+        transpose_8x8(v[6], m),
+        transpose_8x8(v[7], m),
+    ]
+}
+
+/// One zip round over 8 vectors, per 128-bit lane, by value.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn zipped(v: [__m256i; 8]) -> [__m256i; 8] {
+    [
+        _mm256_unpacklo_epi8(v[0], v[4]),
+        _mm256_unpackhi_epi8(v[0], v[4]),
+        _mm256_unpacklo_epi8(v[1], v[5]),
+        _mm256_unpackhi_epi8(v[1], v[5]),
+        _mm256_unpacklo_epi8(v[2], v[6]),
+        _mm256_unpackhi_epi8(v[2], v[6]),
+        _mm256_unpacklo_epi8(v[3], v[7]),
+        _mm256_unpackhi_epi8(v[3], v[7]),
+    ]
 }
 
 impl RowKernels for Avx2 {
@@ -73,16 +111,23 @@ impl RowKernels for Avx2 {
     #[target_feature(enable = "avx2")]
     unsafe fn bits_from_bytes(row: &[u8], dst: &mut [u8], off: usize, stride: usize) {
         let runs = row.len() / 256;
-        for (r, run) in row.chunks_exact(256).enumerate() {
-            let mut v = [_mm256_setzero_si256(); 8];
-            for (t, x) in v.iter_mut().enumerate() {
-                *x = transpose_8x8(load_split(&run[16 * t..]));
-            }
-            for _ in 0..4 {
-                zip(&mut v);
-            }
-            for (k, x) in v.iter().enumerate() {
-                store(&mut dst[off + k * stride + 32 * r..], *x);
+        if runs > 0 {
+            // The furthest store ends at `off + 7 * stride + 32 * runs`;
+            // checked once here instead of per store.
+            assert!(off + 7 * stride + 32 * runs <= dst.len());
+            let m = Masks::new();
+            let out = dst.as_mut_ptr().add(off);
+            for (r, run) in row.chunks_exact(256).enumerate() {
+                let mut v = [_mm256_setzero_si256(); 8];
+                for (t, x) in v.iter_mut().enumerate() {
+                    *x = load_split(&run[16 * t..]);
+                }
+                let v = zipped(zipped(zipped(zipped(transpose_all(v, m)))));
+                for (k, x) in v.iter().enumerate() {
+                    // SAFETY: k <= 7 and r < runs, so the 32 bytes lie below
+                    // the bound asserted above.
+                    _mm256_storeu_si256(out.add(k * stride + 32 * r) as *mut __m256i, *x);
+                }
             }
         }
         let done = runs * 256;
@@ -101,27 +146,31 @@ impl RowKernels for Avx2 {
     #[target_feature(enable = "avx2")]
     unsafe fn bytes_from_bits(src: &[u8], off: usize, stride: usize, row: &mut [u8]) {
         let runs = row.len() / 256;
-        for (r, run) in row.chunks_exact_mut(256).enumerate() {
-            let mut v = [_mm256_setzero_si256(); 8];
-            for (k, x) in v.iter_mut().enumerate() {
-                *x = load(&src[off + k * stride + 32 * r..]);
-            }
-            for _ in 0..3 {
-                zip(&mut v);
-            }
-            for x in v.iter_mut() {
-                *x = transpose_8x8(*x);
-            }
-            // Vector a: lane 0 = items 16a.., lane 1 = items 128 + 16a..;
-            // pair neighbours into contiguous 32-byte runs, stored in
-            // address order (measurably faster than interleaved).
-            for b in 0..4 {
-                let lo = _mm256_permute2x128_si256::<0x20>(v[2 * b], v[2 * b + 1]);
-                store(&mut run[32 * b..], lo);
-            }
-            for b in 0..4 {
-                let hi = _mm256_permute2x128_si256::<0x31>(v[2 * b], v[2 * b + 1]);
-                store(&mut run[128 + 32 * b..], hi);
+        if runs > 0 {
+            // The furthest load ends at `off + 7 * stride + 32 * runs`;
+            // checked once here instead of per load.
+            assert!(off + 7 * stride + 32 * runs <= src.len());
+            let m = Masks::new();
+            let base = src.as_ptr().add(off);
+            for (r, run) in row.chunks_exact_mut(256).enumerate() {
+                let mut v = [_mm256_setzero_si256(); 8];
+                for (k, x) in v.iter_mut().enumerate() {
+                    // SAFETY: k <= 7 and r < runs, so the 32 bytes lie below
+                    // the bound asserted above.
+                    *x = _mm256_loadu_si256(base.add(k * stride + 32 * r) as *const __m256i);
+                }
+                let v = transpose_all(zipped(zipped(zipped(v))), m);
+                // Vector a: lane 0 = items 16a.., lane 1 = items 128 + 16a..;
+                // pair neighbours into contiguous 32-byte runs, stored in
+                // address order (measurably faster than interleaved).
+                for b in 0..4 {
+                    let lo = _mm256_permute2x128_si256::<0x20>(v[2 * b], v[2 * b + 1]);
+                    store(&mut run[32 * b..], lo);
+                }
+                for b in 0..4 {
+                    let hi = _mm256_permute2x128_si256::<0x31>(v[2 * b], v[2 * b + 1]);
+                    store(&mut run[128 + 32 * b..], hi);
+                }
             }
         }
         let done = runs * 256;
@@ -164,9 +213,87 @@ pub(crate) fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     if !wide_enough(typesize) {
         return super::sse2::bitshuffle(typesize, src, dst);
     }
-    // SAFETY: AVX2 was detected just above; all memory access in the kernels
-    // goes through bounds-checked slices.
-    unsafe { tiled::bitshuffle::<Avx2>(typesize, src, dst) }
+    // SAFETY: AVX2 was detected just above; the fused kernels check their
+    // bounds, all other memory access goes through bounds-checked slices.
+    unsafe {
+        let done = match typesize {
+            2 => shuffle_fused::<2>(src, dst),
+            4 => shuffle_fused::<4>(src, dst),
+            8 => shuffle_fused::<8>(src, dst),
+            16 => shuffle_fused::<16>(src, dst),
+            _ => 0,
+        };
+        tiled::bitshuffle_from::<Avx2>(typesize, src, dst, done)
+    }
+}
+
+/// Bit shuffle of the whole 256-item runs of a buffer of `N`-byte items
+/// (`N` a power of two, at most 16); returns the items done. The inverse of
+/// [`unshuffle_fused`]: per 16 items of each lane, their `16 * N` bytes are
+/// loaded as `N` vectors (lane 0 from items 16t.., lane 1 from items
+/// 128 + 16t..) and four zip rounds leave byte `j` of those items in vector
+/// `j` (a zip round rotates the bits of a byte's (vector, position) index
+/// left by one; `16 * N` bytes have `4 + log2 N` index bits, and the item
+/// number must move from the top four to the bottom four). That is the
+/// lane order the bit transpose wants, so no byte-shuffled tile in item
+/// order and no cross-lane permute is needed.
+///
+/// # Safety
+/// AVX2 is available.
+#[target_feature(enable = "avx2")]
+unsafe fn shuffle_fused<const N: usize>(src: &[u8], dst: &mut [u8]) -> usize {
+    let n = src.len() / N;
+    let stride = n / 8;
+    let runs = n / 256;
+    if runs == 0 {
+        return 0;
+    }
+    // Furthest load: item 256 * runs - 1; furthest store: row 8N - 1, run
+    // runs - 1. Both checked once here.
+    assert!(256 * runs * N <= src.len());
+    assert!((8 * N - 1) * stride + 32 * runs <= dst.len());
+    let m = Masks::new();
+    let inp = src.as_ptr();
+    let out = dst.as_mut_ptr();
+    // Vector 8j + t: byte j of items 16t.. (lane 0) and 128 + 16t.. (lane 1).
+    let mut tile = [_mm256_setzero_si256(); 128];
+    for r in 0..runs {
+        for t in 0..8 {
+            let lo = (256 * r + 16 * t) * N;
+            let hi = (256 * r + 128 + 16 * t) * N;
+            let mut x = [_mm256_setzero_si256(); N];
+            for (c, xc) in x.iter_mut().enumerate() {
+                // SAFETY: lo, hi + 16N <= 256 * (r + 1) * N, within the
+                // bound asserted above.
+                *xc = _mm256_loadu2_m128i(
+                    inp.add(hi + 16 * c) as *const __m128i,
+                    inp.add(lo + 16 * c) as *const __m128i,
+                );
+            }
+            for _ in 0..4 {
+                let mut z = [_mm256_setzero_si256(); N];
+                for c in 0..N / 2 {
+                    z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
+                    z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
+                }
+                x = z;
+            }
+            for (j, xj) in x.iter().enumerate() {
+                tile[8 * j + t] = *xj;
+            }
+        }
+        for j in 0..N {
+            let mut v = [_mm256_setzero_si256(); 8];
+            v.copy_from_slice(&tile[8 * j..8 * j + 8]);
+            let v = zipped(zipped(zipped(zipped(transpose_all(v, m)))));
+            for (k, x) in v.iter().enumerate() {
+                // SAFETY: row 8j + k < 8N, r < runs: below the bound above.
+                let p = out.add((8 * j + k) * stride + 32 * r);
+                _mm256_storeu_si256(p as *mut __m256i, *x);
+            }
+        }
+    }
+    256 * runs
 }
 
 /// Inverse of [`bitshuffle`]; scalar without AVX2.
@@ -177,6 +304,86 @@ pub(crate) fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     if !wide_enough(typesize) {
         return super::sse2::bitunshuffle(typesize, src, dst);
     }
-    // SAFETY: as in `bitshuffle`.
-    unsafe { tiled::bitunshuffle::<Avx2>(typesize, src, dst) }
+    // SAFETY: as in `bitshuffle`; the fused kernels check their bounds.
+    unsafe {
+        let done = match typesize {
+            2 => unshuffle_fused::<2, 1>(src, dst),
+            4 => unshuffle_fused::<4, 2>(src, dst),
+            8 => unshuffle_fused::<8, 3>(src, dst),
+            16 => unshuffle_fused::<16, 4>(src, dst),
+            _ => 0,
+        };
+        tiled::bitunshuffle_from::<Avx2>(typesize, src, dst, done)
+    }
+}
+
+/// Bit unshuffle of the whole 256-item runs of a buffer of `N`-byte items
+/// (`N = 2^P`, at most 16); returns the items done.
+///
+/// The tiled path writes each byte row of a tile in item order (a permute
+/// per vector pair), then byte-unshuffles the tile (more zips and permutes):
+/// the shuffle port is its bottleneck. Here each run of 256 items goes
+/// through a small tile kept in the order the bit transpose leaves it (lane
+/// 0 = items 16a.., lane 1 = items 128 + 16a..), the byte unshuffle zips
+/// within lanes, and the two lanes are stored as 16-byte halves, so no
+/// cross-lane permute is needed at all.
+///
+/// # Safety
+/// AVX2 is available.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_fused<const N: usize, const P: usize>(src: &[u8], dst: &mut [u8]) -> usize {
+    let n = src.len() / N;
+    let stride = n / 8;
+    let runs = n / 256;
+    if runs == 0 {
+        return 0;
+    }
+    // Furthest load: row 8N - 1, run runs - 1; furthest store: item
+    // 256 * runs - 1. Both checked once here.
+    assert!((8 * N - 1) * stride + 32 * runs <= src.len());
+    assert!(256 * runs * N <= dst.len());
+    let m = Masks::new();
+    let base = src.as_ptr();
+    let out = dst.as_mut_ptr();
+    // Byte j of the run's items, row j: 256 bytes in transpose order.
+    let mut tile = [_mm256_setzero_si256(); 128];
+    for r in 0..runs {
+        for j in 0..N {
+            let mut v = [_mm256_setzero_si256(); 8];
+            for (k, x) in v.iter_mut().enumerate() {
+                // SAFETY: row 8j + k < 8N, r < runs: below the bound above.
+                let p = base.add((8 * j + k) * stride + 32 * r);
+                *x = _mm256_loadu_si256(p as *const __m256i);
+            }
+            let v = transpose_all(zipped(zipped(zipped(v))), m);
+            tile[8 * j..8 * j + 8].copy_from_slice(&v);
+        }
+        for a in 0..8 {
+            let mut x = [_mm256_setzero_si256(); N];
+            for (j, xj) in x.iter_mut().enumerate() {
+                *xj = tile[8 * j + a];
+            }
+            for _ in 0..P {
+                let mut z = [_mm256_setzero_si256(); N];
+                for c in 0..N / 2 {
+                    z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
+                    z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
+                }
+                x = z;
+            }
+            // Vector b: bytes 16b.. of the 16 items of each lane, in item
+            // order.
+            let lo = (256 * r + 16 * a) * N;
+            let hi = (256 * r + 128 + 16 * a) * N;
+            for (b, xb) in x.iter().enumerate() {
+                // SAFETY: lo, hi + 16N <= 256 * (r + 1) * N, within the bound
+                // asserted above.
+                let p = out.add(lo + 16 * b) as *mut __m128i;
+                _mm_storeu_si128(p, _mm256_castsi256_si128(*xb));
+                let p = out.add(hi + 16 * b) as *mut __m128i;
+                _mm_storeu_si128(p, _mm256_extracti128_si256::<1>(*xb));
+            }
+        }
+    }
+    256 * runs
 }

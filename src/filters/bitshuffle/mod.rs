@@ -13,6 +13,7 @@
 //! (C-Blosc 1.x) behave differently on decompression: see
 //! [`bitunshuffle_format2`].
 
+mod repeated;
 pub(crate) mod scalar;
 
 #[cfg(target_arch = "x86_64")]
@@ -31,7 +32,9 @@ use super::cpu::{self, SimdLevel};
 /// or `typesize` is 0.
 pub fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
     check_args(typesize, src, dst)?;
-    bitshuffle_with(cpu::level(), typesize, src, dst);
+    if !repeated::shuffle(typesize, src, dst) {
+        bitshuffle_with(cpu::level(), typesize, src, dst);
+    }
     Ok(())
 }
 
@@ -40,7 +43,9 @@ pub fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<
 /// remaining bytes copied verbatim. Same errors as [`bitshuffle`].
 pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
     check_args(typesize, src, dst)?;
-    bitunshuffle_with(cpu::level(), typesize, src, dst);
+    if !repeated::unshuffle(typesize, src, dst) {
+        bitunshuffle_with(cpu::level(), typesize, src, dst);
+    }
     Ok(())
 }
 
@@ -51,7 +56,9 @@ pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> crate::Resul
 pub fn bitunshuffle_format2(typesize: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
     check_args(typesize, src, dst)?;
     if (src.len() / typesize) % 8 == 0 {
-        bitunshuffle_with(cpu::level(), typesize, src, dst);
+        if !repeated::unshuffle(typesize, src, dst) {
+            bitunshuffle_with(cpu::level(), typesize, src, dst);
+        }
     } else {
         dst.copy_from_slice(src);
     }

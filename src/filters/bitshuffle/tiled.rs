@@ -11,9 +11,32 @@
 //! (fewer than one vector, a multiple of 8) go through the scalar code.
 
 use super::scalar;
+use std::cell::RefCell;
 
-/// Stack buffer size: a tile of items is byte-shuffled into it.
+/// Tile buffer size: a tile of items is byte-shuffled into it.
 pub(crate) const TILE_BYTES: usize = 32 * 1024;
+
+thread_local! {
+    /// This thread's tile buffer. A zeroed stack array would cost a 32 KiB
+    /// memset per call, as much as the whole transpose of a small block;
+    /// kept per thread, it is allocated once and never cleared (every tile
+    /// byte is written before it is read).
+    static TILE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with a tile buffer of at least `len` bytes (a fresh one if this
+/// thread's is already in use, which only a re-entrant call could cause).
+fn with_tile<T>(len: usize, f: impl FnOnce(&mut [u8]) -> T) -> T {
+    TILE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.len() < len {
+                buf.resize(len, 0);
+            }
+            f(&mut buf[..len])
+        }
+        Err(_) => f(&mut vec![0u8; len]),
+    })
+}
 
 /// The per-tier pieces the driver needs.
 pub(crate) trait RowKernels {
@@ -48,30 +71,47 @@ pub(crate) trait RowKernels {
 /// # Safety
 /// The CPU supports `K`'s instruction set.
 pub(crate) unsafe fn bitshuffle<K: RowKernels>(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    bitshuffle_from::<K>(typesize, src, dst, 0)
+}
+
+/// [`bitshuffle`] of the items from `start` on (a multiple of 8; the items
+/// before it are already done), for kernels that handle a prefix their own
+/// way.
+///
+/// # Safety
+/// The CPU supports `K`'s instruction set.
+pub(crate) unsafe fn bitshuffle_from<K: RowKernels>(
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    start: usize,
+) {
     let n = src.len() / typesize;
     let stride = n / 8;
     let lanes = K::LANES;
     if typesize == 1 {
-        let done = n / lanes * lanes;
-        K::bits_from_bytes(&src[..done], dst, 0, stride);
+        let done = start + (n - start) / lanes * lanes;
+        K::bits_from_bytes(&src[start..done], dst, start / 8, stride);
         scalar::bitshuffle_groups(1, done / 8, stride, src, dst);
         return;
     }
     let tile_items = tile_items::<K>(typesize);
     if tile_items == 0 {
-        return scalar::bitshuffle(typesize, src, dst);
+        return scalar::bitshuffle_groups(typesize, start / 8, stride, src, dst);
     }
-    let mut buf = [0u8; TILE_BYTES];
-    let mut t0 = 0;
-    while n - t0 >= lanes {
-        let items = next_tile(tile_items, n - t0, K::BEST, lanes);
-        let tile = &mut buf[..items * typesize];
-        K::shuffle(typesize, &src[t0 * typesize..(t0 + items) * typesize], tile);
-        for (j, row) in tile.chunks_exact(items).enumerate() {
-            K::bits_from_bytes(row, dst, 8 * j * stride + t0 / 8, stride);
+    let t0 = with_tile(tile_items.min(n - start) * typesize, |buf| {
+        let mut t0 = start;
+        while n - t0 >= lanes {
+            let items = next_tile(tile_items, n - t0, K::BEST, lanes);
+            let tile = &mut buf[..items * typesize];
+            K::shuffle(typesize, &src[t0 * typesize..(t0 + items) * typesize], tile);
+            for (j, row) in tile.chunks_exact(items).enumerate() {
+                K::bits_from_bytes(row, dst, 8 * j * stride + t0 / 8, stride);
+            }
+            t0 += items;
         }
-        t0 += items;
-    }
+        t0
+    });
     scalar::bitshuffle_groups(typesize, t0 / 8, stride, src, dst);
 }
 
@@ -80,34 +120,51 @@ pub(crate) unsafe fn bitshuffle<K: RowKernels>(typesize: usize, src: &[u8], dst:
 /// # Safety
 /// The CPU supports `K`'s instruction set.
 pub(crate) unsafe fn bitunshuffle<K: RowKernels>(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    bitunshuffle_from::<K>(typesize, src, dst, 0)
+}
+
+/// [`bitunshuffle`] of the items from `start` on (a multiple of 8; the
+/// items before it are already done), for kernels that handle a prefix
+/// their own way.
+///
+/// # Safety
+/// The CPU supports `K`'s instruction set.
+pub(crate) unsafe fn bitunshuffle_from<K: RowKernels>(
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    start: usize,
+) {
     let n = src.len() / typesize;
     let stride = n / 8;
     let lanes = K::LANES;
     if typesize == 1 {
-        let done = n / lanes * lanes;
-        K::bytes_from_bits(src, 0, stride, &mut dst[..done]);
+        let done = start + (n - start) / lanes * lanes;
+        K::bytes_from_bits(src, start / 8, stride, &mut dst[start..done]);
         scalar::bitunshuffle_groups(1, done / 8, stride, src, dst);
         return;
     }
     let tile_items = tile_items::<K>(typesize);
     if tile_items == 0 {
-        return scalar::bitunshuffle(typesize, src, dst);
+        return scalar::bitunshuffle_groups(typesize, start / 8, stride, src, dst);
     }
-    let mut buf = [0u8; TILE_BYTES];
-    let mut t0 = 0;
-    while n - t0 >= lanes {
-        let items = next_tile(tile_items, n - t0, K::BEST, lanes);
-        let tile = &mut buf[..items * typesize];
-        for (j, row) in tile.chunks_exact_mut(items).enumerate() {
-            K::bytes_from_bits(src, 8 * j * stride + t0 / 8, stride, row);
+    let t0 = with_tile(tile_items.min(n - start) * typesize, |buf| {
+        let mut t0 = start;
+        while n - t0 >= lanes {
+            let items = next_tile(tile_items, n - t0, K::BEST, lanes);
+            let tile = &mut buf[..items * typesize];
+            for (j, row) in tile.chunks_exact_mut(items).enumerate() {
+                K::bytes_from_bits(src, 8 * j * stride + t0 / 8, stride, row);
+            }
+            K::unshuffle(
+                typesize,
+                tile,
+                &mut dst[t0 * typesize..(t0 + items) * typesize],
+            );
+            t0 += items;
         }
-        K::unshuffle(
-            typesize,
-            tile,
-            &mut dst[t0 * typesize..(t0 + items) * typesize],
-        );
-        t0 += items;
-    }
+        t0
+    });
     scalar::bitunshuffle_groups(typesize, t0 / 8, stride, src, dst);
 }
 
