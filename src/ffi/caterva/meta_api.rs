@@ -8,6 +8,7 @@ use super::types::*;
 use super::{array_ref, ctx_ref, nonnull, run};
 use crate::ffi::convert::{items, items_mut};
 use crate::ffi::schunk::malloc_copy;
+use crate::ndarray::array::NdArray;
 use crate::ndarray::meta::NdMeta;
 
 /// The shape, chunkshape and blockshape arrays of a geometry, `ndim` values
@@ -34,6 +35,75 @@ unsafe fn geometry<'a>(
             items(blockshape.cast_const(), ndim, "blockshape")?,
         ))
     }
+}
+
+/// Which kind of metalayer a call names.
+#[derive(Clone, Copy)]
+enum Family {
+    /// Fixed-size, in the frame header (`caterva_meta_*`).
+    Fixed,
+    /// Variable-length, in the trailer (`caterva_vlmeta_*`).
+    Variable,
+}
+
+impl Family {
+    fn lookup(self, core: &NdArray, name: &str) -> Option<Vec<u8>> {
+        match self {
+            Family::Fixed => core.metalayer(name),
+            Family::Variable => core.vlmetalayer(name),
+        }
+    }
+}
+
+/// `caterva_(vl)meta_get`: copies the layer out into `malloc`ed fields.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated; `out` NULL or writable; `ctx`/`array`
+/// NULL or live.
+unsafe fn get_layer(
+    family: Family,
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    name: *const c_char,
+    out: *mut caterva_metalayer_t,
+) -> crate::Result<()> {
+    // SAFETY: per the contract.
+    unsafe { ctx_ref(ctx) }?;
+    // SAFETY: per the contract.
+    let a = unsafe { array_ref(array) }?;
+    // SAFETY: per the contract.
+    let name = unsafe { c_name(name) }?;
+    // SAFETY: per the contract.
+    let out = unsafe { nonnull(out, "meta")?.as_mut() }.unwrap();
+    let content = a
+        .with_core(|core| Ok(family.lookup(core, &name)))?
+        .ok_or_else(|| crate::err!(MetalayerNotFound, "no metalayer {name:?}"))?;
+    give(out, &name, &content)
+}
+
+/// `caterva_(vl)meta_exists`.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated; `exists` NULL or writable; `ctx`/`array`
+/// NULL or live.
+unsafe fn layer_exists(
+    family: Family,
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    name: *const c_char,
+    exists: *mut bool,
+) -> crate::Result<()> {
+    // SAFETY: per the contract.
+    unsafe { ctx_ref(ctx) }?;
+    // SAFETY: per the contract.
+    let a = unsafe { array_ref(array) }?;
+    // SAFETY: per the contract.
+    let name = unsafe { c_name(name) }?;
+    let exists = nonnull(exists, "exists")?;
+    let found = a.with_core(|core| Ok(family.lookup(core, &name).is_some()))?;
+    // SAFETY: non-NULL and writable per the contract.
+    unsafe { *exists = found };
+    Ok(())
 }
 
 /// As [`geometry`], writable (the outputs of `caterva_deserialize_meta`).
@@ -117,20 +187,8 @@ pub unsafe extern "C" fn caterva_vlmeta_get(
     name: *const c_char,
     vlmeta: *mut caterva_metalayer_t,
 ) -> c_int {
-    run(|| {
-        // SAFETY: per the contract.
-        unsafe { ctx_ref(ctx) }?;
-        // SAFETY: per the contract.
-        let a = unsafe { array_ref(array) }?;
-        // SAFETY: per the contract.
-        let name = unsafe { c_name(name) }?;
-        // SAFETY: per the contract.
-        let out = unsafe { nonnull(vlmeta, "vlmeta")?.as_mut() }.unwrap();
-        let content = a
-            .with_core(|core| Ok(core.vlmetalayer(&name)))?
-            .ok_or_else(|| crate::err!(MetalayerNotFound, "no vlmetalayer {name:?}"))?;
-        give(out, &name, &content)
-    })
+    // SAFETY: forwarded contract.
+    run(|| unsafe { get_layer(Family::Variable, ctx, array, name, vlmeta) })
 }
 
 /// Whether a variable-length metalayer exists.
@@ -144,20 +202,8 @@ pub unsafe extern "C" fn caterva_vlmeta_exists(
     name: *const c_char,
     exists: *mut bool,
 ) -> c_int {
-    run(|| {
-        // SAFETY: per the contract.
-        unsafe { ctx_ref(ctx) }?;
-        // SAFETY: per the contract.
-        let a = unsafe { array_ref(array) }?;
-        // SAFETY: per the contract.
-        let name = unsafe { c_name(name) }?;
-        let exists = nonnull(exists, "exists")?;
-        // SAFETY: non-NULL and writable.
-        let found = a.with_core(|core| Ok(core.vlmetalayer(&name).is_some()))?;
-        // SAFETY: non-NULL and writable.
-        unsafe { *exists = found };
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    run(|| unsafe { layer_exists(Family::Variable, ctx, array, name, exists) })
 }
 
 /// Replaces the content of an existing variable-length metalayer.
@@ -195,20 +241,8 @@ pub unsafe extern "C" fn caterva_meta_get(
     name: *const c_char,
     meta: *mut caterva_metalayer_t,
 ) -> c_int {
-    run(|| {
-        // SAFETY: per the contract.
-        unsafe { ctx_ref(ctx) }?;
-        // SAFETY: per the contract.
-        let a = unsafe { array_ref(array) }?;
-        // SAFETY: per the contract.
-        let name = unsafe { c_name(name) }?;
-        // SAFETY: per the contract.
-        let out = unsafe { nonnull(meta, "meta")?.as_mut() }.unwrap();
-        let content = a
-            .with_core(|core| Ok(core.metalayer(&name)))?
-            .ok_or_else(|| crate::err!(MetalayerNotFound, "no metalayer {name:?}"))?;
-        give(out, &name, &content)
-    })
+    // SAFETY: forwarded contract.
+    run(|| unsafe { get_layer(Family::Fixed, ctx, array, name, meta) })
 }
 
 /// Whether a fixed-size metalayer exists.
@@ -222,20 +256,8 @@ pub unsafe extern "C" fn caterva_meta_exists(
     name: *const c_char,
     exists: *mut bool,
 ) -> c_int {
-    run(|| {
-        // SAFETY: per the contract.
-        unsafe { ctx_ref(ctx) }?;
-        // SAFETY: per the contract.
-        let a = unsafe { array_ref(array) }?;
-        // SAFETY: per the contract.
-        let name = unsafe { c_name(name) }?;
-        let exists = nonnull(exists, "exists")?;
-        // SAFETY: non-NULL and writable.
-        let found = a.with_core(|core| Ok(core.metalayer(&name).is_some()))?;
-        // SAFETY: non-NULL and writable.
-        unsafe { *exists = found };
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    run(|| unsafe { layer_exists(Family::Fixed, ctx, array, name, exists) })
 }
 
 /// Replaces the content of a fixed-size metalayer (same size only, as in
