@@ -315,10 +315,12 @@ impl NdArray {
         };
         if let Some(b) = b2nd {
             self.store.meta_update("b2nd", &b)?;
-        } else if self.store.meta_add("b2nd", &meta.to_b2nd_bytes()?).is_err() && caterva.is_none() {
+        } else if let Err(e) = self.store.meta_add("b2nd", &meta.to_b2nd_bytes()?) {
             // Frames take no new metalayer once they hold data; a
             // caterva-only array stays described by its caterva layer.
-            crate::bail!(Failure, "the array has no b2nd metalayer and cannot gain one");
+            if caterva.is_none() {
+                return Err(e);
+            }
         }
         if let Some(c) = caterva {
             self.store.meta_update("caterva", &c)?;
