@@ -197,3 +197,32 @@ fn nd_bodies_survive_mutated_meta_and_arrays() {
         bodies::ndarray_cframe(&m);
     }
 }
+
+/// The `ndarray_cframe` fuzzer found frames of a few hundred bytes that
+/// declare ~10^8 special chunks under a metalayer describing some other
+/// array: copying chunk by chunk before checking took seconds and gigabytes.
+/// The metalayer is now checked first, so even 2^27 declared chunks are
+/// refused at once (before the fix this test would exhaust memory).
+#[test]
+fn a_frame_declaring_far_more_chunks_than_its_array_is_refused_before_copying() {
+    use b2nd::chunk::Special;
+    let mut sc = SChunk::new(Storage {
+        contiguous: true,
+        cparams: CParams {
+            typesize: 8,
+            ..CParams::default()
+        },
+        ..Storage::default()
+    })
+    .unwrap();
+    // A b2nd layer for a 4-item array in one chunk of 32 bytes.
+    let meta = NdMeta::new(vec![4], vec![4], vec![4], "<f8", 0);
+    sc.meta_add("b2nd", &meta.to_b2nd_bytes().unwrap()).unwrap();
+    sc.fill_special(1 << 27, Special::Zero, 8).unwrap();
+    let frame = sc.to_buffer().unwrap();
+    assert!(frame.len() < 1024, "frame of {} bytes", frame.len());
+    for copy in [false, true] {
+        let err = NdArray::from_cframe(&frame, copy).unwrap_err();
+        assert!(err.to_string().contains("does not match"), "{err}");
+    }
+}

@@ -642,6 +642,18 @@ pub unsafe extern "C" fn b2nd_from_cframe(
         if cframe.is_null() || array.is_null() {
             crate::bail!(NullPointer, "cframe or array is NULL");
         }
+        if copy {
+            // The core checks the metalayer before copying chunk by chunk.
+            // SAFETY: forwarded contract.
+            let frame =
+                unsafe { super::convert::bytes(cframe.cast_const().cast(), cframe_len, "cframe") }
+                    .and_then(|bytes| SChunk::from_buffer(bytes, false))
+                    .map_err(|e| crate::err!(Failure, "not a contiguous frame: {}", e.detail()))?;
+            let core = NdArray::from_frame(frame, true)?;
+            // SAFETY: `array` is non-NULL and writable per the contract.
+            unsafe { put_array(array, ArrayBox::into_c(core, None)?) };
+            return Ok(0);
+        }
         // SAFETY: forwarded contract.
         let sc = unsafe { super::schunk::blosc2_schunk_from_buffer(cframe, cframe_len, copy) };
         if sc.is_null() {

@@ -312,14 +312,22 @@ impl SChunk {
     pub fn from_buffer(bytes: &[u8], copy: bool) -> Result<SChunk> {
         let mut s = SChunk::from_vec(bytes.to_vec())?;
         if copy {
-            s.copy(Storage {
-                contiguous: false,
-                urlpath: None,
-                ..Storage::default()
-            })
+            s.to_chunk_list()
         } else {
             Ok(s)
         }
+    }
+
+    /// An in-memory copy holding each chunk on its own (what the reference's
+    /// `blosc2_schunk_from_buffer(.., copy = true)` gives): it costs one entry
+    /// per chunk, so callers that can reject a frame from its metadata alone
+    /// should do that first.
+    pub fn to_chunk_list(&mut self) -> Result<SChunk> {
+        self.copy(Storage {
+            contiguous: false,
+            urlpath: None,
+            ..Storage::default()
+        })
     }
 
     /// A super-chunk backed by (and owning) a contiguous frame buffer.

@@ -13,12 +13,7 @@ impl NdArray {
     pub(crate) fn from_schunk_or_back(
         sc: SChunk,
     ) -> std::result::Result<NdArray, (Error, Option<SChunk>)> {
-        let smeta = sc.meta_get("b2nd").or_else(|_| sc.meta_get("caterva")).ok();
-        let checked = NdArray::geometry_from_meta(smeta, sc.typesize()).and_then(|(layout, ..)| {
-            let expect = layout.chunk_nbytes(sc.typesize())?;
-            NdArray::check_chunks(&layout, expect, sc.nchunks(), sc.chunksize())
-        });
-        match checked {
+        match NdArray::check_describes_array(&sc) {
             Err(e) => Err((e, Some(sc))),
             Ok(()) => NdArray::from_schunk(sc).map_err(|e| (e, None)),
         }

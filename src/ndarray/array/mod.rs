@@ -257,6 +257,22 @@ impl NdArray {
         })
     }
 
+    /// The geometry, dtype, dtype format and chunk size in bytes that `sc`'s
+    /// "b2nd" (else "caterva") metalayer describes, checked against the
+    /// chunks `sc` holds. Reads metadata only.
+    pub(crate) fn described_geometry(sc: &crate::schunk::SChunk) -> Result<(Layout, String, i8, i32)> {
+        let smeta = sc.meta_get("b2nd").or_else(|_| sc.meta_get("caterva")).ok();
+        let (layout, dtype, dtype_format) = NdArray::geometry_from_meta(smeta, sc.typesize())?;
+        let expect = layout.chunk_nbytes(sc.typesize())?;
+        NdArray::check_chunks(&layout, expect, sc.nchunks(), sc.chunksize())?;
+        Ok((layout, dtype, dtype_format, expect))
+    }
+
+    /// Whether `sc` describes an array (see [`NdArray::described_geometry`]).
+    pub(crate) fn check_describes_array(sc: &crate::schunk::SChunk) -> Result<()> {
+        NdArray::described_geometry(sc).map(|_| ())
+    }
+
     /// Geometry and dtype from a "b2nd"/"caterva" metalayer content.
     pub(crate) fn geometry_from_meta(
         smeta: Option<Vec<u8>>,

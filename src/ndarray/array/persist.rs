@@ -19,10 +19,7 @@ impl NdArray {
     /// legacy "caterva" one (`b2nd_from_schunk`). A metalayer without dtype
     /// (the 6-entry layout) gives `|S<typesize>`.
     pub fn from_schunk(sc: SChunk) -> Result<NdArray> {
-        let smeta = sc.meta_get("b2nd").or_else(|_| sc.meta_get("caterva")).ok();
-        let (layout, dtype, dtype_format) = NdArray::geometry_from_meta(smeta, sc.typesize())?;
-        let expect = layout.chunk_nbytes(sc.typesize())?;
-        NdArray::check_chunks(&layout, expect, sc.nchunks(), sc.chunksize())?;
+        let (layout, dtype, dtype_format, expect) = NdArray::described_geometry(&sc)?;
         let blocksize = (layout.blocknitems * sc.typesize() as i64) as i32;
         let store = Box::new(SChunkStore::new(sc, expect, blocksize)?);
         Ok(NdArray {
@@ -51,7 +48,20 @@ impl NdArray {
     /// `copy` the chunks are copied into an in-memory chunk list; otherwise
     /// the array works on its own copy of the frame bytes.
     pub fn from_cframe(cframe: &[u8], copy: bool) -> Result<NdArray> {
-        NdArray::from_schunk(SChunk::from_buffer(cframe, copy)?)
+        NdArray::from_frame(SChunk::from_buffer(cframe, false)?, copy)
+    }
+
+    /// An array over `frame`, a super-chunk read from a contiguous frame;
+    /// with `copy` its chunks are first copied into an in-memory chunk list.
+    /// The metalayer is checked against the frame before that copy, whose
+    /// cost grows with the number of chunks the frame declares: a few bytes
+    /// that declare a huge array but do not describe one are refused at once.
+    pub(crate) fn from_frame(mut frame: SChunk, copy: bool) -> Result<NdArray> {
+        NdArray::check_describes_array(&frame)?;
+        if copy {
+            frame = frame.to_chunk_list()?;
+        }
+        NdArray::from_schunk(frame)
     }
 
     /// Runs `f` on the super-chunk behind the array (`array->sc`); arrays
