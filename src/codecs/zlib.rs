@@ -9,6 +9,13 @@
 //! through the python oracle). The other candidates: `libz-sys` with its
 //! zlib-ng feature and `libz-ng-sys` need cmake when building, which a plain
 //! `cargo build` must not require; zlib-rs is pure Rust and needs nothing.
+//! Speed was tried too: `libz-ng-sys` 1.1.31 builds zlib-ng 2.3.3, the exact
+//! release the reference embeds, and its streams were identical, but built
+//! with this machine's GCC 12 its level 5 (deflate_medium) compressed at about
+//! 0.7x the wheel's copy (built with GCC 14), whatever the optimisation flags
+//! and SIMD options; zlib-rs 0.6 runs at 0.87-1.0x (`scripts/bench.sh --only
+//! /zlib/`). The zlib-ng observation was an ad-hoc measurement, not a
+//! command in this repository.
 //! Its functions are used as Rust functions (the crate's `export-symbols`
 //! feature stays off), so no zlib symbol leaks out of our C library.
 
