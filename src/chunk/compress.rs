@@ -269,11 +269,18 @@ impl BlockPlan<'_> {
 /// The chunk being filled by a parallel call: blocks are placed in block
 /// order, whatever order the workers finish them in, so the chunk does not
 /// depend on the number of threads.
+///
+/// Only the bookkeeping happens under the lock: a worker claims the room for
+/// a block (a piece cut off the unclaimed tail) and copies into it after
+/// letting go, so a neighbour finishing meanwhile is not held up by the copy.
 struct Placement<'d> {
-    dst: &'d mut [u8],
+    /// The part of the chunk not claimed yet; it starts at byte `at`.
+    tail: &'d mut [u8],
     /// The next block to place, and where it goes.
     next: usize,
     at: usize,
+    /// Where each placed block starts, in block order (the bstarts).
+    starts: Vec<i32>,
     /// Blocks finished before their turn: their buffer and encoded length.
     parked: Vec<Option<(Vec<u8>, usize)>>,
     /// Buffers to hand to workers whose own buffer got parked.
@@ -282,21 +289,20 @@ struct Placement<'d> {
     full: bool,
 }
 
-impl Placement<'_> {
-    /// Copies block `self.next` after the previous ones and records its start.
-    fn place(&mut self, bytes: &[u8]) {
-        if !self.full {
-            match self.dst.get_mut(self.at..self.at + bytes.len()) {
-                Some(d) => {
-                    d.copy_from_slice(bytes);
-                    let bs = Fmt::EXT_HEADER + 4 * self.next;
-                    self.dst[bs..bs + 4].copy_from_slice(&(self.at as i32).to_le_bytes());
-                    self.at += bytes.len();
-                }
-                None => self.full = true,
-            }
-        }
+impl<'d> Placement<'d> {
+    /// Takes block `self.next`'s turn: records its start and returns the
+    /// `len` bytes it is to be copied to, or `None` once the chunk is full.
+    fn claim(&mut self, len: usize) -> Option<&'d mut [u8]> {
         self.next += 1;
+        if self.full || len > self.tail.len() {
+            self.full = true;
+            return None;
+        }
+        let (room, rest) = std::mem::take(&mut self.tail).split_at_mut(len);
+        self.tail = rest;
+        self.starts.push(self.at as i32);
+        self.at += len;
+        Some(room)
     }
 }
 
@@ -320,10 +326,12 @@ fn place_in_order(
 ) -> crate::Result<usize> {
     let nblocks = plan.nblocks;
     let spare = std::mem::take(&mut *SPARE_BLOCKS.lock().unwrap_or_else(|p| p.into_inner()));
+    let (head, tail) = dst.split_at_mut(at);
     let placement = std::sync::Mutex::new(Placement {
-        dst,
+        tail,
         next: 0,
         at,
+        starts: Vec::with_capacity(nblocks),
         parked: (0..nblocks).map(|_| None).collect(),
         spare,
         full: false,
@@ -348,20 +356,30 @@ fn place_in_order(
                     crate::bail!(Failure, "block {j} overflowed its worst-case size");
                 };
                 let mut p = lock();
-                if p.next == j {
-                    p.place(&buf[..n]);
-                    loop {
-                        let k = p.next;
-                        let Some((b, n)) = p.parked.get_mut(k).and_then(Option::take) else {
-                            break;
-                        };
-                        p.place(&b[..n]);
-                        p.spare.push(b);
-                    }
-                    w.block = buf;
-                } else {
+                if p.next != j {
                     p.parked[j] = Some((buf, n));
                     w.block = p.spare.pop().unwrap_or_default();
+                    return Ok(());
+                }
+                // Our turn: place this block, then the parked ones behind it.
+                let (mut bytes, mut len, mut own) = (buf, n, true);
+                loop {
+                    let room = p.claim(len);
+                    drop(p);
+                    if let Some(room) = room {
+                        room.copy_from_slice(&bytes[..len]);
+                    }
+                    p = lock();
+                    if own {
+                        w.block = bytes;
+                    } else {
+                        p.spare.push(bytes);
+                    }
+                    let k = p.next;
+                    let Some((b, n)) = p.parked.get_mut(k).and_then(Option::take) else {
+                        break;
+                    };
+                    (bytes, len, own) = (b, n, false);
                 }
                 if p.full {
                     give_up.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -381,10 +399,32 @@ fn place_in_order(
     if p.full || give_up.into_inner() {
         return Ok(0);
     }
-    if p.next != nblocks {
-        crate::bail!(Failure, "only {} of {nblocks} blocks were placed", p.next);
+    if p.starts.len() != nblocks {
+        crate::bail!(Failure, "only {} of {nblocks} blocks were placed", p.starts.len());
+    }
+    for (j, start) in p.starts.iter().enumerate() {
+        let bs = Fmt::EXT_HEADER + 4 * j;
+        head[bs..bs + 4].copy_from_slice(&start.to_le_bytes());
     }
     Ok(p.at)
+}
+
+/// Copies `src` into `dst` (same length) with up to `nthreads` threads: the
+/// memcpyed chunk, which the reference also copies block by block on its
+/// threads.
+fn copy_parallel(dst: &mut [u8], src: &[u8], nthreads: usize) -> crate::Result<()> {
+    const PIECE: usize = 256 * 1024;
+    if nthreads <= 1 || src.len() <= PIECE {
+        dst.copy_from_slice(src);
+        return Ok(());
+    }
+    let pieces: Vec<(&mut [u8], &[u8])> = dst.chunks_mut(PIECE).zip(src.chunks(PIECE)).collect();
+    with_worker(|w| {
+        pool::run_scoped(pieces, nthreads, w, |_: &mut EncWorker, _tid, (d, s)| {
+            d.copy_from_slice(s);
+            Ok(())
+        })
+    })
 }
 
 /// Writes the run of `value` (negative csize, then a token for non-zero
@@ -656,7 +696,8 @@ impl Compressor {
         hdr.blosc2_flags &= !Fmt::USEDICT;
         hdr.cbytes = (nbytes + Fmt::EXT_HEADER) as i32;
         dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
-        dst[Fmt::EXT_HEADER..Fmt::EXT_HEADER + nbytes].copy_from_slice(data);
+        let nthreads = pool::threads_for(cp.nthreads, nbytes);
+        copy_parallel(&mut dst[Fmt::EXT_HEADER..Fmt::EXT_HEADER + nbytes], data, nthreads)?;
         Ok(nbytes + Fmt::EXT_HEADER)
     }
 
