@@ -181,6 +181,15 @@ fn slices_selections_and_copies_match_the_naive_model() {
                             &naive_get(&data, &shape, ts, &start, &stop),
                         );
                         assert_eq!(buf, want, "{what} get {start:?}..{stop:?}");
+                        // A buffer of the region's shape is written in full
+                        // (nothing is cleared first): no stale byte survives.
+                        let mut exact = vec![0xabu8; ext.iter().product::<i64>() as usize * ts];
+                        a.get_slice_cbuffer(&start, &stop, &mut exact, &ext).unwrap();
+                        assert_eq!(
+                            exact,
+                            naive_get(&data, &shape, ts, &start, &stop),
+                            "{what} exact get {start:?}..{stop:?}"
+                        );
                         // Write a region.
                         let (start, stop) = random_region(&mut rng, &shape);
                         let ext: Vec<i64> = start.iter().zip(&stop).map(|(a, b)| b - a).collect();

@@ -77,7 +77,12 @@ impl NdArray {
     ) -> Result<()> {
         let need = self.check_region(start, stop, buffershape, buffer.len())?;
         let buffer = &mut buffer[..need];
-        buffer.fill(0);
+        // As the reference, a buffer larger than the region reads zeros
+        // outside it; a buffer of the region's shape is written in full below.
+        let exact = (0..self.ndim()).all(|i| buffershape[i] == stop[i] - start[i]);
+        if !exact || self.ndim() == 0 {
+            buffer.fill(0);
+        }
         let ts = self.typesize() as usize;
         if self.ndim() == 0 {
             let mut item = vec![0u8; self.store.chunksize() as usize];
