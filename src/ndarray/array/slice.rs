@@ -155,8 +155,12 @@ impl NdArray {
             let nchunk = chunk.index();
             let (cstart, cstop) = valid_box(chunk);
             if chunk.is_full() {
-                // Padding must be zeros, as the reference writes it.
-                scratch.fill(0);
+                // Padding must be zeros, as the reference writes it; a chunk
+                // without padding is overwritten in full below.
+                let padded = (0..l.ndim()).any(|i| chunk.valid_shape()[i] != l.extchunkshape[i]);
+                if padded {
+                    scratch.fill(0);
+                }
             } else {
                 self.store.read_chunk(nchunk, &mut scratch, None)?;
             }
