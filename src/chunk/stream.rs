@@ -11,9 +11,32 @@ pub(crate) struct CodecState {
     zd: Option<zstd::DCtx>,
     inflater: Option<zlib::Inflater>,
     deflater: Option<zlib::Deflater>,
+    lz4: Option<lz4::FastState>,
+    lz4hc: Option<lz4::HcState>,
 }
 
 impl CodecState {
+    /// LZ4 through a kept state (same bytes as a fresh call; see
+    /// `lz4::FastState`).
+    fn lz4_compress(&mut self, src: &[u8], dst: &mut [u8], accel: i32) -> usize {
+        if self.lz4.is_none() {
+            self.lz4 = lz4::FastState::new();
+        }
+        match &mut self.lz4 {
+            Some(s) => s.compress(src, dst, accel),
+            None => lz4::compress_fast(src, dst, accel),
+        }
+    }
+    /// LZ4HC through a kept state (see `lz4::HcState`).
+    fn lz4hc_compress(&mut self, src: &[u8], dst: &mut [u8], level: i32) -> usize {
+        if self.lz4hc.is_none() {
+            self.lz4hc = lz4::HcState::new();
+        }
+        match &mut self.lz4hc {
+            Some(s) => s.compress(src, dst, level),
+            None => lz4::compress_hc(src, dst, level),
+        }
+    }
     /// Zlib compression: level 1 through a kept stream (see
     /// `zlib::Deflater` for why only that level), the others per call.
     fn zlib_compress(&mut self, src: &[u8], dst: &mut [u8], level: i32) -> usize {
@@ -107,7 +130,7 @@ pub(crate) fn encode(
             let accel = 10 - i32::from(p.clevel);
             match dict {
                 Some(EncDict::Lz4(d)) => lz4::compress_fast_dict(src, dst, accel, d),
-                _ => lz4::compress_fast(src, dst, accel),
+                _ => state.lz4_compress(src, dst, accel),
             }
         }
         Codec::LZ4HC => {
@@ -116,7 +139,7 @@ pub(crate) fn encode(
             }
             match dict {
                 Some(EncDict::Lz4(d)) => lz4::compress_hc_dict(src, dst, i32::from(p.clevel), d),
-                _ => lz4::compress_hc(src, dst, i32::from(p.clevel)),
+                _ => state.lz4hc_compress(src, dst, i32::from(p.clevel)),
             }
         }
         // Output must not depend on what a kept stream compressed before
