@@ -184,7 +184,8 @@ fn slices_selections_and_copies_match_the_naive_model() {
                         // A buffer of the region's shape is written in full
                         // (nothing is cleared first): no stale byte survives.
                         let mut exact = vec![0xabu8; ext.iter().product::<i64>() as usize * ts];
-                        a.get_slice_cbuffer(&start, &stop, &mut exact, &ext).unwrap();
+                        a.get_slice_cbuffer(&start, &stop, &mut exact, &ext)
+                            .unwrap();
                         assert_eq!(
                             exact,
                             naive_get(&data, &shape, ts, &start, &stop),

@@ -51,11 +51,8 @@ fn special_fill_stores_a_repeated_value_index() {
 
     let mut s = SChunk::open(&big).unwrap();
     assert_eq!(s.nchunks(), 10_000);
-    assert!(s
-        .frame_offsets()
-        .unwrap()
-        .iter()
-        .all(|&o| o == s.frame_offsets().unwrap()[0]));
+    let offsets = s.frame_offsets().unwrap().unwrap();
+    assert!(offsets.iter().all(|&o| o == offsets[0]));
     let mut out = vec![1u8; 4000];
     s.decompress_chunk(1234, &mut out).unwrap();
     assert!(out.iter().all(|&b| b == 0));
@@ -101,4 +98,51 @@ fn special_fill_stores_a_repeated_value_index() {
             assert_eq!(common::hex(&b), common::hex(&a), "{kind} frame bytes");
         }
     }
+}
+
+/// Resident memory of this process, in bytes (Linux).
+fn rss() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+/// A frame can declare ~2^28 chunks in a few hundred bytes (a special fill
+/// writes one; so can a hostile file). Opening one of 2^27 keeps the repeated
+/// index as one value instead of 1 GiB of entries, so it opens at once, in little
+/// memory, and every chunk reads back. Changing a chunk then expands the
+/// index (fallibly: a memory error, never an abort).
+#[test]
+fn a_repeated_index_of_2_pow_27_chunks_opens_without_expanding() {
+    let mut s = SChunk::new(Storage {
+        contiguous: true,
+        cparams: CParams {
+            typesize: 8,
+            ..CParams::default()
+        },
+        ..Storage::default()
+    })
+    .unwrap();
+    let nchunks: i64 = 1 << 27;
+    s.fill_special(nchunks * 2, Special::Zero, 16).unwrap();
+    let frame = s.to_buffer().unwrap();
+    drop(s);
+    assert!(frame.len() < 1024, "frame of {} bytes", frame.len());
+    let before = rss();
+    let started = std::time::Instant::now();
+    let mut r = SChunk::from_buffer(&frame, false).unwrap();
+    assert_eq!(r.nchunks(), nchunks);
+    let mut out = [1u8; 16];
+    assert_eq!(r.decompress_chunk(nchunks - 1, &mut out).unwrap(), 16);
+    assert_eq!(out, [0u8; 16]);
+    let grown = rss().saturating_sub(before);
+    assert!(
+        grown < 256 << 20,
+        "opening grew the process by {grown} bytes"
+    );
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "took {:?}",
+        started.elapsed()
+    );
 }

@@ -201,7 +201,7 @@ fn chunk_reads_fetch_each_stored_byte_once_across_sizes() {
     // Big, small, big... so the reused read buffer shrinks and grows.
     for &k in &[1i64, 0, 4, 2, 1, 5, 3, 0] {
         let want = mem.get_chunk(k).unwrap().into_owned();
-        let stored = if r.frame_offsets().unwrap()[k as usize] < 0 {
+        let stored = if r.frame_offsets().unwrap().unwrap()[k as usize] < 0 {
             0
         } else {
             want.len() as u64

@@ -400,7 +400,11 @@ fn place_in_order(
         return Ok(0);
     }
     if p.starts.len() != nblocks {
-        crate::bail!(Failure, "only {} of {nblocks} blocks were placed", p.starts.len());
+        crate::bail!(
+            Failure,
+            "only {} of {nblocks} blocks were placed",
+            p.starts.len()
+        );
     }
     for (j, start) in p.starts.iter().enumerate() {
         let bs = Fmt::EXT_HEADER + 4 * j;
@@ -697,7 +701,11 @@ impl Compressor {
         hdr.cbytes = (nbytes + Fmt::EXT_HEADER) as i32;
         dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
         let nthreads = pool::threads_for(cp.nthreads, nbytes);
-        copy_parallel(&mut dst[Fmt::EXT_HEADER..Fmt::EXT_HEADER + nbytes], data, nthreads)?;
+        copy_parallel(
+            &mut dst[Fmt::EXT_HEADER..Fmt::EXT_HEADER + nbytes],
+            data,
+            nthreads,
+        )?;
         Ok(nbytes + Fmt::EXT_HEADER)
     }
 

@@ -348,7 +348,9 @@ mod tests {
                     }
                     v
                 }
-                3 => (0..n).map(|i| (i as u8).wrapping_mul(3) ^ (i >> 9) as u8).collect(),
+                3 => (0..n)
+                    .map(|i| (i as u8).wrapping_mul(3) ^ (i >> 9) as u8)
+                    .collect(),
                 _ => {
                     let mut v: Vec<u8> = (0..n).map(|_| next() as u8).collect();
                     // The first four bytes again every 100 bytes, each
@@ -385,7 +387,11 @@ mod tests {
                     let mut got = vec![0u8; room];
                     let ng = st.compress(src, &mut got, accel);
                     assert_eq!(ng, nw, "fast len {} room {room} accel {accel}", src.len());
-                    assert!(got[..ng] == want[..nw], "fast len {} accel {accel}", src.len());
+                    assert!(
+                        got[..ng] == want[..nw],
+                        "fast len {} accel {accel}",
+                        src.len()
+                    );
                 }
             }
         }
@@ -399,7 +405,11 @@ mod tests {
                     let mut got = vec![0u8; room];
                     let ng = st.compress(src, &mut got, level);
                     assert_eq!(ng, nw, "hc len {} room {room} level {level}", src.len());
-                    assert!(got[..ng] == want[..nw], "hc len {} level {level}", src.len());
+                    assert!(
+                        got[..ng] == want[..nw],
+                        "hc len {} level {level}",
+                        src.len()
+                    );
                 }
             }
         }

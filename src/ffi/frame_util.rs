@@ -289,7 +289,7 @@ pub unsafe extern "C" fn blosc2_frame_get_offsets(schunk: *mut blosc2_schunk) ->
             };
             let (frame, _, _) = crate::frame::Frame::open(place)?;
             let bytes: Vec<u8> = frame
-                .offsets()
+                .offsets()?
                 .iter()
                 .flat_map(|v| v.to_ne_bytes())
                 .collect();

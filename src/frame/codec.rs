@@ -6,6 +6,7 @@
 //! Everything goes through this module so that the frame code depends on
 //! one small surface of `crate::chunk`.
 
+use super::index::OffsetIndex;
 use super::offsets::SpecialOffset;
 use crate::Result;
 
@@ -118,8 +119,10 @@ pub(crate) fn repeated_offsets(value: i64, nchunks: usize) -> Result<Vec<u8>> {
 /// Block size the reference gives a repeated-value offsets index.
 const REPEAT_INDEX_BLOCKSIZE: i32 = 16 * 1024;
 
-/// Decompresses an offsets index chunk that must hold `nchunks` entries.
-pub(crate) fn decompress_offsets(chunk: &[u8], nchunks: usize) -> Result<Vec<i64>> {
+/// Decodes an offsets index chunk that must hold `nchunks` entries. An
+/// index of zeros or of one repeated value stays one value (see
+/// `frame::index`); any other is decompressed, with fallible allocations.
+pub(crate) fn decompress_offsets(chunk: &[u8], nchunks: usize) -> Result<OffsetIndex> {
     let info = ChunkInfo::parse(chunk)?;
     let want = nchunks
         .checked_mul(8)
@@ -131,9 +134,34 @@ pub(crate) fn decompress_offsets(chunk: &[u8], nchunks: usize) -> Result<Vec<i64
             info.nbytes
         );
     }
+    let value_at = EXTENDED_HEADER_LEN..EXTENDED_HEADER_LEN + 8;
+    match (info.special, info.typesize) {
+        (SPECIAL_ZERO, _) => {
+            return Ok(OffsetIndex::Repeated {
+                value: 0,
+                len: nchunks,
+            })
+        }
+        (SPECIAL_VALUE, 8) if info.cbytes as usize >= value_at.end => {
+            let Some(v) = chunk.get(value_at) else {
+                crate::bail!(ReadBuffer, "repeated-value offsets index cut short");
+            };
+            let mut b = [0u8; 8];
+            b.copy_from_slice(v);
+            return Ok(OffsetIndex::Repeated {
+                value: i64::from_le_bytes(b),
+                len: nchunks,
+            });
+        }
+        _ => {}
+    }
     let raw = decompress(chunk)?;
-    super::offsets::from_le_bytes(&raw)
+    Ok(OffsetIndex::Entries(super::offsets::from_le_bytes(&raw)?))
 }
+
+/// Special-chunk codes (blosc2 flags bits 4-6) an offsets index can carry.
+const SPECIAL_ZERO: u8 = 1;
+const SPECIAL_VALUE: u8 = 3;
 
 /// Decompresses a whole chunk into a new buffer.
 pub(crate) fn decompress(chunk: &[u8]) -> Result<Vec<u8>> {
@@ -146,7 +174,11 @@ pub(crate) fn decompress(chunk: &[u8]) -> Result<Vec<u8>> {
             chunk.len()
         );
     }
-    let mut out = vec![0u8; info.nbytes as usize];
+    // Sized by the chunk header: allocated fallibly.
+    let mut out = Vec::new();
+    out.try_reserve_exact(info.nbytes as usize)
+        .map_err(|_| crate::err!(MemoryAlloc, "no memory to decompress {} bytes", info.nbytes))?;
+    out.resize(info.nbytes as usize, 0);
     let n = engine::decompress_into(&chunk[..info.cbytes as usize], &mut out)?;
     if n != out.len() {
         crate::bail!(
@@ -235,7 +267,7 @@ mod tests {
     fn offsets_round_trip_through_a_chunk() {
         let v = vec![0i64, 100, SpecialOffset::Zero.encode(), 250];
         let c = compress_offsets(&v).unwrap();
-        assert_eq!(decompress_offsets(&c, 4).unwrap(), v);
+        assert_eq!(decompress_offsets(&c, 4).unwrap(), OffsetIndex::Entries(v));
         assert!(decompress_offsets(&c, 5).is_err());
     }
 

@@ -4,12 +4,14 @@
 //! - [`header`]: the msgpack header with its fixed-size metalayers;
 //! - [`trailer`]: the msgpack trailer with the variable-length metalayers;
 //! - [`offsets`]: entries of the chunk-offsets index, incl. special values;
+//! - `index`: the offsets index in memory (kept compact when repeated);
 //! - [`io`]: the I/O trait (files, memory, user callbacks);
 //! - [`store`]: a frame attached to its bytes, with chunk-level mutations.
 
 mod bytes;
 pub(crate) mod codec;
 pub mod header;
+pub(crate) mod index;
 pub mod io;
 pub(crate) mod lock;
 pub mod offsets;

@@ -82,10 +82,13 @@ pub(crate) fn from_le_bytes(bytes: &[u8]) -> Result<Vec<i64>> {
             bytes.len()
         );
     }
-    Ok(bytes
-        .chunks_exact(8)
-        .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect())
+    let mut out = super::index::reserve(bytes.len() / 8)?;
+    out.extend(
+        bytes
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
+    );
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -12,13 +12,11 @@ use std::path::{Path, PathBuf};
 
 use super::codec::{self, ChunkInfo, EXTENDED_HEADER_LEN};
 use super::header::{FrameHeader, FrameType, Metalayer, Pos};
+use super::index::OffsetIndex;
 use super::io::{read_exact_at, IoFile, IoRef, MemFile, OpenMode};
 use super::offsets::{ChunkLoc, SpecialOffset};
 use super::trailer::{self, TRAILER_MINLEN};
 use crate::Result;
-
-/// Special kind code of a repeated-value chunk.
-const REPEATED_VALUE: u8 = 3;
 
 /// Name of the index file inside a sparse frame directory.
 pub(crate) const SPARSE_INDEX: &str = "chunks.b2frame";
@@ -51,16 +49,13 @@ pub struct Frame {
     writable: bool,
     header_len: u64,
     data_len: u64,
-    offsets: Vec<i64>,
+    offsets: OffsetIndex,
     frame_len: u64,
     /// Other bytes follow the frame in its file (a frame embedded in a
     /// larger file, or several frames appended to one file): the file is
     /// then never truncated, so that a shrinking frame leaves them where
     /// they are. A growing frame still writes over them, as the reference.
     tail_follows: bool,
-    /// The offsets index is stored as one repeated-value chunk (a frame
-    /// made by a special fill, as the reference does), until a chunk changes.
-    repeat_index: bool,
     /// Chunk bytes read from a file, reused from read to read so that a
     /// chunk read neither allocates nor zeroes (grows only).
     chunk_buf: Vec<u8>,
@@ -97,10 +92,9 @@ impl Frame {
             writable: true,
             header_len: 0,
             data_len: 0,
-            offsets: Vec::new(),
+            offsets: OffsetIndex::default(),
             frame_len: 0,
             tail_follows: false,
-            repeat_index: false,
             chunk_buf: Vec::new(),
         };
         f.flush(header, vlmeta)?;
@@ -130,10 +124,9 @@ impl Frame {
             writable: false,
             header_len: 0,
             data_len: 0,
-            offsets: Vec::new(),
+            offsets: OffsetIndex::default(),
             frame_len: 0,
             tail_follows: false,
-            repeat_index: false,
             chunk_buf: Vec::new(),
         };
         let (header, vlmeta) = f.load()?;
@@ -284,7 +277,7 @@ impl Frame {
                 "data section ({data_len} bytes) runs into the trailer"
             );
         }
-        let mut offsets = Vec::new();
+        let mut offsets = OffsetIndex::default();
         if header.nbytes > 0 {
             if off_pos + EXTENDED_HEADER_LEN as u64 > trailer_off {
                 crate::bail!(
@@ -316,8 +309,7 @@ impl Frame {
             let mut obuf = vec![0u8; info.cbytes as usize];
             self.read(off_pos, &mut obuf, "offsets index")?;
             offsets = codec::decompress_offsets(&obuf, nchunks)?;
-            self.repeat_index = info.special == REPEATED_VALUE;
-            for (i, &o) in offsets.iter().enumerate() {
+            for (i, &o) in offsets.values().iter().enumerate() {
                 match ChunkLoc::decode(o)? {
                     ChunkLoc::Stored(v)
                         if !self.is_sparse()
@@ -347,8 +339,10 @@ impl Frame {
         self.offsets.len()
     }
 
-    pub fn offsets(&self) -> &[i64] {
-        &self.offsets
+    /// The offsets index, one entry per chunk (a copy: a repeated index is
+    /// kept as one value, see `frame::index`).
+    pub fn offsets(&self) -> Result<Vec<i64>> {
+        self.offsets.to_vec()
     }
 
     pub fn frame_len(&self) -> u64 {
@@ -361,7 +355,7 @@ impl Frame {
     }
 
     fn loc(&self, n: usize) -> Result<ChunkLoc> {
-        let o = *self.offsets.get(n).ok_or_else(|| {
+        let o = self.offsets.get(n).ok_or_else(|| {
             crate::err!(
                 InvalidIndex,
                 "chunk {n} out of range ({} chunks)",
@@ -529,6 +523,7 @@ impl Frame {
         if self.is_sparse() {
             let id = self
                 .offsets
+                .values()
                 .iter()
                 .copied()
                 .filter(|&o| o >= 0)
@@ -556,7 +551,7 @@ impl Frame {
                 .offsets
                 .iter()
                 .enumerate()
-                .any(|(i, &o)| i != skip && o == old)
+                .any(|(i, o)| i != skip && o == old)
         {
             return Ok(());
         }
@@ -578,7 +573,7 @@ impl Frame {
             self.write(self.header_len + old as u64, &tail)?;
         }
         self.data_len -= len;
-        for o in self.offsets.iter_mut() {
+        for o in self.offsets.entries_mut()?.iter_mut() {
             if *o > old {
                 *o -= len as i64;
             }
@@ -595,31 +590,36 @@ impl Frame {
                 self.offsets.len()
             );
         }
+        self.offsets
+            .entries_mut()?
+            .try_reserve(1)
+            .map_err(|_| crate::err!(MemoryAlloc, "no memory for one more offsets entry"))?;
         let loc = self.store(chunk, special)?;
-        self.offsets.insert(n, loc);
-        self.repeat_index = false;
+        self.offsets.entries_mut()?.insert(n, loc);
         Ok(())
     }
 
     /// Replaces chunk `n`.
     pub fn update(&mut self, n: usize, chunk: &[u8], special: Option<SpecialOffset>) -> Result<()> {
         let old = self.loc(n)?.encode();
-        self.repeat_index = false;
+        // Expanded before anything is written, so a memory error leaves the
+        // frame as it was.
+        self.offsets.entries_mut()?;
         if self.is_sparse() && old >= 0 && special.is_none() {
             return self.write_chunk_file(old, chunk);
         }
         self.unstore(n, old)?;
         let loc = self.store(chunk, special)?;
-        self.offsets[n] = loc;
+        self.offsets.entries_mut()?[n] = loc;
         Ok(())
     }
 
     /// Removes chunk `n`.
     pub fn delete(&mut self, n: usize) -> Result<()> {
         let old = self.loc(n)?.encode();
-        self.repeat_index = false;
+        self.offsets.entries_mut()?;
         self.unstore(n, old)?;
-        self.offsets.remove(n);
+        self.offsets.entries_mut()?.remove(n);
         Ok(())
     }
 
@@ -628,12 +628,18 @@ impl Frame {
     /// the frame holds nothing else, as the reference does.
     pub fn fill_special(&mut self, kind: SpecialOffset, count: usize) -> Result<()> {
         let v = kind.encode();
-        let was_empty = self.offsets.is_empty();
-        self.offsets
+        if self.offsets.len() == 0 {
+            self.offsets = OffsetIndex::Repeated {
+                value: v,
+                len: count,
+            };
+            return Ok(());
+        }
+        let entries = self.offsets.entries_mut()?;
+        entries
             .try_reserve(count)
             .map_err(|_| crate::err!(MemoryAlloc, "no room for {count} offsets"))?;
-        self.offsets.extend(std::iter::repeat(v).take(count));
-        self.repeat_index = was_empty;
+        entries.extend(std::iter::repeat(v).take(count));
         Ok(())
     }
 
@@ -648,7 +654,7 @@ impl Frame {
             );
         }
         let mut seen = vec![false; n];
-        let mut next = Vec::with_capacity(n);
+        let mut next = super::index::reserve(n)?;
         for &o in order {
             let i = usize::try_from(o)
                 .ok()
@@ -660,10 +666,9 @@ impl Frame {
                     )
                 })?;
             seen[i] = true;
-            next.push(self.offsets[i]);
+            next.push(self.offsets.get(i).unwrap_or_default());
         }
-        self.offsets = next;
-        self.repeat_index = false;
+        self.offsets = OffsetIndex::Entries(next);
         Ok(())
     }
 
@@ -682,13 +687,11 @@ impl Frame {
             h.cbytes = self.data_len as i64;
         }
         h.has_vlmetalayers = !vlmeta.is_empty();
-        let first = self.offsets.first().copied();
-        let index = match first {
-            None => Vec::new(),
-            Some(v) if self.repeat_index && self.offsets.iter().all(|&o| o == v) => {
-                codec::repeated_offsets(v, self.offsets.len())?
-            }
-            Some(_) => codec::compress_offsets(&self.offsets)?,
+        let index = match &self.offsets {
+            OffsetIndex::Repeated { len: 0, .. } => Vec::new(),
+            OffsetIndex::Repeated { value, len } => codec::repeated_offsets(*value, *len)?,
+            OffsetIndex::Entries(v) if v.is_empty() => Vec::new(),
+            OffsetIndex::Entries(v) => codec::compress_offsets(v)?,
         };
         let tr = trailer::encode(vlmeta)?;
         h.frame_len = 0;
@@ -788,7 +791,7 @@ mod tests {
         };
         for bad in [10_000i64, -1, 0x8300_0000_0000_0000u64 as i64] {
             let mut f = memory_frame(2);
-            f.offsets[1] = bad;
+            f.offsets.entries_mut().unwrap()[1] = bad;
             f.flush(&h, &[]).unwrap();
             let e = reopen(f).err().expect("corrupt offset accepted");
             assert!(e.code() < 0, "{e}");
@@ -798,8 +801,8 @@ mod tests {
     #[test]
     fn shared_offsets_are_not_compacted_twice() {
         let mut f = memory_frame(2);
-        let first = f.offsets[0];
-        f.offsets[1] = first;
+        let first = f.offsets.get(0).unwrap();
+        f.offsets.entries_mut().unwrap()[1] = first;
         let len = f.data_len();
         f.delete(1).unwrap();
         assert_eq!(f.data_len(), len, "bytes still used by chunk 0 must stay");

@@ -199,10 +199,10 @@ impl SChunk {
     }
 
     /// The decoded offsets index of a frame (`None` for chunk lists).
-    pub fn frame_offsets(&self) -> Option<&[i64]> {
+    pub fn frame_offsets(&self) -> Result<Option<Vec<i64>>> {
         match &self.backend {
-            Backend::Frame(f) => Some(f.offsets()),
-            Backend::Chunks(_) => None,
+            Backend::Frame(f) => f.offsets().map(Some),
+            Backend::Chunks(_) => Ok(None),
         }
     }
 
