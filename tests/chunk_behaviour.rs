@@ -578,3 +578,81 @@ fn lazy_chunk_with_dictionary() {
         assert_eq!(s.fetched[0], usize::MAX, "dictionary fetched first");
     }
 }
+
+/// The decoder copies a block whose stored bytes repeat those of the block
+/// before it instead of decoding it again (constant data). The copies must
+/// be exact: constant and periodic blocks, every filter, and the one trap,
+/// DELTA, where block 0 is coded against itself and the others against
+/// block 0, so equal stored bytes in blocks 0 and 1 mean different data.
+#[test]
+fn blocks_with_repeated_bytes_decode_like_the_others() {
+    let bs = 4096usize;
+    let mut rng = 0x1234_5678u32;
+    let mut noise = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 17;
+                rng ^= rng << 5;
+                (rng % 7) as u8
+            })
+            .collect()
+    };
+    // Compressible: each value repeated 8 times.
+    let p: Vec<u8> = noise(bs / 8).iter().flat_map(|&v| [v; 8]).collect();
+    // Block 0 is P; block 1 is R with delta(R against P) == delta(P against itself).
+    let mut q = vec![0u8; bs];
+    b2nd::filters::delta::encode(&p, 0, 1, &p, &mut q);
+    let r: Vec<u8> = p.iter().zip(&q).map(|(a, b)| a ^ b).collect();
+    let mut trap = p.clone();
+    trap.extend_from_slice(&r);
+    trap.extend_from_slice(&r);
+    trap.extend_from_slice(&noise(bs));
+    let periodic: Vec<u8> = p.iter().copied().cycle().take(bs * 9 + 100).collect();
+    let constant = vec![9u8; bs * 8];
+    for (name, src) in [
+        ("trap", &trap),
+        ("periodic", &periodic),
+        ("constant", &constant),
+    ] {
+        for filters in [
+            [0, 0, 0, 0, 0, 0],
+            [0, 0, 0, 0, 0, 1],
+            [0, 0, 0, 0, 0, 2],
+            [0, 0, 0, 0, 0, 3],
+            [0, 0, 0, 0, 3, 1],
+        ] {
+            for compcode in [0u8, 1, 5] {
+                let cp = CParams {
+                    compcode,
+                    typesize: 1,
+                    filters,
+                    blocksize: bs as i32,
+                    ..CParams::default()
+                };
+                let c = compress(&cp, src);
+                if name == "trap" && filters == [0, 0, 0, 0, 0, 3] {
+                    assert_eq!(c[2] & 0x02, 0, "codec {compcode}: memcpyed");
+                    // The premise: blocks 0 and 1 are stored as the same bytes.
+                    let start = |j: usize| {
+                        i32::from_le_bytes(c[32 + 4 * j..36 + 4 * j].try_into().unwrap()) as usize
+                    };
+                    let (b0, b1, b2) = (start(0), start(1), start(2));
+                    assert_eq!(c[b0..b1], c[b1..b2], "codec {compcode}");
+                }
+                for nthreads in [1i16, 2] {
+                    let mut d = Decompressor::new(DParams {
+                        nthreads,
+                        ..DParams::default()
+                    });
+                    let mut out = vec![0u8; src.len()];
+                    d.decompress(&c, &mut out).unwrap();
+                    assert!(
+                        out == *src,
+                        "{name} {filters:?} codec {compcode} t{nthreads}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -350,6 +350,13 @@ impl<'a> Prepared<'a> {
 
     /// Decodes block `j`, whose streams start at `bytes[0]`, into `out`
     /// (exactly the block's size). `dref` is the decoded first block (DELTA).
+    ///
+    /// Returns `Some(n)` when the output depends on nothing but the first `n`
+    /// bytes of `bytes` and the block's size: then any other block of this
+    /// chunk, of the same size, whose bytes start with those same `n` bytes
+    /// decodes to the same output (see [`Decompressor::decode_into`]). That
+    /// holds for the built-in codecs and filters without a postfilter, except
+    /// for block 0 under DELTA (coded against itself, the others against it).
     #[allow(clippy::too_many_arguments)]
     fn decode_block(
         &self,
@@ -360,7 +367,7 @@ impl<'a> Prepared<'a> {
         out: &mut [u8],
         dref: Option<&[u8]>,
         tid: usize,
-    ) -> crate::Result<()> {
+    ) -> crate::Result<Option<usize>> {
         let bsize = out.len();
         let (offset, _) = self.block_span(j);
         let postfilter = dp.postfilter.as_ref();
@@ -391,14 +398,14 @@ impl<'a> Prepared<'a> {
                 Ok(())
             };
             return match postfilter {
-                None => fill(out),
+                None => fill(out).map(|()| None),
                 Some(pf) => {
                     w.a.resize(bsize, 0);
                     let mut tmp = std::mem::take(&mut w.a);
                     fill(&mut tmp)?;
                     let r = run_postfilter(pf, dp, &tmp, out, offset, j, tid, self.h.typesize());
                     w.a = tmp;
-                    r
+                    r.map(|()| None)
                 }
             };
         }
@@ -441,7 +448,7 @@ impl<'a> Prepared<'a> {
             }
             work.truncate(bsize);
         }
-        let result = (|| -> crate::Result<()> {
+        let result = (|| -> crate::Result<usize> {
             let target: &mut [u8] = if use_tmp { &mut work[..] } else { &mut *out };
             // Bytes past the last whole stream (none when the block divides).
             target[neblock * nstreams..].fill(0);
@@ -509,15 +516,25 @@ impl<'a> Prepared<'a> {
                     }
                 }
             }
-            Ok(())
+            Ok(pos)
         })();
-        if let Err(e) = result {
-            w.a = work;
-            return Err(e);
-        }
+        let consumed = match result {
+            Ok(n) => n,
+            Err(e) => {
+                w.a = work;
+                return Err(e);
+            }
+        };
+        // Whether the output is a function of `bytes[..consumed]` alone.
+        let repeatable = !vl
+            && postfilter.is_none()
+            && self.h.compcode() <= crate::codecs::Codec::ZSTD
+            && self.h.filters.iter().all(|&f| f <= Fmt::TRUNC_PREC)
+            && !(j == 0 && self.has_delta);
+        let repeatable = repeatable.then_some(consumed);
         if !use_tmp {
             w.a = work;
-            return Ok(());
+            return Ok(repeatable);
         }
         let r = (|| -> crate::Result<()> {
             let ctx = BlockCtx {
@@ -550,7 +567,7 @@ impl<'a> Prepared<'a> {
             }
         })();
         w.a = work;
-        r
+        r.map(|()| repeatable)
     }
 }
 
@@ -701,9 +718,26 @@ impl Decompressor {
         let nthreads = pool::threads_for(dp.nthreads, todo).min(items.len());
         if nthreads <= 1 {
             return with_worker(|w| {
-                for (j, out) in items.iter_mut() {
-                    let bytes = bytes_of(p, fetched.as_ref(), *j)?;
-                    p.decode_block(w, &dp, *j, bytes, out, dref, 0)?;
+                // The last block decoded whose output a later block with the
+                // same leading bytes can copy (constant or repetitive data
+                // gives runs of identical blocks): its item index and bytes.
+                let mut last: Option<(usize, &[u8])> = None;
+                for k in 0..items.len() {
+                    let j = items[k].0;
+                    let bytes = bytes_of(p, fetched.as_ref(), j)?;
+                    if let Some((pk, pbytes)) = last {
+                        let (done, todo) = items.split_at_mut(k);
+                        let (prev, out) = (&done[pk].1, &mut todo[0].1);
+                        if prev.len() == out.len() && bytes.starts_with(pbytes) {
+                            out.copy_from_slice(prev);
+                            continue;
+                        }
+                    }
+                    let out = &mut items[k].1;
+                    last = p
+                        .decode_block(w, &dp, j, bytes, out, dref, 0)?
+                        .and_then(|n| bytes.get(..n))
+                        .map(|b| (k, b));
                 }
                 Ok(())
             });
@@ -713,7 +747,7 @@ impl Decompressor {
         with_worker(|w| {
             pool::run_scoped(items, nthreads, w, |w, tid, (j, out)| {
                 let bytes = bytes_of(p, fetched, j)?;
-                p.decode_block(w, &dp, j, bytes, out, dref, tid)
+                p.decode_block(w, &dp, j, bytes, out, dref, tid).map(|_| ())
             })
         })
     }
