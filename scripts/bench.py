@@ -7,7 +7,8 @@ wheel's include/ + lib/libblosc2), then runs the two binaries alternately for se
 each library's best figure per row. Prints one table: throughputs, ratios and latencies with
 ours/reference ratios (>1 is better for throughput, <1 is better for latency), and memcpy bandwidth.
 
-Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING]
+Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING] [--aa]
+(--aa runs the reference against itself: the spread of its ratios is the machine's noise floor)
 (run via scripts/bench.sh, which sets up the environment and builds the release library first)
 """
 import argparse
@@ -51,6 +52,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only")
+    ap.add_argument("--aa", action="store_true",
+                    help="A/A run: the reference against itself, so the table shows the noise floor")
     opts = ap.parse_args()
 
     import blosc2  # the reference wheel
@@ -64,7 +67,10 @@ def main() -> None:
         if symbol not in exported:
             print(f"note: libb2nd does not export{symbol}: {define[9:].lower().replace('_', ' ')} rows left out")
             defines.append(define)
-    build(ours_bin, ROOT / "include", ROOT / "target" / "release", "b2nd", defines)
+    if opts.aa:
+        build(ours_bin, wheel / "include", wheel / "lib", "blosc2", defines)
+    else:
+        build(ours_bin, ROOT / "include", ROOT / "target" / "release", "b2nd", defines)
     build(ref_bin, wheel / "include", wheel / "lib", "blosc2", defines)
 
     args = (["--quick"] if opts.quick else []) + (["--only", opts.only] if opts.only else [])
@@ -73,6 +79,8 @@ def main() -> None:
         merge_best(ours, run(ours_bin, args, str(work)))
         merge_best(ref, run(ref_bin, args, str(work)))
 
+    if opts.aa:
+        print("A/A run: the b2nd columns are the reference library too; ratios away from 1 are noise")
     print(f"reference: C-Blosc2 {blosc2.blosclib_version.split()[0]} (python-blosc2 {blosc2.__version__} wheel)")
     memcpy = ours.get(("memcpy", "memcpy_MBps"), 0.0)
     print(f"memcpy bandwidth (ceiling): {memcpy:.0f} MB/s")
