@@ -13,6 +13,7 @@ use super::stream::{self, CodecState, EncDict, EncodeParams};
 use super::{CParams, Fmt, PrefilterArgs, Special};
 use crate::codecs::registry::{self, CallInfo};
 use crate::codecs::{zstd, Codec};
+use crate::filters::run::is_uniform;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -143,7 +144,7 @@ impl BlockPlan<'_> {
         }
         // Unsplit, the shuffled block is a run only if the item is one: test
         // that before scanning the block.
-        if nstreams != ts && (nstreams != 1 || !is_run(&bsrc[..ts])) {
+        if nstreams != ts && (nstreams != 1 || !is_uniform(&bsrc[..ts])) {
             return None;
         }
         // Periodic with period `ts` <=> every item equals the first.
@@ -222,7 +223,7 @@ impl BlockPlan<'_> {
                 at += s.len();
                 continue;
             }
-            if !self.vl && is_run(s) {
+            if !self.vl && is_uniform(s) {
                 match put_run(out, at, s[0]) {
                     Some(n) => at += n,
                     None => return Ok(None),
@@ -442,29 +443,6 @@ fn put_run(out: &mut [u8], at: usize, value: u8) -> Option<usize> {
         d[4] = 0x1;
     }
     Some(n)
-}
-
-/// Whether all bytes of a stream are equal (a run). Compares 64 bytes per
-/// step as eight words (the compiler turns that into vector code) and stops
-/// at the first step with a difference.
-fn is_run(s: &[u8]) -> bool {
-    let Some(&x) = s.first() else {
-        return true;
-    };
-    let pattern = u64::from_ne_bytes([x; 8]);
-    let mut steps = s.chunks_exact(64);
-    for step in &mut steps {
-        let mut diff = 0u64;
-        for w in step.chunks_exact(8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(w);
-            diff |= u64::from_ne_bytes(word) ^ pattern;
-        }
-        if diff != 0 {
-            return false;
-        }
-    }
-    steps.remainder().iter().all(|&b| b == x)
 }
 
 impl Compressor {
@@ -931,20 +909,6 @@ impl Compressor {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn is_run_finds_any_odd_byte() {
-        for len in [0usize, 1, 7, 8, 63, 64, 65, 200, 1000] {
-            let v = vec![0xa5u8; len];
-            assert!(is_run(&v), "len {len}");
-            // (A single byte is always a run.)
-            for at in (0..len).filter(|_| len > 1) {
-                let mut w = v.clone();
-                w[at] = 0xa4;
-                assert!(!is_run(&w), "len {len}, odd byte at {at}");
-            }
-        }
-    }
 
     /// Parallel calls place blocks in block order, parking the ones that
     /// finish early, and give up like the serial path when the chunk does not

@@ -11,5 +11,6 @@ pub mod shuffle;
 pub mod trunc_prec;
 
 mod cpu;
+pub(crate) mod run;
 #[cfg(test)]
 mod test_util;
