@@ -7,6 +7,7 @@
 
 use super::blocksize::{compute_blocksize, split_block};
 use super::header::HeaderOut;
+use super::instr;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, EncDict, EncodeParams};
@@ -16,6 +17,7 @@ use crate::codecs::{zstd, Codec};
 use crate::filters::run::is_uniform;
 use std::cell::RefCell;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Scratch owned by one worker.
 #[derive(Default)]
@@ -125,6 +127,9 @@ impl BlockPlan<'_> {
     fn max_encoded(&self, j: usize) -> usize {
         let bsize = self.block_src(j).0.len();
         let (nstreams, _) = self.streams_of(j, bsize);
+        if self.instrumented() {
+            return nstreams * (4 + instr::RECORD_SIZE);
+        }
         bsize + 5 * nstreams
     }
 
@@ -151,6 +156,105 @@ impl BlockPlan<'_> {
         (bsrc[ts..] == bsrc[..bsrc.len() - ts]).then(|| &bsrc[..ts])
     }
 
+    /// Whether blocks are encoded as measurements (not in the training pass,
+    /// which must store the data its samples are cut from).
+    fn instrumented(&self) -> bool {
+        self.cp.instr_codec && !self.training
+    }
+
+    fn call_info(&self) -> CallInfo<'_> {
+        CallInfo {
+            typesize: self.cp.typesize,
+            clevel: self.cp.clevel,
+            compcode: self.cp.compcode,
+            compcode_meta: self.cp.compcode_meta,
+            nthreads: self.cp.nthreads,
+            blocksize: self.blocksize as i32,
+            chunk: self.src,
+            user: self.cp.user_data.as_ref(),
+        }
+    }
+
+    /// The block `bsrc` (at `offset` in the chunk) after the forward
+    /// filters, which run in the scratch `a` and `b`.
+    fn filtered<'s>(
+        &'s self,
+        bsrc: &'s [u8],
+        offset: usize,
+        a: &'s mut Vec<u8>,
+        b: &'s mut Vec<u8>,
+    ) -> crate::Result<&'s [u8]> {
+        if !pipeline::any_forward(&self.cp.filters) {
+            return Ok(bsrc);
+        }
+        let ctx = BlockCtx {
+            filters: &self.cp.filters,
+            filters_meta: &self.cp.filters_meta,
+            typesize: self.typesize,
+            offset,
+            version: Fmt::VERSION_STABLE,
+            info: self.call_info(),
+        };
+        let dref = if self.vl {
+            bsrc
+        } else {
+            &self.src[..self.blocksize.min(self.src.len())]
+        };
+        let bsize = bsrc.len();
+        Ok(match pipeline::forward(&ctx, bsrc, dref, a, b)? {
+            None => bsrc,
+            Some(false) => &a[..bsize],
+            Some(true) => &b[..bsize],
+        })
+    }
+
+    /// As [`Self::encode`], for an instrumented chunk: each stream is encoded
+    /// (into scratch: only its size is kept) and stored as its
+    /// [`instr::Record`].
+    fn encode_instrumented(
+        &self,
+        w: &mut EncWorker,
+        j: usize,
+        out: &mut [u8],
+    ) -> crate::Result<Option<usize>> {
+        let (bsrc, offset) = self.block_src(j);
+        let (nstreams, neblock) = self.streams_of(j, bsrc.len());
+        let EncWorker {
+            codec, a, b, spill, ..
+        } = w;
+        let started = Instant::now();
+        let filtered = self.filtered(bsrc, offset, a, b)?;
+        let ftime = started.elapsed();
+        let params = EncodeParams {
+            compcode: self.cp.compcode,
+            clevel: self.cp.clevel,
+            compcode_meta: self.cp.compcode_meta,
+            info: self.call_info(),
+        };
+        if spill.len() < neblock {
+            spill.resize(neblock, 0);
+        }
+        let mut at = 0usize;
+        for s in filtered.chunks_exact(neblock.max(1)).take(nstreams) {
+            let started = Instant::now();
+            let record = if is_uniform(s) {
+                instr::Record::run(neblock, s[0], started.elapsed(), ftime)
+            } else {
+                let d = &mut spill[..neblock];
+                let n = stream::encode(codec, &params, s, d, self.dict.as_deref())?;
+                let stored = if n == 0 || n >= neblock { neblock } else { n };
+                instr::Record::coded(neblock, stored, started.elapsed(), ftime)
+            };
+            let bytes = record.to_stream();
+            let Some(o) = out.get_mut(at..at + bytes.len()) else {
+                return Ok(None);
+            };
+            o.copy_from_slice(&bytes);
+            at += bytes.len();
+        }
+        Ok(Some(at))
+    }
+
     /// Encodes block `j` into the start of `out`: its streams, each with its
     /// `csize` prefix (none when training). Returns the bytes written, or
     /// `None` when they do not fit in `out`.
@@ -158,6 +262,9 @@ impl BlockPlan<'_> {
         let (bsrc, offset) = self.block_src(j);
         let bsize = bsrc.len();
         let (nstreams, neblock) = self.streams_of(j, bsize);
+        if self.instrumented() {
+            return self.encode_instrumented(w, j, out);
+        }
         if let Some(item) = self.repeated_item(bsrc, nstreams) {
             if nstreams == item.len() {
                 let mut at = 0;
@@ -172,41 +279,11 @@ impl BlockPlan<'_> {
             // Not split (the item is a run): so is the shuffled block.
             return Ok(put_run(out, 0, item[0]));
         }
-        let info = CallInfo {
-            typesize: self.cp.typesize,
-            clevel: self.cp.clevel,
-            compcode: self.cp.compcode,
-            compcode_meta: self.cp.compcode_meta,
-            nthreads: self.cp.nthreads,
-            blocksize: self.blocksize as i32,
-            chunk: self.src,
-            user: self.cp.user_data.as_ref(),
-        };
+        let info = self.call_info();
         let EncWorker {
             codec, a, b, spill, ..
         } = w;
-        let filtered: &[u8] = if pipeline::any_forward(&self.cp.filters) {
-            let ctx = BlockCtx {
-                filters: &self.cp.filters,
-                filters_meta: &self.cp.filters_meta,
-                typesize: self.typesize,
-                offset,
-                version: Fmt::VERSION_STABLE,
-                info,
-            };
-            let dref = if self.vl {
-                bsrc
-            } else {
-                &self.src[..self.blocksize.min(self.src.len())]
-            };
-            match pipeline::forward(&ctx, bsrc, dref, a, b)? {
-                None => bsrc,
-                Some(false) => &a[..bsize],
-                Some(true) => &b[..bsize],
-            }
-        } else {
-            bsrc
-        };
+        let filtered = self.filtered(bsrc, offset, a, b)?;
         let params = EncodeParams {
             compcode: self.cp.compcode,
             clevel: self.cp.clevel,
@@ -457,9 +534,6 @@ impl Compressor {
         if cparams.blocksize < 0 {
             crate::bail!(InvalidParam, "negative blocksize {}", cparams.blocksize);
         }
-        if cparams.instr_codec {
-            crate::bail!(InvalidParam, "instrumented codecs are not supported");
-        }
         if cparams.tuner_id != 0 {
             crate::bail!(
                 InvalidParam,
@@ -643,14 +717,33 @@ impl Compressor {
                 hdr.blosc2_flags |= Fmt::USEDICT;
             }
             let n = self.write_blocks(&plan, dst, raw_dict)?;
-            if n > 0 {
-                let nstreams = if dont_split {
-                    nblocks
-                } else if leftover > 0 {
-                    (nblocks - 1) * typesize + 1
-                } else {
-                    nblocks * typesize
+            let nstreams = if dont_split {
+                nblocks
+            } else if leftover > 0 {
+                (nblocks - 1) * typesize + 1
+            } else {
+                nblocks * typesize
+            };
+            if cp.instr_codec {
+                if n == 0 {
+                    // The records do not fit; a plain copy would not be one.
+                    return Ok(0);
+                }
+                let stream_bytes = |k: usize| i32::try_from(k * instr::RECORD_SIZE).ok();
+                let per_block = if dont_split { 1 } else { typesize };
+                let (Some(nbytes), Some(blocksize)) =
+                    (stream_bytes(nstreams), stream_bytes(per_block))
+                else {
+                    crate::bail!(MaxBufsizeExceeded, "too many streams to instrument");
                 };
+                hdr.blosc2_flags |= Fmt::INSTR_CODEC;
+                hdr.nbytes = nbytes;
+                hdr.blocksize = blocksize;
+                hdr.cbytes = n as i32;
+                dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
+                return Ok(n);
+            }
+            if n > 0 {
                 let cbytes =
                     if raw_dict.is_none() && n == Fmt::EXT_HEADER + 4 * nblocks + 4 * nstreams {
                         // Every stream is a run of zeros: the chunk becomes special.
@@ -828,6 +921,11 @@ impl Compressor {
     pub fn compress_vl(&mut self, srcs: &[&[u8]], dst: &mut [u8]) -> crate::Result<usize> {
         if srcs.is_empty() || srcs.len() > i32::MAX as usize {
             crate::bail!(InvalidParam, "a VL-block chunk needs at least one block");
+        }
+        if self.cparams.instr_codec {
+            // The reference writes such chunks with csizes that disagree with
+            // their records; there is no layout to be compatible with.
+            crate::bail!(InvalidParam, "VL-block chunks cannot be instrumented");
         }
         let mut total = 0usize;
         let mut max_block = 0usize;

@@ -370,7 +370,9 @@ impl<'a> Prepared<'a> {
     ) -> crate::Result<Option<usize>> {
         let bsize = out.len();
         let (offset, _) = self.block_span(j);
-        let postfilter = dp.postfilter.as_ref();
+        // Instrumented chunks hold measurement records: neither the filters
+        // nor a postfilter apply to them.
+        let postfilter = dp.postfilter.as_ref().filter(|_| !self.h.is_instrumented());
         if self.memcpyed || self.special != 0 {
             let fill = |dst: &mut [u8]| -> crate::Result<()> {
                 match self.special {

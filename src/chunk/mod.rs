@@ -11,6 +11,7 @@
 //! - `pipeline`: the filters applied to a block;
 //! - `stream`: one codec stream of a block;
 //! - `compress` / `decompress`: whole chunks, with threads from `pool`;
+//! - `instr`: the measurement records of instrumented chunks;
 //! - `special`: chunks of zeros, NaNs, a repeated value or uninitialised data.
 
 mod blocksize;
@@ -19,6 +20,7 @@ mod decompress;
 pub mod header;
 mod pipeline;
 mod pool;
+mod instr;
 mod special;
 mod stream;
 
