@@ -238,7 +238,7 @@ static void test_pre_and_postfilters(void) {
   dp.postfilter = failing_postfilter;
   blosc2_context *fctx = blosc2_create_dctx(dp);
   CHECK_EQ_INT(blosc2_decompress_ctx(fctx, chunk, c, out, n), BLOSC2_ERROR_POSTFILTER);
-  /* a prefilter changing the item size is refused (see the report) */
+  /* a prefilter writing wider items than the chunk's is refused (they would not fit a block) */
   pparams.output_typesize = 8;
   CHECK(blosc2_create_cctx(cp) == NULL);
   pparams.output_typesize = 0;

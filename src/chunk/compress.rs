@@ -11,7 +11,7 @@ use super::instr;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, EncDict, EncodeParams};
-use super::{CParams, Fmt, PrefilterArgs, Special};
+use super::{CParams, Fmt, PrefilterArgs, PrefilterOutput, Special};
 use crate::codecs::registry::{self, CallInfo};
 use crate::codecs::{zstd, Codec};
 use crate::filters::run::is_uniform;
@@ -156,10 +156,20 @@ impl BlockPlan<'_> {
         (bsrc[ts..] == bsrc[..bsrc.len() - ts]).then(|| &bsrc[..ts])
     }
 
+    /// Whether the chunk's streams are all stored as zero runs: its
+    /// (prefiltered) bytes are to be thrown away. Not when training, which
+    /// samples the data, nor for VL blocks, as in the reference.
+    fn disposable(&self) -> bool {
+        self.cp.prefilter.is_some()
+            && self.cp.prefilter_output.disposable
+            && !self.training
+            && !self.vl
+    }
+
     /// Whether blocks are encoded as measurements (not in the training pass,
     /// which must store the data its samples are cut from).
     fn instrumented(&self) -> bool {
-        self.cp.instr_codec && !self.training
+        self.cp.instr_codec && !self.training && !self.disposable()
     }
 
     fn call_info(&self) -> CallInfo<'_> {
@@ -262,6 +272,16 @@ impl BlockPlan<'_> {
         let (bsrc, offset) = self.block_src(j);
         let bsize = bsrc.len();
         let (nstreams, neblock) = self.streams_of(j, bsize);
+        if self.disposable() {
+            let mut at = 0;
+            for _ in 0..nstreams {
+                at += match put_run(out, at, 0) {
+                    Some(n) => n,
+                    None => return Ok(None),
+                };
+            }
+            return Ok(Some(at));
+        }
         if self.instrumented() {
             return self.encode_instrumented(w, j, out);
         }
@@ -534,6 +554,15 @@ impl Compressor {
         if cparams.blocksize < 0 {
             crate::bail!(InvalidParam, "negative blocksize {}", cparams.blocksize);
         }
+        let out_typesize = cparams.prefilter_output.typesize;
+        if cparams.prefilter.is_some() && out_typesize > cparams.typesize as usize {
+            crate::bail!(
+                InvalidParam,
+                "prefilter output_typesize {out_typesize} is larger than typesize {}: its output \
+                 would not fit the block",
+                cparams.typesize
+            );
+        }
         if cparams.tuner_id != 0 {
             crate::bail!(
                 InvalidParam,
@@ -603,22 +632,38 @@ impl Compressor {
         let Some(pre) = &self.cparams.prefilter else {
             return Ok(None);
         };
+        let typesize = self.cparams.typesize.max(1) as usize;
+        let PrefilterOutput {
+            typesize: out_typesize,
+            disposable,
+        } = self.cparams.prefilter_output;
         let mut out = vec![0u8; src.len()];
         for (nblock, (i, o)) in src
             .chunks(blocksize.max(1))
             .zip(out.chunks_mut(blocksize.max(1)))
             .enumerate()
         {
+            // A narrower output fills the front of the block; `new` refused a
+            // wider one.
+            let (output, out_typesize) = match out_typesize {
+                0 => (o, typesize),
+                t if t == typesize => (o, typesize),
+                t => (&mut o[..i.len() / typesize * t], t),
+            };
             let mut args = PrefilterArgs {
                 input: i,
-                output: o,
+                output,
                 offset: nblock * blocksize,
                 nblock,
                 nchunk: self.cparams.nchunk,
                 tid: 0,
-                typesize: self.cparams.typesize as usize,
+                typesize: out_typesize,
             };
-            pre(&mut args).map_err(|e| crate::err!(FilterPipeline, "prefilter failed: {e}"))?;
+            if let Err(e) = pre(&mut args) {
+                if !disposable {
+                    crate::bail!(FilterPipeline, "prefilter failed: {e}");
+                }
+            }
         }
         Ok(Some(out))
     }
@@ -724,7 +769,7 @@ impl Compressor {
             } else {
                 nblocks * typesize
             };
-            if cp.instr_codec {
+            if plan.instrumented() {
                 if n == 0 {
                     // The records do not fit; a plain copy would not be one.
                     return Ok(0);
@@ -1007,6 +1052,89 @@ impl Compressor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A disposable prefilter output is never encoded: the prefilter runs on
+    /// every block (its errors ignored) and the chunk is a zeros chunk; a
+    /// narrower output fills the front of each block.
+    #[test]
+    fn prefilter_output_knobs() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let data: Vec<u8> = (0..50_000u64).flat_map(|i| i.to_le_bytes()).collect();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = calls.clone();
+        let cp = CParams {
+            typesize: 8,
+            blocksize: 16 * 1024,
+            prefilter: Some(Arc::new(move |a: &mut PrefilterArgs<'_>| {
+                seen.fetch_add(1, Ordering::Relaxed);
+                let n = a.output.len() / a.typesize;
+                for k in 0..n {
+                    let v = u64::from_le_bytes(a.input[8 * k..8 * k + 8].try_into().unwrap());
+                    a.output[k * a.typesize..][..a.typesize]
+                        .copy_from_slice(&v.to_le_bytes()[..a.typesize]);
+                }
+                crate::bail!(Failure, "only disposable output survives this")
+            })),
+            prefilter_output: PrefilterOutput {
+                typesize: 0,
+                disposable: true,
+            },
+            ..CParams::default()
+        };
+        let mut out = vec![0u8; data.len() + 32];
+        let n = Compressor::new(cp.clone())
+            .unwrap()
+            .compress(&data, &mut out)
+            .unwrap();
+        assert_eq!(n, Fmt::EXT_HEADER);
+        assert_eq!(out[31] >> 4, Special::ZERO_CODE);
+        assert_eq!(
+            calls.load(Ordering::Relaxed),
+            data.len().div_ceil(16 * 1024)
+        );
+        // Not disposable: the error is the prefilter's.
+        let strict = CParams {
+            prefilter_output: PrefilterOutput::default(),
+            ..cp.clone()
+        };
+        assert!(Compressor::new(strict)
+            .unwrap()
+            .compress(&data, &mut out)
+            .is_err());
+        // Narrower items, and an Ok prefilter.
+        let narrow = CParams {
+            prefilter: Some(Arc::new(|a: &mut PrefilterArgs<'_>| {
+                assert_eq!((a.typesize, a.output.len() * 2), (4, a.input.len()));
+                a.output.fill(0xAB);
+                Ok(())
+            })),
+            prefilter_output: PrefilterOutput {
+                typesize: 4,
+                disposable: false,
+            },
+            ..cp.clone()
+        };
+        let n = Compressor::new(narrow)
+            .unwrap()
+            .compress(&data, &mut out)
+            .unwrap();
+        let mut back = vec![0u8; data.len()];
+        let mut d = super::super::Decompressor::new(super::super::DParams::default());
+        d.decompress(&out[..n], &mut back).unwrap();
+        for (b, block) in back.chunks(16 * 1024).enumerate() {
+            let half = block.len() / 2;
+            assert!(block[..half].iter().all(|&x| x == 0xAB), "block {b}");
+            assert!(block[half..].iter().all(|&x| x == 0), "block {b}");
+        }
+        let wide = CParams {
+            prefilter_output: PrefilterOutput {
+                typesize: 16,
+                disposable: false,
+            },
+            ..cp
+        };
+        assert_eq!(Compressor::new(wide).err().map(|e| e.code()), Some(-12));
+    }
 
     /// Parallel calls place blocks in block order, parking the ones that
     /// finish early, and give up like the serial path when the chunk does not

@@ -18,9 +18,9 @@ mod blocksize;
 mod compress;
 mod decompress;
 pub mod header;
+mod instr;
 mod pipeline;
 mod pool;
-mod instr;
 mod special;
 mod stream;
 
@@ -97,6 +97,7 @@ pub struct PrefilterArgs<'a> {
     pub nchunk: i64,
     /// Worker id.
     pub tid: usize,
+    /// Item size of `output` (see [`PrefilterOutput::typesize`]).
     pub typesize: usize,
 }
 
@@ -109,6 +110,21 @@ pub struct PostfilterArgs<'a> {
     pub nchunk: i64,
     pub tid: usize,
     pub typesize: usize,
+}
+
+/// How a prefilter's output is used (the reference's
+/// `blosc2_prefilter_params.output_typesize` and `.output_is_disposable`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PrefilterOutput {
+    /// Item size of what the prefilter writes; 0 means the chunk's typesize.
+    /// A smaller one makes the prefilter fill only the front of each block
+    /// (as many items of this size as the block has items), the rest stays
+    /// zero; a larger one is refused (its output would not fit the block).
+    pub typesize: usize,
+    /// The chunk will be thrown away: the prefilter runs for its side effects
+    /// (its errors are ignored) and every stream is stored as a run of zeros,
+    /// so the chunk comes out as the reference's zeros chunk.
+    pub disposable: bool,
 }
 
 /// A prefilter: runs on every block before the filter pipeline.
@@ -143,6 +159,8 @@ pub struct CParams {
     /// Tuner id; only the built-in tuner (0, stune) exists here.
     pub tuner_id: i32,
     pub prefilter: Option<Prefilter>,
+    /// What the prefilter's output is (used only with a prefilter).
+    pub prefilter_output: PrefilterOutput,
     /// Chunk number reported to the prefilter (-1 when not in a super-chunk).
     pub nchunk: i64,
     /// Handed to user codecs and filters (see [`UserData`]).
@@ -166,6 +184,7 @@ impl Default for CParams {
             instr_codec: false,
             tuner_id: 0,
             prefilter: None,
+            prefilter_output: PrefilterOutput::default(),
             nchunk: -1,
             user_data: None,
         }
@@ -188,6 +207,7 @@ impl std::fmt::Debug for CParams {
             .field("instr_codec", &self.instr_codec)
             .field("tuner_id", &self.tuner_id)
             .field("prefilter", &self.prefilter.is_some())
+            .field("prefilter_output", &self.prefilter_output)
             .finish()
     }
 }

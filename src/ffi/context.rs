@@ -22,7 +22,7 @@ use super::types::{
 };
 use crate::chunk::{
     CParams, Compressor, DParams, Decompressor, Postfilter, PostfilterArgs, Prefilter,
-    PrefilterArgs,
+    PrefilterArgs, PrefilterOutput,
 };
 use crate::Error;
 use core::ffi::c_int;
@@ -158,7 +158,6 @@ fn adapt_prefilter(
         p.nchunk = schunk_nchunk(schunk, a.nchunk);
         p.tid = a.tid as i32;
         p.ctx = ctx as *mut blosc2_context;
-        let disposable = p.output_is_disposable;
         let rc = with_scratch(4 * a.output.len().max(1), |t| {
             p.ttmp = t.as_mut_ptr();
             p.ttmp_nbytes = t.len();
@@ -167,7 +166,7 @@ fn adapt_prefilter(
             // the scratch, the context), with the sizes stated in `p`.
             unsafe { f(&mut p) }
         });
-        if rc != 0 && !disposable {
+        if rc != 0 {
             crate::bail!(FilterPipeline, "prefilter returned {rc}");
         }
         Ok(())
@@ -231,6 +230,7 @@ pub(crate) fn core_cparams(c: &blosc2_cparams) -> CParams {
             c.tuner_id
         },
         prefilter: None,
+        prefilter_output: PrefilterOutput::default(),
         nchunk: schunk_nchunk(c.schunk, -1),
         user_data: Some(std::sync::Arc::new(super::registry::CallerCParams(*c))),
     }
@@ -252,18 +252,6 @@ fn create_cctx(cparams: blosc2_cparams) -> crate::Result<*mut Ctx> {
     // SAFETY: checked non-NULL above when a prefilter is set; the caller
     // guarantees it points to a readable struct, copied as the reference does.
     let preparams = cp.prefilter.map(|_| Box::new(unsafe { *cp.preparams }));
-    if let Some(pp) = &preparams {
-        // The core hands a prefilter an output block as long as its input
-        // block, so a prefilter cannot change the item size.
-        if pp.output_typesize > 0 && pp.output_typesize != cp.typesize {
-            crate::bail!(
-                InvalidParam,
-                "prefilter output_typesize {} differs from typesize {}",
-                pp.output_typesize,
-                cp.typesize
-            );
-        }
-    }
     let mut ctx = Box::new(Ctx {
         do_compress: true,
         comp: None,
@@ -280,6 +268,10 @@ fn create_cctx(cparams: blosc2_cparams) -> crate::Result<*mut Ctx> {
     if let (Some(f), Some(pp)) = (cp.prefilter, ctx.preparams.as_deref_mut()) {
         ctx.cparams.preparams = pp;
         core.prefilter = Some(adapt_prefilter(f, *pp, cp.schunk, me));
+        core.prefilter_output = PrefilterOutput {
+            typesize: usize::try_from(pp.output_typesize).unwrap_or(0),
+            disposable: pp.output_is_disposable,
+        };
     }
     ctx.comp = Some(Compressor::new(core)?);
     let raw = Box::into_raw(ctx);
