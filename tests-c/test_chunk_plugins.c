@@ -1,6 +1,7 @@
 /* User codecs, user filters, tuners, prefilters and postfilters through the C API. */
 #include "test_common.h"
 
+#include <blosc2/filters-registry.h>
 #include <stdint.h>
 
 /* ---- A user codec: halves streams made of byte pairs (and xors them) ------------ */
@@ -385,12 +386,65 @@ static void test_threads_callback(void) {
   free(out);
 }
 
+/* ---- The reference's global filters: BYTEDELTA, INT_TRUNC (NDCELL refused) --------- */
+static void test_global_filters(void) {
+  int32_t nitems = 20000, n = nitems * 4;
+  int32_t *src = malloc((size_t)n), *out = malloc((size_t)n);
+  uint8_t *chunk = malloc((size_t)n + BLOSC2_MAX_OVERHEAD);
+  for (int32_t i = 0; i < nitems; i++) src[i] = 1000 + 3 * i + (i % 7);
+
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.typesize = 4;
+  cp.compcode = BLOSC_ZSTD;
+  cp.filters[4] = BLOSC_SHUFFLE;
+  cp.filters[5] = BLOSC_FILTER_BYTEDELTA; /* meta 0: the typesize, recorded as 4 */
+  blosc2_context *cctx = blosc2_create_cctx(cp);
+  blosc2_context *dctx = blosc2_create_dctx(BLOSC2_DPARAMS_DEFAULTS);
+  int c = blosc2_compress_ctx(cctx, src, n, chunk, n + BLOSC2_MAX_OVERHEAD);
+  CHECK(c > 0 && c < n / 4);
+  CHECK_EQ_INT(chunk[BLOSC2_CHUNK_FILTER_CODES + 5], BLOSC_FILTER_BYTEDELTA);
+  CHECK_EQ_INT(chunk[BLOSC2_CHUNK_FILTER_META + 5], 4);
+  CHECK_EQ_INT(blosc2_decompress_ctx(dctx, chunk, c, out, n), n);
+  CHECK(memcmp(src, out, (size_t)n) == 0);
+  blosc2_free_ctx(cctx);
+
+  /* INT_TRUNC keeps the top 20 bits of each int32; decompression keeps them as they are */
+  cp.filters[4] = BLOSC_FILTER_INT_TRUNC;
+  cp.filters_meta[4] = 20;
+  cctx = blosc2_create_cctx(cp);
+  c = blosc2_compress_ctx(cctx, src, n, chunk, n + BLOSC2_MAX_OVERHEAD);
+  CHECK(c > 0);
+  CHECK_EQ_INT(blosc2_decompress_ctx(dctx, chunk, c, out, n), n);
+  int ok = 1;
+  for (int32_t i = 0; i < nitems; i++) ok &= out[i] == (int32_t)((uint32_t)src[i] & 0xFFFFF000u);
+  CHECK(ok);
+  blosc2_free_ctx(cctx);
+  /* keeping 0 bits is an error */
+  cp.filters_meta[4] = 0;
+  cctx = blosc2_create_cctx(cp);
+  CHECK(blosc2_compress_ctx(cctx, src, n, chunk, n + BLOSC2_MAX_OVERHEAD) < 0);
+  blosc2_free_ctx(cctx);
+
+  /* NDCELL needs the array geometry: not available here */
+  cp.filters[4] = BLOSC_FILTER_NDCELL;
+  cp.filters_meta[4] = 4;
+  cctx = blosc2_create_cctx(cp);
+  CHECK(cctx == NULL || blosc2_compress_ctx(cctx, src, n, chunk, n + BLOSC2_MAX_OVERHEAD) < 0);
+  if (cctx != NULL) blosc2_free_ctx(cctx);
+
+  blosc2_free_ctx(dctx);
+  free(src);
+  free(out);
+  free(chunk);
+}
+
 int main(void) {
   blosc2_init();
   test_user_codec_and_filter();
   test_pre_and_postfilters();
   test_tuner();
   test_threads_callback();
+  test_global_filters();
   blosc2_destroy();
   return test_finish("test_chunk_plugins");
 }

@@ -621,7 +621,7 @@ impl Compressor {
             filters: cp.filters,
             udcompcode: cp.compcode,
             compcode_meta: cp.compcode_meta,
-            filters_meta: cp.filters_meta,
+            filters_meta: pipeline::recorded_meta(&cp.filters, &cp.filters_meta, typesize),
             blosc2_flags2: 0,
             blosc2_flags: 0,
         }

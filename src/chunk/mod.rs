@@ -75,6 +75,11 @@ impl Fmt {
     pub(crate) const BITSHUFFLE: u8 = 2;
     pub(crate) const DELTA: u8 = 3;
     pub(crate) const TRUNC_PREC: u8 = 4;
+    /// The reference's global plugins that are implemented here (ids 32 and
+    /// 33, NDCELL and NDMEAN, are not).
+    pub(crate) const BYTEDELTA_BUGGY: u8 = 34;
+    pub(crate) const BYTEDELTA: u8 = 35;
+    pub(crate) const INT_TRUNC: u8 = 36;
     pub(crate) const FILTERS_GLOBAL_START: u8 = 32;
     pub(crate) const FILTERS_GLOBAL_STOP: u8 = 159;
 

@@ -1,6 +1,11 @@
 //! The filter pipeline applied to one block: forward before the codec,
 //! backward after it. Six slots run in increasing order when compressing and
-//! in decreasing order when decompressing; TRUNC_PREC has no backward step.
+//! in decreasing order when decompressing; the lossy TRUNC_PREC and INT_TRUNC
+//! have no backward step.
+//!
+//! Of the reference's globally registered filters (ids 32..=159), BYTEDELTA
+//! (35), its older BYTEDELTA_BUGGY (34) and INT_TRUNC (36) run here; NDCELL and
+//! NDMEAN (32, 33) need the array's geometry and are refused.
 
 use super::Fmt;
 use crate::codecs::registry::{self, CallInfo};
@@ -12,7 +17,7 @@ fn active_forward(f: u8) -> bool {
 
 /// Whether slot `f` does anything when decompressing.
 fn active_backward(f: u8) -> bool {
-    f != Fmt::NOFILTER && f != Fmt::TRUNC_PREC
+    f != Fmt::NOFILTER && f != Fmt::TRUNC_PREC && f != Fmt::INT_TRUNC
 }
 
 /// Whether any filter runs when compressing.
@@ -29,7 +34,7 @@ pub(crate) fn any_backward(filters: &[u8; 6]) -> bool {
 pub(crate) fn check_filters(filters: &[u8; 6]) -> crate::Result<()> {
     for &f in filters {
         match f {
-            0..=4 => {}
+            0..=4 | Fmt::BYTEDELTA_BUGGY | Fmt::BYTEDELTA | Fmt::INT_TRUNC => {}
             5..=31 => crate::bail!(InvalidParam, "filter {f} is not defined"),
             32..=159 => crate::bail!(
                 CodecSupport,
@@ -43,6 +48,20 @@ pub(crate) fn check_filters(filters: &[u8; 6]) -> crate::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The `filters_meta` a chunk records. BYTEDELTA's meta 0 stands for the
+/// typesize, which the reference resolves only inside a super-chunk (it
+/// refuses such chunks elsewhere, in both directions); it is recorded as the
+/// typesize, as python-blosc2 does, so the chunk opens anywhere.
+pub(crate) fn recorded_meta(filters: &[u8; 6], metas: &[u8; 6], typesize: usize) -> [u8; 6] {
+    let mut out = *metas;
+    for (m, &f) in out.iter_mut().zip(filters) {
+        if *m == 0 && (f == Fmt::BYTEDELTA || f == Fmt::BYTEDELTA_BUGGY) {
+            *m = u8::try_from(typesize).unwrap_or(0);
+        }
+    }
+    out
 }
 
 /// The per-block context of the pipeline.
@@ -116,6 +135,9 @@ fn apply_forward(
             }
         }
         Fmt::TRUNC_PREC => glue::trunc_prec(meta as i8, ts, src, dst),
+        Fmt::BYTEDELTA | Fmt::BYTEDELTA_BUGGY => glue::bytedelta(f, meta, ts, src, dst, true),
+        // Its typesize is the caller's, not the (capped) header's.
+        Fmt::INT_TRUNC => glue::int_trunc(meta as i8, ctx.info.typesize, src, dst),
         _ => match registry::filter(f) {
             Some(entry) => entry.filter.forward(src, dst, meta, &ctx.info),
             None => crate::bail!(FilterPipeline, "filter {f} not available when compressing"),
@@ -190,6 +212,9 @@ pub(crate) fn backward(
             Fmt::BITSHUFFLE => {
                 glue::bitunshuffle(ts, data, dst, ctx.version)?;
             }
+            Fmt::BYTEDELTA | Fmt::BYTEDELTA_BUGGY => {
+                glue::bytedelta(f, meta, ts, data, dst, false)?;
+            }
             _ => match registry::filter(f) {
                 Some(entry) => entry
                     .filter
@@ -222,7 +247,7 @@ pub(crate) fn backward(
 
 /// The calls into `crate::filters`, in one place (lengths are equal by construction).
 mod glue {
-    use crate::filters::{bitshuffle, delta, shuffle, trunc_prec};
+    use crate::filters::{bitshuffle, bytedelta, delta, int_trunc, shuffle, trunc_prec};
 
     pub(super) fn shuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
         shuffle::shuffle(ts, src, dst);
@@ -268,5 +293,35 @@ mod glue {
     }
     pub(super) fn trunc_prec(bits: i8, ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
         trunc_prec::truncate(bits, ts, src, dst)
+    }
+    /// BYTEDELTA and BYTEDELTA_BUGGY: `meta` is the number of streams, 0 for
+    /// the chunk's typesize (the reference takes its super-chunk's, the same
+    /// number, and refuses meta 0 outside a super-chunk).
+    pub(super) fn bytedelta(
+        id: u8,
+        meta: u8,
+        ts: usize,
+        src: &[u8],
+        dst: &mut [u8],
+        forward: bool,
+    ) -> crate::Result<()> {
+        let variant = if id == super::Fmt::BYTEDELTA {
+            bytedelta::Variant::Fixed
+        } else {
+            bytedelta::Variant::Buggy
+        };
+        let streams = if meta == 0 { ts } else { usize::from(meta) };
+        if streams == 0 {
+            crate::bail!(FilterPipeline, "bytedelta: no typesize");
+        }
+        if forward {
+            bytedelta::encode(variant, streams, src, dst);
+        } else {
+            bytedelta::decode(variant, streams, src, dst);
+        }
+        Ok(())
+    }
+    pub(super) fn int_trunc(bits: i8, ts: i32, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
+        int_trunc::truncate(bits, usize::try_from(ts).unwrap_or(0), src, dst)
     }
 }

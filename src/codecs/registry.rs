@@ -3,10 +3,11 @@
 //!
 //! A codec or filter is a Rust trait object; the C layer wraps C callbacks in
 //! these traits. Ids 160..=255 are for users. Ids 32..=159 belong to the
-//! reference's globally registered plugins (ndlz, zfp, openzl, bytedelta,
-//! int_trunc, ...), which this crate does not implement: chunks using them fail
-//! with [`crate::Error::CodecSupport`] (codecs) or
-//! [`crate::Error::FilterPipeline`] (filters).
+//! reference's globally registered plugins: of those, the filters BYTEDELTA,
+//! BYTEDELTA_BUGGY and INT_TRUNC are built into the pipeline
+//! (`crate::filters`); the others (the NDCELL and NDMEAN filters, the ndlz,
+//! zfp, j2k and openzl codecs) are not implemented, and chunks using them fail
+//! with [`crate::Error::CodecSupport`].
 //!
 //! Registration semantics follow `blosc2_register_codec`/`_filter`: an id below
 //! 160 is refused; re-registering an id under the same name is a no-op success;

@@ -6,7 +6,9 @@
 //! version plus SSE2 and AVX2 versions on x86_64, picked once at run time.
 
 pub mod bitshuffle;
+pub mod bytedelta;
 pub mod delta;
+pub mod int_trunc;
 pub mod shuffle;
 pub mod trunc_prec;
 
