@@ -16,6 +16,12 @@
 //! and SIMD options; zlib-rs 0.6 runs at 0.87-1.0x (`scripts/bench.sh --only
 //! /zlib/`). The zlib-ng observation was an ad-hoc measurement, not a
 //! command in this repository.
+//! libdeflate (`libdeflate-sys` 1.26, one-shot block compression) was tried
+//! for clevels 2-9 and dropped: on ordinary data it compressed 1.2-1.5x faster
+//! than the reference at the same ratio, but on constant data (long runs in
+//! one unsplit stream) clevel 5 ran at 0.22-0.29x the reference, and zlib-rs
+//! decoded its streams at 0.2-0.45x the speed it decodes zlib-ng's (seen with
+//! `scripts/bench.sh --only /zlib/` on that trial build, not kept).
 //! Its functions are used as Rust functions (the crate's `export-symbols`
 //! feature stays off), so no zlib symbol leaks out of our C library.
 
