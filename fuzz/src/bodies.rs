@@ -47,12 +47,15 @@ pub fn chunk_roundtrip(data: &[u8]) {
         return;
     }
     let (p, src) = data.split_at(4);
-    let filters = match p[2] % 5 {
+    let filters = match p[2] % 7 {
         0 => [0, 0, 0, 0, 0, 0],
         1 => [0, 0, 0, 0, 0, 1],
         2 => [0, 0, 0, 0, 0, 2],
         3 => [0, 0, 0, 0, 3, 1],
-        _ => [0, 0, 0, 0, 1, 2],
+        4 => [0, 0, 0, 0, 1, 2],
+        // BYTEDELTA after a shuffle, the older variant after a bitshuffle.
+        5 => [0, 0, 0, 0, 1, 35],
+        _ => [0, 0, 0, 0, 2, 34],
     };
     let cp = CParams {
         compcode: p[0] % 6,

@@ -11,6 +11,8 @@
 //! and never writes the trailing bytes (undefined in its output; copied here).
 //! Chunks written with id 34 must keep decoding, so both are implemented.
 
+use super::cpu::{self, SimdLevel};
+
 /// Where the running difference restarts from 0 in a stream of `n` bytes:
 /// only at its start (id 35), or also after its whole 16-byte groups (id 34).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,16 +81,103 @@ pub fn decode(variant: Variant, typesize: usize, src: &[u8], dst: &mut [u8]) {
             .zip(dst[..body].chunks_exact_mut(n))
         {
             let cut = variant.first_run(n);
-            for part in [(0, cut), (cut, n)] {
-                let mut acc = 0u8;
-                for (o, &delta) in d[part.0..part.1].iter_mut().zip(&s[part.0..part.1]) {
-                    acc = acc.wrapping_add(delta);
-                    *o = acc;
-                }
-            }
+            prefix_sum(&s[..cut], &mut d[..cut]);
+            prefix_sum(&s[cut..], &mut d[cut..]);
         }
     }
     dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Running sums mod 256: `dst[k] = src[0] + ... + src[k]` (same lengths).
+fn prefix_sum(src: &[u8], dst: &mut [u8]) {
+    prefix_sum_with(cpu::level(), src, dst);
+}
+
+/// [`prefix_sum`] with the kernels of `level` (which the CPU must support).
+fn prefix_sum_with(level: SimdLevel, src: &[u8], dst: &mut [u8]) {
+    let (done, acc) = match level {
+        SimdLevel::Scalar => (0, 0),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => x86::prefix_sum_sse2(src, dst),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level` is AVX2 only when the running CPU has it
+        // (`cpu::level`, or `cpu::available` in tests).
+        SimdLevel::Avx2 => unsafe { x86::prefix_sum_avx2(src, dst) },
+    };
+    prefix_sum_scalar(&src[done..], &mut dst[done..], acc);
+}
+
+/// The portable prefix sum, continuing from `acc`.
+fn prefix_sum_scalar(src: &[u8], dst: &mut [u8], mut acc: u8) {
+    for (o, &delta) in dst.iter_mut().zip(src) {
+        acc = acc.wrapping_add(delta);
+        *o = acc;
+    }
+}
+
+/// Vector prefix sums. In scalar code a running sum is a chain of one add
+/// per byte; here the sums within a vector do not depend on the vectors
+/// before, so the chain is one vector add per 16 (SSE2) or 32 (AVX2) bytes.
+/// Each returns the bytes done (whole vectors) and the running sum after them.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    pub(super) fn prefix_sum_sse2(src: &[u8], dst: &mut [u8]) -> (usize, u8) {
+        let n = src.len().min(dst.len()) / 16 * 16;
+        // SAFETY: SSE2 is in x86_64's baseline, so these intrinsics are
+        // always available; each unaligned load/store covers bytes k..k+16
+        // with k + 16 <= n, within both slices.
+        unsafe {
+            let mut carry = _mm_setzero_si128();
+            let mut k = 0;
+            while k < n {
+                let mut x = _mm_loadu_si128(src.as_ptr().add(k).cast());
+                x = _mm_add_epi8(x, _mm_slli_si128(x, 1));
+                x = _mm_add_epi8(x, _mm_slli_si128(x, 2));
+                x = _mm_add_epi8(x, _mm_slli_si128(x, 4));
+                x = _mm_add_epi8(x, _mm_slli_si128(x, 8));
+                _mm_storeu_si128(dst.as_mut_ptr().add(k).cast(), _mm_add_epi8(x, carry));
+                // Byte 15 (the vector's total) in every lane.
+                let t = _mm_unpackhi_epi8(x, x);
+                let t = _mm_unpackhi_epi16(t, t);
+                carry = _mm_add_epi8(carry, _mm_shuffle_epi32(t, 0xFF));
+                k += 16;
+            }
+        }
+        (n, if n > 0 { dst[n - 1] } else { 0 })
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn prefix_sum_avx2(src: &[u8], dst: &mut [u8]) -> (usize, u8) {
+        let n = src.len().min(dst.len()) / 32 * 32;
+        // SAFETY: the caller guarantees AVX2; each unaligned load/store
+        // covers bytes k..k+32 with k + 32 <= n, within both slices.
+        unsafe {
+            let last = _mm256_set1_epi8(15);
+            let mut carry = _mm256_setzero_si256();
+            let mut k = 0;
+            while k < n {
+                let mut x = _mm256_loadu_si256(src.as_ptr().add(k).cast());
+                // Prefix sums within each 16-byte half...
+                x = _mm256_add_epi8(x, _mm256_slli_si256(x, 1));
+                x = _mm256_add_epi8(x, _mm256_slli_si256(x, 2));
+                x = _mm256_add_epi8(x, _mm256_slli_si256(x, 4));
+                x = _mm256_add_epi8(x, _mm256_slli_si256(x, 8));
+                // ...then the low half's total added to the high half.
+                let totals = _mm256_shuffle_epi8(x, last);
+                x = _mm256_add_epi8(x, _mm256_permute2x128_si256(totals, totals, 0x08));
+                _mm256_storeu_si256(dst.as_mut_ptr().add(k).cast(), _mm256_add_epi8(x, carry));
+                // The vector's total (byte 31) in every lane.
+                let t = _mm256_shuffle_epi8(x, last);
+                carry = _mm256_add_epi8(carry, _mm256_permute2x128_si256(t, t, 0x11));
+                k += 32;
+            }
+        }
+        (n, if n > 0 { dst[n - 1] } else { 0 })
+    }
 }
 
 #[cfg(test)]
@@ -111,6 +200,30 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The vector prefix sums against their scalar twin, on every length up to
+    /// 300 and a few long ones.
+    #[test]
+    fn prefix_sums_agree() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for len in (0..=300).chain([1000, 4096, 65_537]) {
+            let src: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let mut want = vec![0u8; len];
+            prefix_sum_scalar(&src, &mut want, 0);
+            for level in cpu::available() {
+                let mut got = vec![0xAAu8; len];
+                prefix_sum_with(level, &src, &mut got);
+                assert_eq!(got, want, "{level:?}, length {len}");
+            }
+        }
     }
 
     #[test]
