@@ -36,32 +36,7 @@ impl Variant {
 /// # Panics
 /// If the lengths differ or `typesize` is 0 (caller bugs).
 pub fn encode(variant: Variant, typesize: usize, src: &[u8], dst: &mut [u8]) {
-    assert!(
-        typesize > 0 && src.len() == dst.len(),
-        "bytedelta: bad call"
-    );
-    let n = src.len() / typesize;
-    let body = n * typesize;
-    if n > 0 {
-        for (s, d) in src[..body]
-            .chunks_exact(n)
-            .zip(dst[..body].chunks_exact_mut(n))
-        {
-            let cut = variant.first_run(n);
-            for part in [(0, cut), (cut, n)] {
-                let (s, d) = (&s[part.0..part.1], &mut d[part.0..part.1]);
-                let Some((&first, _)) = s.split_first() else {
-                    continue;
-                };
-                d[0] = first;
-                // Each output byte depends on two inputs only: vectorised.
-                for ((o, &cur), &prev) in d[1..].iter_mut().zip(&s[1..]).zip(s) {
-                    *o = cur.wrapping_sub(prev);
-                }
-            }
-        }
-    }
-    dst[body..].copy_from_slice(&src[body..]);
+    per_run(variant, typesize, src, dst, differences);
 }
 
 /// Inverse of [`encode`].
@@ -69,6 +44,18 @@ pub fn encode(variant: Variant, typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// # Panics
 /// As [`encode`].
 pub fn decode(variant: Variant, typesize: usize, src: &[u8], dst: &mut [u8]) {
+    per_run(variant, typesize, src, dst, prefix_sum);
+}
+
+/// Applies `op` to each run of each stream (a run: the bytes between two
+/// restarts of the difference at 0) and copies the trailing bytes.
+fn per_run(
+    variant: Variant,
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    op: fn(&[u8], &mut [u8]),
+) {
     assert!(
         typesize > 0 && src.len() == dst.len(),
         "bytedelta: bad call"
@@ -81,11 +68,23 @@ pub fn decode(variant: Variant, typesize: usize, src: &[u8], dst: &mut [u8]) {
             .zip(dst[..body].chunks_exact_mut(n))
         {
             let cut = variant.first_run(n);
-            prefix_sum(&s[..cut], &mut d[..cut]);
-            prefix_sum(&s[cut..], &mut d[cut..]);
+            op(&s[..cut], &mut d[..cut]);
+            op(&s[cut..], &mut d[cut..]);
         }
     }
     dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Each byte minus the one before it (the first minus 0), same lengths.
+fn differences(src: &[u8], dst: &mut [u8]) {
+    let Some((&first, _)) = src.split_first() else {
+        return;
+    };
+    dst[0] = first;
+    // Each output byte depends on two inputs only: the compiler vectorises it.
+    for ((o, &cur), &prev) in dst[1..].iter_mut().zip(&src[1..]).zip(src) {
+        *o = cur.wrapping_sub(prev);
+    }
 }
 
 /// Running sums mod 256: `dst[k] = src[0] + ... + src[k]` (same lengths).

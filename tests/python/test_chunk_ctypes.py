@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from blosc2_structs import MAX_FILTERS, CParams, DParams
+from capi import bind, reference_library
 
 
 
@@ -29,18 +30,7 @@ CLEVELS = [1, 5, 9]
 
 @pytest.fixture(scope="module")
 def api(lib):
-    lib.blosc2_get_blosc2_cparams_defaults.restype = CParams
-    lib.blosc2_get_blosc2_dparams_defaults.restype = DParams
-    lib.blosc2_create_cctx.restype = ctypes.c_void_p
-    lib.blosc2_create_cctx.argtypes = [CParams]
-    lib.blosc2_create_dctx.restype = ctypes.c_void_p
-    lib.blosc2_create_dctx.argtypes = [DParams]
-    lib.blosc2_free_ctx.argtypes = [ctypes.c_void_p]
-    for name in ("blosc2_compress_ctx", "blosc2_decompress_ctx"):
-        f = getattr(lib, name)
-        f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32]
-    return lib
+    return bind(lib)
 
 
 def sample(typesize: int, n: int = 100_000) -> bytes:
@@ -158,17 +148,6 @@ def test_bytes_identical_to_reference(api):
     assert all(d[0] == "ZLIB" for d in differing), differing
 
 
-def _reference_library():
-    import os
-
-    path = os.path.join(os.path.dirname(blosc2.__file__), "lib", "libblosc2.so")
-    if not os.path.exists(path):
-        pytest.fail(f"reference library not found at {path}")
-    ref = ctypes.CDLL(path)
-    ref.blosc2_init()
-    return ref
-
-
 def _probe(L):
     """The same calls, good and bad, against one library; returns what they gave."""
     L.blosc2_create_cctx.restype = ctypes.c_void_p
@@ -230,6 +209,6 @@ def _probe(L):
 
 def test_results_and_error_codes_match_reference_library(lib):
     ours = _probe(lib)
-    ref = _probe(_reference_library())
+    ref = _probe(reference_library())
     diffs = {k: (ours[k], ref[k]) for k in ours if ours[k] != ref[k]}
     assert not diffs, diffs

@@ -5,40 +5,21 @@ with instr_codec set: the chunks must agree byte for byte except for the two mea
 each record, and each library must decode the other's chunk to the same records.
 """
 import ctypes
-import os
 import struct
 
 import blosc2
 import numpy as np
 import pytest
 
-from blosc2_structs import MAX_FILTERS, CParams, DParams
+from capi import bind, decompress, reference_library
+from blosc2_structs import MAX_FILTERS, CParams
 
 RECORD = 16  # sizeof(blosc2_instr)
 
 
-def _setup(L):
-    L.blosc2_get_blosc2_cparams_defaults.restype = CParams
-    L.blosc2_get_blosc2_dparams_defaults.restype = DParams
-    L.blosc2_create_cctx.restype = ctypes.c_void_p
-    L.blosc2_create_cctx.argtypes = [CParams]
-    L.blosc2_create_dctx.restype = ctypes.c_void_p
-    L.blosc2_create_dctx.argtypes = [DParams]
-    L.blosc2_free_ctx.argtypes = [ctypes.c_void_p]
-    L.blosc2_ctx_get_cparams.argtypes = [ctypes.c_void_p, ctypes.POINTER(CParams)]
-    for name in ("blosc2_compress_ctx", "blosc2_decompress_ctx"):
-        f = getattr(L, name)
-        f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32]
-    return L
-
-
 @pytest.fixture(scope="module")
 def libs(lib):
-    path = os.path.join(os.path.dirname(blosc2.__file__), "lib", "libblosc2.so")
-    ref = ctypes.CDLL(path)
-    ref.blosc2_init()
-    return _setup(lib), _setup(ref)
+    return bind(lib), reference_library()
 
 
 def data(typesize: int) -> bytes:
@@ -69,18 +50,6 @@ def compress(L, src: bytes, codec, typesize: int, filt) -> tuple:
         L.blosc2_free_ctx(ctx)
     assert n > 0, n
     return dest.raw[:n], got.instr_codec
-
-
-def decompress(L, chunk: bytes) -> bytes:
-    nbytes = struct.unpack_from("<i", chunk, 4)[0]
-    ctx = L.blosc2_create_dctx(L.blosc2_get_blosc2_dparams_defaults())
-    dest = ctypes.create_string_buffer(nbytes)
-    try:
-        n = L.blosc2_decompress_ctx(ctx, chunk, len(chunk), dest, nbytes)
-    finally:
-        L.blosc2_free_ctx(ctx)
-    assert n == nbytes, n
-    return dest.raw
 
 
 def without_speeds(chunk: bytes) -> bytes:

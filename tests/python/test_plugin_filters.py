@@ -5,39 +5,21 @@ Chunks written by the reference decode here to the reference's own result, ours 
 to the reference's for the deterministic codecs, and the reference decodes ours.
 """
 import ctypes
-import os
-import struct
 
 import blosc2
 import numpy as np
 import pytest
 
-from blosc2_structs import MAX_FILTERS, CParams, DParams
+from capi import bind, decompress, reference_library
+from blosc2_structs import MAX_FILTERS
 
 BYTEDELTA_BUGGY = 34
 CODECS = [blosc2.Codec.BLOSCLZ, blosc2.Codec.LZ4, blosc2.Codec.ZSTD]
 
 
-def _setup(L):
-    L.blosc2_get_blosc2_cparams_defaults.restype = CParams
-    L.blosc2_get_blosc2_dparams_defaults.restype = DParams
-    L.blosc2_create_cctx.restype = ctypes.c_void_p
-    L.blosc2_create_cctx.argtypes = [CParams]
-    L.blosc2_create_dctx.restype = ctypes.c_void_p
-    L.blosc2_create_dctx.argtypes = [DParams]
-    L.blosc2_free_ctx.argtypes = [ctypes.c_void_p]
-    for name in ("blosc2_compress_ctx", "blosc2_decompress_ctx"):
-        f = getattr(L, name)
-        f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32]
-    return L
-
-
 @pytest.fixture(scope="module")
 def libs(lib):
-    ref = ctypes.CDLL(os.path.join(os.path.dirname(blosc2.__file__), "lib", "libblosc2.so"))
-    ref.blosc2_init()
-    return _setup(lib), _setup(ref)
+    return bind(lib), reference_library()
 
 
 def compress(L, src: bytes, codec, typesize: int, filters, metas, blocksize=0):
@@ -60,18 +42,6 @@ def compress(L, src: bytes, codec, typesize: int, filters, metas, blocksize=0):
     finally:
         L.blosc2_free_ctx(ctx)
     return n, dest.raw[: max(n, 0)]
-
-
-def decompress(L, chunk: bytes) -> bytes:
-    nbytes = struct.unpack_from("<i", chunk, 4)[0]
-    ctx = L.blosc2_create_dctx(L.blosc2_get_blosc2_dparams_defaults())
-    dest = ctypes.create_string_buffer(nbytes)
-    try:
-        n = L.blosc2_decompress_ctx(ctx, chunk, len(chunk), dest, nbytes)
-    finally:
-        L.blosc2_free_ctx(ctx)
-    assert n == nbytes, n
-    return dest.raw
 
 
 def sample(typesize: int) -> bytes:

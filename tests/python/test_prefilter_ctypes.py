@@ -6,14 +6,12 @@ the same C callback drives the reference's libblosc2 and ours, and the chunks, t
 callback saw and the decoded data must agree.
 """
 import ctypes
-import os
-import struct
 
-import blosc2
 import numpy as np
 import pytest
 
-from blosc2_structs import MAX_FILTERS, CParams, DParams
+from capi import bind, decompress, reference_library
+from blosc2_structs import MAX_FILTERS
 
 
 class PrefilterParams(ctypes.Structure):
@@ -38,26 +36,9 @@ PREFILTER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(PrefilterParams))
 BLOCKSIZE = 16 * 1024
 
 
-def _setup(L):
-    L.blosc2_get_blosc2_cparams_defaults.restype = CParams
-    L.blosc2_get_blosc2_dparams_defaults.restype = DParams
-    L.blosc2_create_cctx.restype = ctypes.c_void_p
-    L.blosc2_create_cctx.argtypes = [CParams]
-    L.blosc2_create_dctx.restype = ctypes.c_void_p
-    L.blosc2_create_dctx.argtypes = [DParams]
-    L.blosc2_free_ctx.argtypes = [ctypes.c_void_p]
-    for name in ("blosc2_compress_ctx", "blosc2_decompress_ctx"):
-        f = getattr(L, name)
-        f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32]
-    return L
-
-
 @pytest.fixture(scope="module")
 def libs(lib):
-    ref = ctypes.CDLL(os.path.join(os.path.dirname(blosc2.__file__), "lib", "libblosc2.so"))
-    ref.blosc2_init()
-    return _setup(lib), _setup(ref)
+    return bind(lib), reference_library()
 
 
 def compress(L, src: bytes, typesize: int, callback, output_typesize=0, disposable=False):
@@ -90,17 +71,6 @@ def compress(L, src: bytes, typesize: int, callback, output_typesize=0, disposab
         L.blosc2_free_ctx(ctx)
     assert n > 0, n
     return dest.raw[:n], calls
-
-
-def decompress(L, chunk: bytes) -> bytes:
-    nbytes = struct.unpack_from("<i", chunk, 4)[0]
-    ctx = L.blosc2_create_dctx(L.blosc2_get_blosc2_dparams_defaults())
-    dest = ctypes.create_string_buffer(nbytes)
-    try:
-        assert L.blosc2_decompress_ctx(ctx, chunk, len(chunk), dest, nbytes) == nbytes
-    finally:
-        L.blosc2_free_ctx(ctx)
-    return dest.raw
 
 
 SRC = np.arange(100_000, dtype=np.int64).tobytes()
