@@ -386,7 +386,7 @@ static void test_threads_callback(void) {
   free(out);
 }
 
-/* ---- The reference's global filters: BYTEDELTA, INT_TRUNC (NDCELL refused) --------- */
+/* ---- The reference's global filters: BYTEDELTA, INT_TRUNC, NDCELL ------------------- */
 static void test_global_filters(void) {
   int32_t nitems = 20000, n = nitems * 4;
   int32_t *src = malloc((size_t)n), *out = malloc((size_t)n);
@@ -425,12 +425,45 @@ static void test_global_filters(void) {
   CHECK(blosc2_compress_ctx(cctx, src, n, chunk, n + BLOSC2_MAX_OVERHEAD) < 0);
   blosc2_free_ctx(cctx);
 
-  /* NDCELL needs the array geometry: not available here */
+  /* NDCELL works on the block shape of the "b2nd" layer of cparams.schunk / dparams.schunk:
+     one 100x200 block of int32, 4x4 cells */
+  int64_t shape[2] = {100, 200};
+  int32_t cshape[2] = {100, 200}, bshape[2] = {100, 200};
+  uint8_t *smeta = NULL;
+  int32_t smeta_len = b2nd_serialize_meta(2, shape, cshape, bshape, "<i4", 0, &smeta);
+  CHECK(smeta_len > 0);
+  blosc2_storage st = BLOSC2_STORAGE_DEFAULTS;
+  blosc2_schunk *sc = blosc2_schunk_new(&st);
+  CHECK(sc != NULL);
+  CHECK(blosc2_meta_add(sc, "b2nd", smeta, smeta_len) >= 0);
+  free(smeta);
   cp.filters[4] = BLOSC_FILTER_NDCELL;
   cp.filters_meta[4] = 4;
+  cp.filters[5] = BLOSC_SHUFFLE;
+  cp.filters_meta[5] = 0;
+  cp.blocksize = n;
+  /* without a super-chunk there is no block shape: the pipeline fails */
   cctx = blosc2_create_cctx(cp);
-  CHECK(cctx == NULL || blosc2_compress_ctx(cctx, src, n, chunk, n + BLOSC2_MAX_OVERHEAD) < 0);
-  if (cctx != NULL) blosc2_free_ctx(cctx);
+  CHECK(cctx != NULL);
+  CHECK_EQ_INT(blosc2_compress_ctx(cctx, src, n, chunk, n + BLOSC2_MAX_OVERHEAD),
+               BLOSC2_ERROR_FILTER_PIPELINE);
+  blosc2_free_ctx(cctx);
+  cp.schunk = sc;
+  cctx = blosc2_create_cctx(cp);
+  c = blosc2_compress_ctx(cctx, src, n, chunk, n + BLOSC2_MAX_OVERHEAD);
+  CHECK(c > 0 && c < n / 2);
+  CHECK_EQ_INT(chunk[BLOSC2_CHUNK_FILTER_CODES + 4], BLOSC_FILTER_NDCELL);
+  CHECK_EQ_INT(chunk[BLOSC2_CHUNK_FILTER_META + 4], 4);
+  blosc2_free_ctx(cctx);
+  CHECK_EQ_INT(blosc2_decompress_ctx(dctx, chunk, c, out, n), BLOSC2_ERROR_FILTER_PIPELINE);
+  blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+  dp.schunk = sc;
+  blosc2_context *sdctx = blosc2_create_dctx(dp);
+  memset(out, 0, (size_t)n);
+  CHECK_EQ_INT(blosc2_decompress_ctx(sdctx, chunk, c, out, n), n);
+  CHECK(memcmp(src, out, (size_t)n) == 0);
+  blosc2_free_ctx(sdctx);
+  blosc2_schunk_free(sc);
 
   blosc2_free_ctx(dctx);
   free(src);

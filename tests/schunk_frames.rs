@@ -840,3 +840,44 @@ fn copy_onto_itself_is_refused() {
         vec![data(0, 100)]
     );
 }
+
+#[test]
+fn cell_filters_take_the_block_shape_from_the_b2nd_layer() {
+    use b2nd::ndarray::NdMeta;
+    // NDCELL (id 32) with 4x4 cells over 16x16 blocks of int32 (1024 bytes).
+    let mut cp = cparams();
+    cp.filters = [0, 0, 0, 0, 0, 32];
+    cp.filters_meta = [0, 0, 0, 0, 0, 4];
+    let layer = NdMeta::new(vec![32, 32], vec![32, 32], vec![16, 16], "<i4", 0)
+        .to_b2nd_bytes()
+        .unwrap();
+    let src: Vec<u8> = (0u32..1024)
+        .flat_map(|i| (i / 3 % 50).to_le_bytes())
+        .collect();
+    for (name, mut storage) in storages("cells") {
+        storage.cparams = cp.clone();
+        let mut s = SChunk::new(storage).unwrap();
+        // Without the layer the filter has no block shape: the reference's
+        // filter fails too, and the pipeline reports it as -18.
+        let e = s.append_buffer(&src).unwrap_err();
+        assert_eq!(e.code(), -18, "{name}");
+        assert_eq!(s.nchunks(), 0, "{name}");
+        s.meta_add("b2nd", &layer).unwrap();
+        s.append_buffer(&src).unwrap();
+        let chunk = s.get_chunk(0).unwrap().into_owned();
+        assert_eq!(
+            chunk[2] & 0x02,
+            0,
+            "{name}: memcpyed, the filter did not run"
+        );
+        // Decoding needs the shape as well: a bare chunk call cannot do it.
+        let mut out = vec![0u8; src.len()];
+        let bare = b2nd::chunk::decompress(&chunk, &mut out);
+        assert_eq!(bare.map_err(|e| e.code()), Err(-18), "{name}");
+        assert_eq!(contents(&mut s), vec![src.clone()], "{name}");
+        if s.storage().urlpath.is_some() || s.is_frame() {
+            let mut back = reopen(&mut s);
+            assert_eq!(contents(&mut back), vec![src.clone()], "{name}: reopened");
+        }
+    }
+}

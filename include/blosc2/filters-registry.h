@@ -2,10 +2,13 @@
  * blosc2/filters-registry.h: the ids of C-Blosc2's globally registered filters, for callers of
  * the reference API that include this header to pick them.
  *
- * libb2nd runs BYTEDELTA (and the older BYTEDELTA_BUGGY, kept so old chunks decode) and
- * INT_TRUNC; chunks asking for NDCELL or NDMEAN are refused with BLOSC2_ERROR_CODEC_SUPPORT.
- * BYTEDELTA's filters_meta is the number of byte streams (0: the typesize); INT_TRUNC's is the
- * bits to keep (positive) or to zero (negative), for items of 1, 2, 4 or 8 bytes.
+ * libb2nd runs all five: NDCELL, NDMEAN, BYTEDELTA (and the older BYTEDELTA_BUGGY, kept so old
+ * chunks decode) and INT_TRUNC. BYTEDELTA's filters_meta is the number of byte streams (0: the
+ * typesize); INT_TRUNC's is the bits to keep (positive) or to zero (negative), for items of 1, 2,
+ * 4 or 8 bytes. NDCELL's and NDMEAN's is the cell side; they work on the block shape of the "b2nd"
+ * metalayer of the super-chunk named by cparams.schunk / dparams.schunk (b2nd arrays and
+ * super-chunks opened from b2nd files set it themselves); without one they fail with
+ * BLOSC2_ERROR_FILTER_PIPELINE. NDMEAN is lossy and takes float32 or float64 items.
  */
 #ifndef BLOSC_BLOSC2_FILTERS_REGISTRY_H
 #define BLOSC_BLOSC2_FILTERS_REGISTRY_H

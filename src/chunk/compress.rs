@@ -203,6 +203,7 @@ impl BlockPlan<'_> {
             typesize: self.typesize,
             offset,
             version: Fmt::VERSION_STABLE,
+            block_shape: self.cp.block_shape.as_deref(),
             info: self.call_info(),
         };
         let dref = if self.vl {

@@ -545,6 +545,7 @@ impl<'a> Prepared<'a> {
                 typesize,
                 offset: if vl { 0 } else { offset },
                 version: self.h.version,
+                block_shape: dp.block_shape.as_deref(),
                 info,
             };
             match postfilter {

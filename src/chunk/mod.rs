@@ -75,8 +75,10 @@ impl Fmt {
     pub(crate) const BITSHUFFLE: u8 = 2;
     pub(crate) const DELTA: u8 = 3;
     pub(crate) const TRUNC_PREC: u8 = 4;
-    /// The reference's global plugins that are implemented here (ids 32 and
-    /// 33, NDCELL and NDMEAN, are not).
+    /// The reference's global plugin filters, all implemented here. NDCELL
+    /// and NDMEAN need the b2nd block shape (`CParams::block_shape`).
+    pub(crate) const NDCELL: u8 = 32;
+    pub(crate) const NDMEAN: u8 = 33;
     pub(crate) const BYTEDELTA_BUGGY: u8 = 34;
     pub(crate) const BYTEDELTA: u8 = 35;
     pub(crate) const INT_TRUNC: u8 = 36;
@@ -166,6 +168,10 @@ pub struct CParams {
     pub prefilter: Option<Prefilter>,
     /// What the prefilter's output is (used only with a prefilter).
     pub prefilter_output: PrefilterOutput,
+    /// The b2nd block shape of the array the chunks belong to, for the
+    /// NDCELL and NDMEAN filters (the reference reads it from the
+    /// super-chunk's "b2nd" metalayer; the b2nd layer sets it here).
+    pub block_shape: Option<Arc<[i64]>>,
     /// Chunk number reported to the prefilter (-1 when not in a super-chunk).
     pub nchunk: i64,
     /// Handed to user codecs and filters (see [`UserData`]).
@@ -190,6 +196,7 @@ impl Default for CParams {
             tuner_id: 0,
             prefilter: None,
             prefilter_output: PrefilterOutput::default(),
+            block_shape: None,
             nchunk: -1,
             user_data: None,
         }
@@ -213,6 +220,7 @@ impl std::fmt::Debug for CParams {
             .field("tuner_id", &self.tuner_id)
             .field("prefilter", &self.prefilter.is_some())
             .field("prefilter_output", &self.prefilter_output)
+            .field("block_shape", &self.block_shape)
             .finish()
     }
 }
@@ -226,6 +234,8 @@ pub struct DParams {
     pub nchunk: i64,
     /// Handed to user codecs and filters when decoding (see [`UserData`]).
     pub user_data: Option<UserData>,
+    /// As [`CParams::block_shape`].
+    pub block_shape: Option<Arc<[i64]>>,
 }
 
 impl Default for DParams {
@@ -235,6 +245,7 @@ impl Default for DParams {
             postfilter: None,
             nchunk: -1,
             user_data: None,
+            block_shape: None,
         }
     }
 }
@@ -244,6 +255,7 @@ impl std::fmt::Debug for DParams {
         f.debug_struct("DParams")
             .field("nthreads", &self.nthreads)
             .field("postfilter", &self.postfilter.is_some())
+            .field("block_shape", &self.block_shape)
             .finish()
     }
 }

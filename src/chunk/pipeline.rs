@@ -3,9 +3,10 @@
 //! in decreasing order when decompressing; the lossy TRUNC_PREC and INT_TRUNC
 //! have no backward step.
 //!
-//! Of the reference's globally registered filters (ids 32..=159), BYTEDELTA
-//! (35), its older BYTEDELTA_BUGGY (34) and INT_TRUNC (36) run here; NDCELL and
-//! NDMEAN (32, 33) need the array's geometry and are refused.
+//! The reference's globally registered filters (ids 32..=36) run here too:
+//! NDCELL and NDMEAN (32, 33; they need the b2nd block shape, see
+//! `CParams::block_shape`), BYTEDELTA (35), its older BYTEDELTA_BUGGY (34) and
+//! INT_TRUNC (36).
 
 use super::Fmt;
 use crate::codecs::registry::{self, CallInfo};
@@ -34,11 +35,11 @@ pub(crate) fn any_backward(filters: &[u8; 6]) -> bool {
 pub(crate) fn check_filters(filters: &[u8; 6]) -> crate::Result<()> {
     for &f in filters {
         match f {
-            0..=4 | Fmt::BYTEDELTA_BUGGY | Fmt::BYTEDELTA | Fmt::INT_TRUNC => {}
+            0..=4 | Fmt::NDCELL..=Fmt::INT_TRUNC => {}
             5..=31 => crate::bail!(InvalidParam, "filter {f} is not defined"),
             32..=159 => crate::bail!(
                 CodecSupport,
-                "filter {f} is a globally registered plugin of the reference, not supported here"
+                "filter {f} is in the reference's global range but not one of its plugins"
             ),
             _ => {
                 if registry::filter(f).is_none() {
@@ -73,6 +74,8 @@ pub(crate) struct BlockCtx<'a> {
     pub offset: usize,
     /// Chunk format version (bit-unshuffle of version-2 chunks differs).
     pub version: u8,
+    /// The b2nd block shape, for NDCELL and NDMEAN.
+    pub block_shape: Option<&'a [i64]>,
     pub info: CallInfo<'a>,
 }
 
@@ -135,6 +138,9 @@ fn apply_forward(
             }
         }
         Fmt::TRUNC_PREC => glue::trunc_prec(meta as i8, ts, src, dst),
+        Fmt::NDCELL | Fmt::NDMEAN => {
+            glue::ndcell(f, ctx.block_shape, meta, ctx.info.typesize, src, dst, true)
+        }
         Fmt::BYTEDELTA | Fmt::BYTEDELTA_BUGGY => glue::bytedelta(f, meta, ts, src, dst, true),
         // Its typesize is the caller's, not the (capped) header's.
         Fmt::INT_TRUNC => glue::int_trunc(meta as i8, ctx.info.typesize, src, dst),
@@ -215,6 +221,17 @@ pub(crate) fn backward(
             Fmt::BYTEDELTA | Fmt::BYTEDELTA_BUGGY => {
                 glue::bytedelta(f, meta, ts, data, dst, false)?;
             }
+            Fmt::NDCELL | Fmt::NDMEAN => {
+                glue::ndcell(
+                    f,
+                    ctx.block_shape,
+                    meta,
+                    ctx.info.typesize,
+                    data,
+                    dst,
+                    false,
+                )?;
+            }
             _ => match registry::filter(f) {
                 Some(entry) => entry
                     .filter
@@ -247,7 +264,7 @@ pub(crate) fn backward(
 
 /// The calls into `crate::filters`, in one place (lengths are equal by construction).
 mod glue {
-    use crate::filters::{bitshuffle, bytedelta, delta, int_trunc, shuffle, trunc_prec};
+    use crate::filters::{bitshuffle, bytedelta, delta, int_trunc, ndcell, shuffle, trunc_prec};
 
     pub(super) fn shuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
         shuffle::shuffle(ts, src, dst);
@@ -320,6 +337,34 @@ mod glue {
             bytedelta::decode(variant, streams, src, dst);
         }
         Ok(())
+    }
+    /// NDCELL and NDMEAN on one block of the array's `block_shape`.
+    pub(super) fn ndcell(
+        id: u8,
+        block_shape: Option<&[i64]>,
+        meta: u8,
+        ts: i32,
+        src: &[u8],
+        dst: &mut [u8],
+        forward: bool,
+    ) -> crate::Result<()> {
+        let Some(shape) = block_shape else {
+            crate::bail!(
+                FilterPipeline,
+                "filter {id} needs a block shape: no super-chunk with a \"b2nd\" metalayer given (cparams.schunk / dparams.schunk)"
+            );
+        };
+        let kind = if id == super::Fmt::NDCELL {
+            ndcell::Kind::Cell
+        } else {
+            ndcell::Kind::Mean
+        };
+        let ts = usize::try_from(ts).unwrap_or(0);
+        if forward {
+            ndcell::encode(kind, shape, meta, ts, src, dst)
+        } else {
+            ndcell::decode(kind, shape, meta, ts, src, dst)
+        }
     }
     pub(super) fn int_trunc(bits: i8, ts: i32, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
         int_trunc::truncate(bits, usize::try_from(ts).unwrap_or(0), src, dst)

@@ -119,6 +119,19 @@ fn schunk_nchunk(schunk: *mut core::ffi::c_void, fallback: i64) -> i64 {
     unsafe { (*sc).current_nchunk }
 }
 
+/// The cell filters' block shape of the super-chunk a `cparams.schunk` or
+/// `dparams.schunk` names (NULL: none), read when a context is created.
+fn schunk_block_shape(schunk: *mut core::ffi::c_void) -> Option<Arc<[i64]>> {
+    let sc = schunk as *const super::schunk::SchunkBox;
+    if sc.is_null() {
+        return None;
+    }
+    // SAFETY: a non-NULL `schunk` in cparams/dparams is, by the C API's
+    // contract, a live super-chunk from this library (every one is a
+    // `SchunkBox`) that outlives the context; one field is cloned here.
+    unsafe { (*sc).core.cparams().block_shape.clone() }
+}
+
 /// Per-thread scratch handed to C callbacks as `ttmp`.
 fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
     thread_local! {
@@ -231,6 +244,7 @@ pub(crate) fn core_cparams(c: &blosc2_cparams) -> CParams {
         },
         prefilter: None,
         prefilter_output: PrefilterOutput::default(),
+        block_shape: schunk_block_shape(c.schunk),
         nchunk: schunk_nchunk(c.schunk, -1),
         user_data: Some(std::sync::Arc::new(super::registry::CallerCParams(*c))),
     }
@@ -316,6 +330,7 @@ fn create_dctx(dparams: blosc2_dparams) -> crate::Result<*mut Ctx> {
         postfilter: None,
         nchunk: schunk_nchunk(dp.schunk, -1),
         user_data: Some(std::sync::Arc::new(super::registry::CallerDParams(dp))),
+        block_shape: schunk_block_shape(dp.schunk),
     };
     let pf: blosc2_postfilter_fn = dp.postfilter;
     if let (Some(f), Some(pp)) = (pf, ctx.postparams.as_deref_mut()) {

@@ -9,6 +9,7 @@ pub mod bitshuffle;
 pub mod bytedelta;
 pub mod delta;
 pub mod int_trunc;
+pub mod ndcell;
 pub mod shuffle;
 pub mod trunc_prec;
 

@@ -40,6 +40,7 @@ impl SChunk {
             self.metalayers.pop();
             return Err(e);
         }
+        self.bind_cell_geometry()?;
         Ok(self.metalayers.len() - 1)
     }
 
@@ -72,6 +73,7 @@ impl SChunk {
         }
         old[..content.len()].copy_from_slice(content);
         self.flush()?;
+        self.bind_cell_geometry()?;
         Ok(i)
     }
 

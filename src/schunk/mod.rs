@@ -365,7 +365,7 @@ impl SChunk {
             }
         }
         let engine = Engine::new(storage.cparams.clone(), storage.dparams.clone())?;
-        Ok(SChunk {
+        let mut s = SChunk {
             chunksize: if frame.nchunks() == 0 && h.chunksize <= 0 {
                 -1
             } else {
@@ -381,7 +381,9 @@ impl SChunk {
             engine,
             storage,
             lock: None,
-        })
+        };
+        s.bind_cell_geometry()?;
+        Ok(s)
     }
 
     // ----- accessors -----
@@ -413,6 +415,31 @@ impl SChunk {
     }
     pub fn dparams(&self) -> &DParams {
         &self.storage.dparams
+    }
+    /// Keeps the block shape of the cell filters (NDCELL, NDMEAN) in step
+    /// with this super-chunk's "b2nd" metalayer, which is where the
+    /// reference's filters read it every time they run. Called wherever the
+    /// metalayers are set (open, add, update), so chunks compress and decode
+    /// the same through the b2nd layer and through plain super-chunk calls.
+    /// This is the one place the super-chunk reads the array layer's record;
+    /// without a parsable "b2nd" layer the shape is `None` and the cell
+    /// filters report that they need one.
+    fn bind_cell_geometry(&mut self) -> Result<()> {
+        let shape: Option<std::sync::Arc<[i64]>> = self
+            .meta_exists("b2nd")
+            .and_then(|i| crate::ndarray::NdMeta::from_b2nd_bytes(&self.metalayers[i].content).ok())
+            .map(|m| m.blockshape.iter().map(|&b| i64::from(b)).collect());
+        if shape == self.storage.cparams.block_shape && shape == self.storage.dparams.block_shape {
+            return Ok(());
+        }
+        let mut cparams = self.storage.cparams.clone();
+        let mut dparams = self.storage.dparams.clone();
+        cparams.block_shape = shape.clone();
+        dparams.block_shape = shape;
+        self.engine = Engine::new(cparams.clone(), dparams.clone())?;
+        self.storage.cparams = cparams;
+        self.storage.dparams = dparams;
+        Ok(())
     }
     pub fn storage(&self) -> &Storage {
         &self.storage

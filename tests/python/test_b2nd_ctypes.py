@@ -245,3 +245,110 @@ def test_blocks_larger_than_chunks_agree_both_ways(api, tmp_path, contiguous):
     # python-blosc2 refuses such blocks in Python before reaching its C
     # library, so the other direction is checked against the C library
     # directly (tests-c/test_b2nd_api.c mirrors what it returns).
+
+
+CELL_CASES = [
+    (blosc2.Filter.NDCELL, 4, np.int32),
+    (blosc2.Filter.NDCELL, 3, np.uint8),
+    (blosc2.Filter.NDCELL, 2, np.float64),
+    (blosc2.Filter.NDMEAN, 2, np.float32),
+    (blosc2.Filter.NDMEAN, 3, np.float64),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CELL_CASES)))
+def test_cell_filters_agree_with_the_reference(api, tmp_path, case):
+    """NDCELL and NDMEAN (the reference's plugins for b2nd blocks) give the reference's chunks byte
+    for byte, and each library reads the other's array to the same values."""
+    fid, meta, dtype = CELL_CASES[case]
+    shape, chunks, blocks = (13, 17, 6), (6, 8, 6), (3, 4, 6)
+    src = source(dtype, shape)
+    if np.dtype(dtype).kind == "f":
+        src = np.linspace(-50, 50, src.size, dtype=dtype).reshape(shape) ** 2
+    filters, metas = [fid, blosc2.Filter.SHUFFLE], [meta, 0]
+    ref_path = str(tmp_path / "ref.b2nd")
+    # One thread: the reference's threads store blocks in the order they finish.
+    blosc2.asarray(src, chunks=chunks, blocks=blocks, urlpath=ref_path, mode="w",
+                   cparams=blosc2.CParams(codec=blosc2.Codec.LZ4, filters=filters, filters_meta=metas,
+                                          nthreads=1))
+    ours_path = str(tmp_path / "ours.b2nd").encode()
+    cparams = blosc2_cparams_defaults(api)
+    cparams.typesize = src.itemsize
+    cparams.compcode = blosc2.Codec.LZ4.value
+    for i in range(6):
+        cparams.filters[i], cparams.filters_meta[i] = 0, 0
+    cparams.filters[0], cparams.filters_meta[0] = fid.value, meta
+    cparams.filters[1] = blosc2.Filter.SHUFFLE.value
+    storage = Storage(True, ours_path, ctypes.pointer(cparams), None, None)
+    ctx = api.b2nd_create_ctx(ctypes.byref(storage), 3, i64(shape), i32(chunks), i32(blocks),
+                              src.dtype.str.encode(), 0, None, 0)
+    assert ctx
+    arr = ctypes.POINTER(Array)()
+    assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) == 0
+    assert api.b2nd_free(arr) == 0
+    assert api.b2nd_free_ctx(ctx) == 0
+
+    ref, ours = blosc2.open(ref_path), blosc2.open(ours_path.decode())
+    for i in range(ref.schunk.nchunks):
+        assert ours.schunk.get_chunk(i) == ref.schunk.get_chunk(i), i
+    want = ref[:]
+    if fid == blosc2.Filter.NDCELL:
+        np.testing.assert_array_equal(want, src)
+    np.testing.assert_array_equal(ours[:], want)
+    arr = ctypes.POINTER(Array)()
+    assert api.b2nd_open(ref_path.encode(), ctypes.byref(arr)) == 0
+    got = np.empty_like(src)
+    assert api.b2nd_to_cbuffer(arr, got.ctypes.data, got.nbytes) == 0
+    assert got.tobytes() == want.tobytes()
+    assert api.b2nd_free(arr) == 0
+
+
+def test_cell_filter_chunks_decode_through_plain_schunk_calls(lib, tmp_path):
+    """A super-chunk opened with blosc2_schunk_open (no b2nd call) decodes a reference NDCELL array's
+    chunks with the block shape of its "b2nd" layer, as the reference's filter reads it there; so does a
+    context whose dparams.schunk names it. Without a super-chunk the chunk cannot be decoded: -18."""
+    from blosc2_structs import DParams
+
+    shape, chunks, blocks = (30, 40), (12, 16), (6, 8)
+    src = ((np.arange(1200, dtype=np.int32) // 7) % 11).reshape(shape)
+    path = str(tmp_path / "cells.b2nd")
+    blosc2.asarray(src, chunks=chunks, blocks=blocks, urlpath=path, mode="w",
+                   cparams=blosc2.CParams(codec=blosc2.Codec.ZSTD, nthreads=1,
+                                          filters=[blosc2.Filter.NDCELL], filters_meta=[2]))
+    ref = blosc2.open(path)
+    lib.blosc2_schunk_open.restype = ctypes.c_void_p
+    lib.blosc2_schunk_open.argtypes = [ctypes.c_char_p]
+    lib.blosc2_schunk_decompress_chunk.restype = ctypes.c_int
+    lib.blosc2_schunk_decompress_chunk.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                                   ctypes.c_int32]
+    lib.blosc2_schunk_free.argtypes = [ctypes.c_void_p]
+    lib.blosc2_get_blosc2_dparams_defaults.restype = DParams
+    lib.blosc2_create_dctx.restype = ctypes.c_void_p
+    lib.blosc2_create_dctx.argtypes = [DParams]
+    lib.blosc2_free_ctx.argtypes = [ctypes.c_void_p]
+    lib.blosc2_decompress_ctx.restype = ctypes.c_int
+    lib.blosc2_decompress_ctx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32,
+                                          ctypes.c_void_p, ctypes.c_int32]
+
+    sc = lib.blosc2_schunk_open(path.encode())
+    assert sc
+    try:
+        nbytes = 12 * 16 * 4
+        for i in range(ref.schunk.nchunks):
+            want = ref.schunk.decompress_chunk(i)
+            buf = ctypes.create_string_buffer(nbytes)
+            assert lib.blosc2_schunk_decompress_chunk(sc, i, buf, nbytes) == nbytes
+            assert buf.raw == want, i
+            chunk = ref.schunk.get_chunk(i)
+            assert chunk[2] & 0x02 == 0, "memcpyed: the filter would not run"
+            for with_schunk, expect in ((True, nbytes), (False, -18)):
+                dp = lib.blosc2_get_blosc2_dparams_defaults()
+                dp.schunk = sc if with_schunk else None
+                ctx = lib.blosc2_create_dctx(dp)
+                out = ctypes.create_string_buffer(nbytes)
+                assert lib.blosc2_decompress_ctx(ctx, chunk, len(chunk), out, nbytes) == expect
+                lib.blosc2_free_ctx(ctx)
+                if with_schunk:
+                    assert out.raw == want, i
+    finally:
+        lib.blosc2_schunk_free(sc)

@@ -102,10 +102,7 @@ impl SChunkStore {
     pub(crate) fn new(sc: SChunk, chunksize: i32, blocksize: i32) -> Result<SChunkStore> {
         let typesize = sc.typesize();
         let persistent = sc.storage().urlpath.is_some();
-        let mut cp = sc.cparams().clone();
-        cp.blocksize = blocksize;
-        let comp = Compressor::new(cp)?;
-        let dec = Decompressor::new(sc.dparams().clone());
+        let (comp, dec) = SChunkStore::contexts(&sc, blocksize)?;
         Ok(SChunkStore {
             inner: Mutex::new(Inner {
                 sc,
@@ -119,6 +116,33 @@ impl SChunkStore {
             blocksize,
             persistent,
         })
+    }
+
+    /// The array's own codec contexts, from the super-chunk's parameters
+    /// with the array's block size.
+    fn contexts(sc: &SChunk, blocksize: i32) -> Result<(Compressor, Decompressor)> {
+        let mut cp = sc.cparams().clone();
+        cp.blocksize = blocksize;
+        Ok((
+            Compressor::new(cp)?,
+            Decompressor::new(sc.dparams().clone()),
+        ))
+    }
+
+    /// Rebuilds the codec contexts after a metalayer change: a new "b2nd"
+    /// layer gives the super-chunk the block shape the cell filters need.
+    fn follow_params(&mut self) -> Result<()> {
+        let blocksize = self.blocksize;
+        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        if inner.sc.cparams().block_shape == self.comp.cparams().block_shape {
+            return Ok(());
+        }
+        let (comp, dec) = SChunkStore::contexts(&inner.sc, blocksize)?;
+        self.comp = comp;
+        inner.dec = dec;
+        inner.cache = None;
+        inner.last_read = -1;
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -410,7 +434,8 @@ impl ChunkStore for SChunkStore {
         self.sc().meta_get(name).ok()
     }
     fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        self.sc().meta_add(name, content).map(|_| ())
+        self.sc().meta_add(name, content)?;
+        self.follow_params()
     }
     fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<()> {
         let mut sc = self.sc();
@@ -423,7 +448,9 @@ impl ChunkStore for SChunkStore {
                 content.len()
             );
         }
-        sc.meta_update(name, content).map(|_| ())
+        sc.meta_update(name, content)?;
+        drop(sc);
+        self.follow_params()
     }
     fn vlmeta_names(&self) -> Vec<String> {
         self.sc().vlmeta_names()
@@ -445,7 +472,7 @@ impl ChunkStore for SChunkStore {
         if cs > 0 {
             self.chunksize = cs;
         }
-        Ok(())
+        self.follow_params()
     }
     fn as_schunk(&self) -> Option<&SChunkStore> {
         Some(self)
