@@ -271,11 +271,21 @@ fn bad_parameters() {
     );
     assert_eq!(
         bad(CParams {
-            // NDCELL: a reference plugin that needs the array geometry.
-            filters: [0, 0, 0, 0, 0, 32],
+            // In the reference's global plugin range, but no plugin has it.
+            filters: [0, 0, 0, 0, 0, 37],
             ..CParams::default()
         }),
         -7
+    );
+    assert_eq!(
+        bad(CParams {
+            // NDCELL without the b2nd block shape it cuts cells from: the
+            // filter fails, and the pipeline reports it.
+            filters: [0, 0, 0, 0, 0, 32],
+            filters_meta: [0, 0, 0, 0, 0, 2],
+            ..CParams::default()
+        }),
+        -18
     );
     assert_eq!(
         bad(CParams {
