@@ -586,7 +586,9 @@ fn lazy_chunk_with_dictionary() {
 /// block 0, so equal stored bytes in blocks 0 and 1 mean different data.
 #[test]
 fn blocks_with_repeated_bytes_decode_like_the_others() {
-    let bs = 4096usize;
+    // 32 KiB blocks and chunks of at least 256 KiB, so that two decoding
+    // threads really run two threads (`pool::threads_for` wants 128 KiB each).
+    let bs = 32 * 1024usize;
     let mut rng = 0x1234_5678u32;
     let mut noise = |n: usize| -> Vec<u8> {
         (0..n)
@@ -607,50 +609,86 @@ fn blocks_with_repeated_bytes_decode_like_the_others() {
     let mut trap = p.clone();
     trap.extend_from_slice(&r);
     trap.extend_from_slice(&r);
-    trap.extend_from_slice(&noise(bs));
+    trap.extend_from_slice(&noise(bs * 6));
     let periodic: Vec<u8> = p.iter().copied().cycle().take(bs * 9 + 100).collect();
     let constant = vec![9u8; bs * 8];
+    // Runs that break and start again: A A B A A A B B, then a short tail of A.
+    let a = p.clone();
+    let b: Vec<u8> = p.iter().map(|v| v ^ 0x55).collect();
+    let broken: Vec<u8> = [&a, &a, &b, &a, &a, &a, &b, &b]
+        .iter()
+        .flat_map(|blk| blk.iter().copied())
+        .chain(a[..bs / 2].iter().copied())
+        .collect();
     for (name, src) in [
         ("trap", &trap),
         ("periodic", &periodic),
         ("constant", &constant),
+        ("broken", &broken),
     ] {
-        for filters in [
-            [0, 0, 0, 0, 0, 0],
-            [0, 0, 0, 0, 0, 1],
-            [0, 0, 0, 0, 0, 2],
-            [0, 0, 0, 0, 0, 3],
-            [0, 0, 0, 0, 3, 1],
-        ] {
-            for compcode in [0u8, 1, 5] {
-                let cp = CParams {
-                    compcode,
-                    typesize: 1,
-                    filters,
-                    blocksize: bs as i32,
-                    ..CParams::default()
-                };
-                let c = compress(&cp, src);
-                if name == "trap" && filters == [0, 0, 0, 0, 0, 3] {
-                    assert_eq!(c[2] & 0x02, 0, "codec {compcode}: memcpyed");
-                    // The premise: blocks 0 and 1 are stored as the same bytes.
+        for typesize in [1usize, 4] {
+            let t = typesize as u8;
+            for (filters, metas) in [
+                ([0, 0, 0, 0, 0, 0], [0; 6]),
+                ([0, 0, 0, 0, 0, 1], [0; 6]),
+                ([0, 0, 0, 0, 0, 2], [0; 6]),
+                ([0, 0, 0, 0, 0, 3], [0; 6]),
+                ([0, 0, 0, 0, 3, 1], [0; 6]),
+                // Shuffle, then BYTEDELTA (the reference's global filter 35).
+                ([0, 0, 0, 0, 1, 35], [0, 0, 0, 0, 0, t]),
+            ] {
+                for compcode in [0u8, 1, 5] {
+                    let cp = CParams {
+                        compcode,
+                        typesize: typesize as i32,
+                        filters,
+                        filters_meta: metas,
+                        blocksize: bs as i32,
+                        ..CParams::default()
+                    };
+                    let case = format!("{name} ts{typesize} {filters:?} codec {compcode}");
+                    if src.len() % typesize != 0 {
+                        continue;
+                    }
+                    let c = compress(&cp, src);
                     let start = |j: usize| {
                         i32::from_le_bytes(c[32 + 4 * j..36 + 4 * j].try_into().unwrap()) as usize
                     };
-                    let (b0, b1, b2) = (start(0), start(1), start(2));
-                    assert_eq!(c[b0..b1], c[b1..b2], "codec {compcode}");
-                }
-                for nthreads in [1i16, 2] {
-                    let mut d = Decompressor::new(DParams {
-                        nthreads,
-                        ..DParams::default()
-                    });
-                    let mut out = vec![0u8; src.len()];
-                    d.decompress(&c, &mut out).unwrap();
-                    assert!(
-                        out == *src,
-                        "{name} {filters:?} codec {compcode} t{nthreads}"
-                    );
+                    if name == "trap" && typesize == 1 && filters == [0, 0, 0, 0, 0, 3] {
+                        assert_eq!(c[2] & 0x02, 0, "{case}: memcpyed");
+                        // The premise: blocks 0 and 1 are stored as the same bytes.
+                        let (b0, b1, b2) = (start(0), start(1), start(2));
+                        assert_eq!(c[b0..b1], c[b1..b2], "{case}");
+                    }
+                    if name == "constant" {
+                        // The premise of the copies: blocks 1 and 2 are stored
+                        // as the same bytes.
+                        assert_eq!(c[2] & 0x02, 0, "{case}: memcpyed");
+                        let (b1, b2, b3) = (start(1), start(2), start(3));
+                        assert_eq!(c[b1..b2], c[b2..b3], "{case}");
+                    }
+                    for nthreads in [1i16, 2] {
+                        let mut d = Decompressor::new(DParams {
+                            nthreads,
+                            ..DParams::default()
+                        });
+                        let mut out = vec![0u8; src.len()];
+                        d.decompress(&c, &mut out).unwrap();
+                        assert!(out == *src, "{case} t{nthreads}");
+                        // Blocks masked out are neither decoded nor copied into.
+                        let nblocks = src.len().div_ceil(bs);
+                        let mask: Vec<bool> = (0..nblocks).map(|j| j % 3 == 1).collect();
+                        let mut part = vec![0xEEu8; src.len()];
+                        d.set_maskout(&mask).unwrap();
+                        d.decompress(&c, &mut part).unwrap();
+                        for (j, (got, want)) in part.chunks(bs).zip(src.chunks(bs)).enumerate() {
+                            if mask[j] {
+                                assert!(got.iter().all(|&v| v == 0xEE), "{case} t{nthreads} block {j}");
+                            } else {
+                                assert!(got == want, "{case} t{nthreads} block {j}");
+                            }
+                        }
+                    }
                 }
             }
         }

@@ -114,6 +114,40 @@ fn bytes_of<'b>(
     }
 }
 
+/// For each item (a block to decode and its output), the item it can be
+/// copied from: the first block of a run of blocks stored as the same bytes,
+/// of the same size, whose output depends on those bytes alone. `None` for
+/// blocks that must be decoded (all of them when no block repeats).
+fn repeat_leaders(
+    p: &Prepared<'_>,
+    dp: &DParams,
+    items: &[(usize, &mut [u8])],
+    fetched: Option<&Fetched>,
+) -> Vec<Option<usize>> {
+    let mut leaders = vec![None; items.len()];
+    // The current run's first item and its stream bytes.
+    let mut run: Option<(usize, &[u8])> = None;
+    for (k, (j, out)) in items.iter().enumerate() {
+        let span = bytes_of(p, fetched, *j)
+            .ok()
+            .filter(|_| p.block_is_copyable(dp, *j))
+            .and_then(|b| p.stream_span(*j, b, out.len()).map(|n| &b[..n]));
+        let Some(span) = span else {
+            run = None;
+            continue;
+        };
+        match run {
+            Some((lead, lead_span))
+                if lead_span == span && items[lead].1.len() == out.len() =>
+            {
+                leaders[k] = Some(lead);
+            }
+            _ => run = Some((k, span)),
+        }
+    }
+    leaders
+}
+
 /// Sizes of the blocks of a VL-block chunk.
 #[derive(Clone)]
 struct VlLayout {
@@ -348,6 +382,50 @@ impl<'a> Prepared<'a> {
         Ok(&self.src[bstart..])
     }
 
+    /// How many streams block `j` (of `bsize` decoded bytes) is split into.
+    fn nstreams(&self, j: usize, bsize: usize) -> usize {
+        let typesize = self.h.typesize();
+        if self.vl.is_some() || self.h.dont_split() || self.is_leftover(j) || bsize < typesize {
+            1
+        } else {
+            typesize
+        }
+    }
+
+    /// Whether a block's output is a function of its stream bytes and size
+    /// alone, so that blocks stored as the same bytes decode to the same
+    /// output: true for the built-in codecs and for filters that read nothing
+    /// but the block (the reference's global ones included), without a
+    /// postfilter or VL blocks. Block 0 under DELTA is the exception (coded
+    /// against itself, the others against it).
+    fn block_is_copyable(&self, dp: &DParams, j: usize) -> bool {
+        let postfilter = dp.postfilter.is_some() && !self.h.is_instrumented();
+        self.vl.is_none()
+            && !self.memcpyed
+            && self.special == 0
+            && !postfilter
+            && self.h.compcode() <= crate::codecs::Codec::ZSTD
+            && self.h.filters.iter().all(|&f| pipeline::reads_only_its_block(f))
+            && !(j == 0 && self.has_delta)
+    }
+
+    /// The length of block `j`'s streams at the start of `bytes` (the
+    /// block decodes to `bsize` bytes), read from the stream headers without
+    /// decoding; `None` when they do not parse (decoding then reports why).
+    fn stream_span(&self, j: usize, bytes: &[u8], bsize: usize) -> Option<usize> {
+        let mut pos = 0usize;
+        for _ in 0..self.nstreams(j, bsize) {
+            let csize = rd_i32(bytes, pos).ok()?;
+            pos += 4;
+            pos += match csize {
+                0 => 0,
+                c if c < 0 => 1,
+                c => c as usize,
+            };
+        }
+        (pos <= bytes.len()).then_some(pos)
+    }
+
     /// Decodes block `j`, whose streams start at `bytes[0]`, into `out`
     /// (exactly the block's size). `dref` is the decoded first block (DELTA).
     ///
@@ -418,14 +496,7 @@ impl<'a> Prepared<'a> {
         let filtered = pipeline::any_backward(&self.h.filters) && !self.h.is_instrumented();
         let typesize = self.h.typesize();
         let vl = self.vl.is_some();
-        let mut nstreams = if vl || self.h.dont_split() || self.is_leftover(j) {
-            1
-        } else {
-            typesize
-        };
-        if bsize < nstreams {
-            nstreams = 1;
-        }
+        let nstreams = self.nstreams(j, bsize);
         let neblock = bsize / nstreams;
         if neblock == 0 {
             crate::bail!(WriteBuffer, "block {j} is empty");
@@ -528,12 +599,7 @@ impl<'a> Prepared<'a> {
             }
         };
         // Whether the output is a function of `bytes[..consumed]` alone.
-        let repeatable = !vl
-            && postfilter.is_none()
-            && self.h.compcode() <= crate::codecs::Codec::ZSTD
-            && self.h.filters.iter().all(|&f| f <= Fmt::TRUNC_PREC)
-            && !(j == 0 && self.has_delta);
-        let repeatable = repeatable.then_some(consumed);
+        let repeatable = self.block_is_copyable(dp, j).then_some(consumed);
         if !use_tmp {
             w.a = work;
             return Ok(repeatable);
@@ -746,11 +812,50 @@ impl Decompressor {
             });
         }
         // Helper threads borrow the chunk and write their blocks in place.
+        // Blocks stored as the same bytes as the block before them (runs of
+        // constant or repetitive data) are copied from the first of their
+        // run once that is decoded, as on one thread; the runs are found
+        // from the stream headers, before any block is decoded.
         let fetched = fetched.as_ref();
+        let leaders = repeat_leaders(p, &dp, &items, fetched);
+        if leaders.iter().all(Option::is_none) {
+            return with_worker(|w| {
+                pool::run_scoped(items, nthreads, w, |w, tid, (j, out)| {
+                    let bytes = bytes_of(p, fetched, j)?;
+                    p.decode_block(w, &dp, j, bytes, out, dref, tid).map(|_| ())
+                })
+            });
+        }
+        let decode: Vec<(usize, &mut [u8])> = items
+            .iter_mut()
+            .zip(&leaders)
+            .filter(|(_, l)| l.is_none())
+            .map(|((j, out), _)| (*j, &mut **out))
+            .collect();
         with_worker(|w| {
-            pool::run_scoped(items, nthreads, w, |w, tid, (j, out)| {
+            pool::run_scoped(decode, nthreads, w, |w, tid, (j, out)| {
                 let bytes = bytes_of(p, fetched, j)?;
                 p.decode_block(w, &dp, j, bytes, out, dref, tid).map(|_| ())
+            })
+        })?;
+        let mut sources: Vec<Option<&[u8]>> = Vec::with_capacity(items.len());
+        let mut copies: Vec<(&mut [u8], usize)> = Vec::new();
+        for ((_, out), leader) in items.iter_mut().zip(&leaders) {
+            match *leader {
+                None => sources.push(Some(&**out)),
+                Some(k) => {
+                    sources.push(None);
+                    copies.push((&mut **out, k));
+                }
+            }
+        }
+        with_worker(|w| {
+            pool::run_scoped(copies, nthreads, w, |_, _, (out, k)| {
+                match sources[k] {
+                    Some(src) => out.copy_from_slice(src),
+                    None => crate::bail!(Failure, "block copied from a block that is a copy"),
+                }
+                Ok(())
             })
         })
     }

@@ -31,6 +31,13 @@ pub(crate) fn any_backward(filters: &[u8; 6]) -> bool {
     filters.iter().any(|&f| active_backward(f))
 }
 
+/// Whether filter `f` decodes a block from that block's bytes alone (plus,
+/// for DELTA, the chunk's first block): every built-in filter and the
+/// reference's global ones. User filters may read anything, so they do not.
+pub(crate) fn reads_only_its_block(f: u8) -> bool {
+    matches!(f, 0..=Fmt::TRUNC_PREC | Fmt::NDCELL..=Fmt::INT_TRUNC)
+}
+
 /// Checks that every filter id can be run, before any work is done.
 pub(crate) fn check_filters(filters: &[u8; 6]) -> crate::Result<()> {
     for &f in filters {
