@@ -1,14 +1,19 @@
 /*
  * Side-by-side benchmark, written against the reference b2nd.h/blosc2.h API only, so the
- * same source builds against libb2nd and against the reference libblosc2 (scripts/bench.py
- * builds both and alternates them). Prints one TSV line per measurement:
+ * same source builds against libb2nd and against the reference libblosc2. Prints one TSV
+ * line per measurement:
  *   <row>\t<metric>\t<value>
  * metrics: cMBps, dMBps (uncompressed MB per second), ratio, slice_us (median microseconds),
  * memcpy_MBps (the machine's memory bandwidth, the ceiling).
  *
- * Usage: bench [--quick] [--only SUBSTRING] [--tmp DIR]
+ * Usage: bench [--quick] [--only SUBSTRING] [--exact ROW] [--list] [--out FILE] [--tmp DIR]
+ *   --exact runs the one row (configuration) of that name, --list prints the names of the
+ *   rows that would run instead of running them, --out appends the lines to FILE.
  * -DBENCH_NO_SCHUNK / -DBENCH_NO_B2ND leave out the super-chunk / b2nd rows (for a
  * library that does not export those calls yet).
+ * -DBENCH_PLUGIN builds a shared object exporting bench_run(argc, argv) instead of main:
+ * scripts/bench.py builds one against each library and benches/driver.c loads both into
+ * one process, so each row is measured for the two libraries seconds apart.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <b2nd.h>
@@ -80,14 +85,30 @@ static void make_datasets(dataset *ds, int32_t nbytes) {
     }                                                   \
   } while (0)
 
-static int matches(const char *row, const char *only) { return !only || strstr(row, only) != NULL; }
+/* Where results go, and which rows run (set by bench_run's arguments). */
+static FILE *out;
+static const char *exact_row;
+static int list_rows;
 
-static void bench_memcpy(int32_t nbytes, double mintime) {
+/* Whether `row` runs: --exact names it, or --only is a substring of it. With --list the
+   row's name is printed and it does not run. */
+static int matches(const char *row, const char *only) {
+  int selected = exact_row ? strcmp(row, exact_row) == 0 : (!only || strstr(row, only) != NULL);
+  if (selected && list_rows) {
+    fprintf(out, "%s\n", row);
+    return 0;
+  }
+  return selected;
+}
+
+static void bench_memcpy(int32_t nbytes, double mintime, const char *only) {
+  (void)only; /* the ceiling is measured whatever --only says */
+  if (!matches("memcpy", NULL)) return;
   uint8_t *a = malloc((size_t)nbytes), *b = malloc((size_t)nbytes);
   memset(a, 1, (size_t)nbytes);
   double best;
   BEST_TIME(best, mintime, memcpy(b, a, (size_t)nbytes));
-  printf("memcpy\tmemcpy_MBps\t%.1f\n", nbytes / best / 1e6);
+  fprintf(out, "memcpy\tmemcpy_MBps\t%.1f\n", nbytes / best / 1e6);
   free(a);
   free(b);
 }
@@ -140,9 +161,9 @@ static int bench_chunks(dataset *ds, int nds, const char *only, double mintime, 
               fprintf(stderr, "%s: round trip mismatch (%d)\n", row, dsize);
               return 1;
             }
-            printf("%s\tcMBps\t%.1f\n%s\tdMBps\t%.1f\n%s\tratio\t%.3f\n", row, nbytes / tc / 1e6, row,
+            fprintf(out, "%s\tcMBps\t%.1f\n%s\tdMBps\t%.1f\n%s\tratio\t%.3f\n", row, nbytes / tc / 1e6, row,
                    nbytes / td / 1e6, row, (double)nbytes / csize);
-            fflush(stdout);
+            fflush(out);
             blosc2_free_ctx(cctx);
             blosc2_free_ctx(dctx);
           }
@@ -186,8 +207,8 @@ static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, 
     }
     double t1 = now();
     double total = (double)ds[0].nbytes * nchunks;
-    printf("%s/append\tcMBps\t%.1f\n", row, total / (t1 - t0) / 1e6);
-    printf("%s/append\tratio\t%.3f\n", row, (double)sc->nbytes / (double)sc->cbytes);
+    fprintf(out, "%s/append\tcMBps\t%.1f\n", row, total / (t1 - t0) / 1e6);
+    fprintf(out, "%s/append\tratio\t%.3f\n", row, (double)sc->nbytes / (double)sc->cbytes);
     blosc2_schunk_free(sc);
     uint8_t *back = malloc((size_t)ds[0].nbytes);
     t0 = now();
@@ -201,8 +222,8 @@ static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, 
     }
     t1 = now();
     if (memcmp(back, ds[0].data, (size_t)ds[0].nbytes) != 0) { fprintf(stderr, "%s: mismatch\n", row); return 1; }
-    printf("%s/read\tdMBps\t%.1f\n", row, total / (t1 - t0) / 1e6);
-    fflush(stdout);
+    fprintf(out, "%s/read\tdMBps\t%.1f\n", row, total / (t1 - t0) / 1e6);
+    fflush(out);
     blosc2_schunk_free(rd);
     free(back);
     blosc2_remove_urlpath(urlpath);
@@ -219,13 +240,17 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
   const int32_t blockshape[3] = {16, 16, 32};
   int64_t n = shape[0] * shape[1] * shape[2];
   int64_t nbytes = n * 8;
-  double *src = malloc((size_t)nbytes), *back = malloc((size_t)nbytes);
-  for (int64_t i = 0; i < n; i++) src[i] = sin((double)(i % 4096) * 0.01) + (double)(i / 65536) * 0.001;
+  double *src = NULL, *back = NULL;
   const char *codecs[] = {"blosclz", "lz4", "zstd"};
   for (int c = 0; c < 3; c++) {
     char row[160];
     snprintf(row, sizeof row, "b2nd/smooth3d-f8-%lldMiB/%s/c5/shuffle", (long long)(nbytes >> 20), codecs[c]);
     if (!matches(row, only)) continue;
+    if (src == NULL) {
+      src = malloc((size_t)nbytes);
+      back = malloc((size_t)nbytes);
+      for (int64_t i = 0; i < n; i++) src[i] = sin((double)(i % 4096) * 0.01) + (double)(i / 65536) * 0.001;
+    }
     char urlpath[512];
     snprintf(urlpath, sizeof urlpath, "%s/bench-%s.b2nd", tmpdir, codecs[c]);
     blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
@@ -242,11 +267,11 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
       if (arr) b2nd_free(arr);
       if (b2nd_from_cbuffer(ctx, &arr, src, nbytes) < 0) { fprintf(stderr, "%s: from_cbuffer failed\n", row); return 1; }
     });
-    printf("%s/from_cbuffer\tcMBps\t%.1f\n", row, nbytes / t / 1e6);
-    printf("%s/from_cbuffer\tratio\t%.3f\n", row, (double)arr->sc->nbytes / (double)arr->sc->cbytes);
+    fprintf(out, "%s/from_cbuffer\tcMBps\t%.1f\n", row, nbytes / t / 1e6);
+    fprintf(out, "%s/from_cbuffer\tratio\t%.3f\n", row, (double)arr->sc->nbytes / (double)arr->sc->cbytes);
     BEST_TIME(t, mintime, b2nd_to_cbuffer(arr, back, nbytes));
     if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: to_cbuffer mismatch\n", row); return 1; }
-    printf("%s/to_cbuffer\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
+    fprintf(out, "%s/to_cbuffer\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
 
     /* Random small slices: median latency. */
     enum { NSLICES = 200 };
@@ -268,7 +293,7 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
       lat[i] = now() - t0;
     }
     qsort(lat, NSLICES, sizeof(double), cmp_double);
-    printf("%s/slice10x10x10\tslice_us\t%.2f\n", row, lat[NSLICES / 2] * 1e6);
+    fprintf(out, "%s/slice10x10x10\tslice_us\t%.2f\n", row, lat[NSLICES / 2] * 1e6);
 
     /* Full read of a file-backed array. */
     blosc2_remove_urlpath(urlpath);
@@ -280,8 +305,8 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
       b2nd_to_cbuffer(farr, back, nbytes);
     });
     if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: file read mismatch\n", row); return 1; }
-    printf("%s/file_full_read\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
-    fflush(stdout);
+    fprintf(out, "%s/file_full_read\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
+    fflush(out);
     b2nd_free(farr);
     b2nd_free(arr);
     b2nd_free_ctx(ctx);
@@ -294,29 +319,54 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
 
 #endif /* BENCH_NO_B2ND */
 
-int main(int argc, char **argv) {
-  const char *only = NULL, *tmpdir = "/tmp";
+/* The datasets, made once per process (a plugin is called once per row). */
+static dataset datasets[5];
+static int ready;
+
+int bench_run(int argc, char **argv) {
+  const char *only = NULL, *tmpdir = "/tmp", *outpath = NULL;
   int quick = 0;
+  exact_row = NULL;
+  list_rows = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--exact") && i + 1 < argc) exact_row = argv[++i];
+    else if (!strcmp(argv[i], "--list")) list_rows = 1;
+    else if (!strcmp(argv[i], "--out") && i + 1 < argc) outpath = argv[++i];
     else if (!strcmp(argv[i], "--tmp") && i + 1 < argc) tmpdir = argv[++i];
   }
+  out = outpath ? fopen(outpath, "a") : stdout;
+  if (out == NULL) {
+    fprintf(stderr, "cannot open %s\n", outpath);
+    return 1;
+  }
   double mintime = quick ? 0.05 : 0.2;
-  blosc2_init();
   int32_t nbytes = 4 * 1024 * 1024;
-  dataset ds[5];
-  make_datasets(ds, nbytes);
-  bench_memcpy(nbytes, mintime);
-  int rc = bench_chunks(ds, 5, only, mintime, quick);
+  if (!ready) {
+    blosc2_init();
+    make_datasets(datasets, nbytes);
+    ready = 1;
+  }
+  bench_memcpy(nbytes, mintime, only);
+  int rc = bench_chunks(datasets, 5, only, mintime, quick);
 #ifndef BENCH_NO_SCHUNK
-  if (rc == 0) rc = bench_schunk_file(ds, only, tmpdir, quick);
+  if (rc == 0) rc = bench_schunk_file(datasets, only, tmpdir, quick);
 #endif
 #ifndef BENCH_NO_B2ND
   if (rc == 0) rc = bench_b2nd(only, mintime, tmpdir, quick);
 #endif
   (void)tmpdir;
-  for (int i = 0; i < 5; i++) free(ds[i].data);
+  if (out != stdout) fclose(out);
+  out = stdout;
+  return rc;
+}
+
+#ifndef BENCH_PLUGIN
+int main(int argc, char **argv) {
+  int rc = bench_run(argc, argv);
+  for (int i = 0; i < 5; i++) free(datasets[i].data);
   blosc2_destroy();
   return rc;
 }
+#endif

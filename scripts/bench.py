@@ -2,10 +2,12 @@
 """Side-by-side benchmark: b2nd (this library) vs the reference libblosc2 shipped in the
 python-blosc2 wheel, on the same data and parameters, in one run.
 
-Builds benches/bench.c twice from the same source (against include/b2nd.h + libb2nd, and against the
-wheel's include/ + lib/libblosc2), then runs the two binaries alternately for several rounds and keeps
-each library's best figure per row. Prints one table: throughputs, ratios and latencies with
-ours/reference ratios (>1 is better for throughput, <1 is better for latency), and memcpy bandwidth.
+Builds benches/bench.c twice from the same source as plugins (one against include/b2nd.h +
+libb2nd, one against the wheel's include/ + lib/libblosc2) and benches/driver.c, which loads both
+into one process and measures every row for the two libraries one right after the other, for
+several rounds (which library goes first alternates); each library's best figure per row is
+kept. Prints one table: throughputs, ratios and latencies with ours/reference ratios (>1 is
+better for throughput, <1 is better for latency), and memcpy bandwidth.
 
 Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING] [--aa]
 (--aa runs the reference against itself: the spread of its ratios is the machine's noise floor)
@@ -22,22 +24,20 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 HIGHER_IS_BETTER = {"cMBps": True, "dMBps": True, "ratio": True, "memcpy_MBps": True, "slice_us": False}
 
 
-def build(out: pathlib.Path, include: pathlib.Path, libdir: pathlib.Path, lib: str, defines=()) -> None:
-    cmd = ["cc", "-O2", *defines, "-std=c99", "-Wall", "-Wextra", f"-I{include}", str(ROOT / "benches" / "bench.c"),
-           f"-L{libdir}", f"-l{lib}", "-lm", f"-Wl,-rpath,{libdir}", "-o", str(out)]
+def build_plugin(out: pathlib.Path, include: pathlib.Path, libdir: pathlib.Path, lib: str, defines=()) -> None:
+    cmd = ["cc", "-O2", "-fPIC", "-shared", "-DBENCH_PLUGIN", *defines, "-std=c99", "-Wall", "-Wextra",
+           f"-I{include}", str(ROOT / "benches" / "bench.c"), f"-L{libdir}", f"-l{lib}", "-lm",
+           f"-Wl,-rpath,{libdir}", "-o", str(out)]
     subprocess.run(cmd, check=True)
 
 
-def run(binary: pathlib.Path, args, tmp: str) -> dict:
-    proc = subprocess.run([str(binary), *args, "--tmp", tmp], capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stderr)
-        raise SystemExit(f"{binary.name} failed with exit code {proc.returncode}")
-    rows = {}
-    for line in proc.stdout.splitlines():
+def read_tsv(path: pathlib.Path) -> list:
+    """The (row, metric) -> value pairs of a results file, one per line (rounds repeat keys)."""
+    pairs = []
+    for line in path.read_text().splitlines():
         row, metric, value = line.split("\t")
-        rows[(row, metric)] = float(value)
-    return rows
+        pairs.append(((row, metric), float(value)))
+    return pairs
 
 
 def merge_best(best: dict, new: dict) -> None:
@@ -59,7 +59,6 @@ def main() -> None:
     import blosc2  # the reference wheel
     wheel = pathlib.Path(blosc2.__file__).parent
     work = pathlib.Path(tempfile.mkdtemp(prefix="b2nd-bench-"))
-    ours_bin, ref_bin = work / "bench_b2nd", work / "bench_ref"
     ours_lib = ROOT / "target" / "release" / "libb2nd.so"
     exported = subprocess.run(["nm", "-D", "--defined-only", str(ours_lib)], capture_output=True, text=True).stdout
     defines = []
@@ -67,17 +66,26 @@ def main() -> None:
         if symbol not in exported:
             print(f"note: libb2nd does not export{symbol}: {define[9:].lower().replace('_', ' ')} rows left out")
             defines.append(define)
+    ours_so, ref_so, driver = work / "bench_b2nd.so", work / "bench_ref.so", work / "driver"
     if opts.aa:
-        build(ours_bin, wheel / "include", wheel / "lib", "blosc2", defines)
+        build_plugin(ours_so, wheel / "include", wheel / "lib", "blosc2", defines)
     else:
-        build(ours_bin, ROOT / "include", ROOT / "target" / "release", "b2nd", defines)
-    build(ref_bin, wheel / "include", wheel / "lib", "blosc2", defines)
+        build_plugin(ours_so, ROOT / "include", ROOT / "target" / "release", "b2nd", defines)
+    build_plugin(ref_so, wheel / "include", wheel / "lib", "blosc2", defines)
+    subprocess.run(["cc", "-O2", "-std=c99", "-Wall", "-Wextra", str(ROOT / "benches" / "driver.c"), "-ldl",
+                    "-o", str(driver)], check=True)
 
     args = (["--quick"] if opts.quick else []) + (["--only", opts.only] if opts.only else [])
+    ours_tsv, ref_tsv = work / "b2nd.tsv", work / "ref.tsv"
+    proc = subprocess.run([str(driver), str(ours_so), str(ref_so), str(ours_tsv), str(ref_tsv),
+                           str(opts.rounds), *args, "--tmp", str(work)])
+    if proc.returncode != 0:
+        raise SystemExit(f"the benchmark driver failed with exit code {proc.returncode}")
     ours, ref = {}, {}
-    for _ in range(opts.rounds):  # alternate the libraries so machine noise hits both alike
-        merge_best(ours, run(ours_bin, args, str(work)))
-        merge_best(ref, run(ref_bin, args, str(work)))
+    for key, value in read_tsv(ours_tsv):
+        merge_best(ours, {key: value})
+    for key, value in read_tsv(ref_tsv):
+        merge_best(ref, {key: value})
 
     if opts.aa:
         print("A/A run: the b2nd columns are the reference library too; ratios away from 1 are noise")

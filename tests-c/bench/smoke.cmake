@@ -1,0 +1,37 @@
+# The benchmark still builds and measures: benches/bench.c as a program, and as a plugin run
+# by benches/driver.c (the plugin loaded as both libraries), each on one quick row.
+set(ROW "chunk/randint-i4/lz4/c5/shuffle/t1")
+execute_process(COMMAND "${STANDALONE}" --quick --exact "${ROW}"
+                OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "bench exited with ${rc}")
+endif()
+foreach(metric cMBps dMBps ratio)
+  if(NOT out MATCHES "${ROW}\t${metric}\t[0-9.]+\n")
+    message(FATAL_ERROR "bench printed no ${metric} for ${ROW}:\n${out}")
+  endif()
+endforeach()
+if(out MATCHES "bitshuffle")
+  message(FATAL_ERROR "--exact ran other rows:\n${out}")
+endif()
+
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+execute_process(COMMAND "${DRIVER}" "${PLUGIN}" "${PLUGIN}" "${WORK}/a.tsv" "${WORK}/b.tsv" 2
+                        --quick --only "${ROW}" --tmp "${WORK}"
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "driver exited with ${rc}")
+endif()
+foreach(side a b)
+  file(STRINGS "${WORK}/${side}.tsv" lines REGEX "^${ROW}\tdMBps\t")
+  list(LENGTH lines n)
+  if(NOT n EQUAL 2)
+    message(FATAL_ERROR "${side}.tsv holds ${n} dMBps lines for ${ROW}, not one per round (2)")
+  endif()
+  file(STRINGS "${WORK}/${side}.tsv" lines REGEX "^memcpy\tmemcpy_MBps\t")
+  list(LENGTH lines n)
+  if(NOT n EQUAL 2)
+    message(FATAL_ERROR "${side}.tsv holds ${n} memcpy lines, not 2")
+  endif()
+endforeach()
