@@ -108,12 +108,16 @@ fn chunk_bodies_survive_mutated_chunks() {
 #[test]
 fn roundtrip_body_holds_for_every_parameter_byte() {
     let mut rng = XorShift(0x0dd_ba11);
+    // Every codec byte against every filter choice (bytedelta and NDCELL
+    // included), each with a few clevel/typesize/geometry draws.
     for p0 in 0u8..6 {
-        for p2 in 0u8..5 {
-            let len = 4 + rng.below(5000);
-            let mut data: Vec<u8> = vec![p0, rng.next() as u8, p2, rng.next() as u8];
-            data.extend(sample(len, rng.below(3)));
-            bodies::chunk_roundtrip(&data);
+        for p2 in 0u8..8 {
+            for _ in 0..3 {
+                let len = 4 + rng.below(5000);
+                let mut data: Vec<u8> = vec![p0, rng.next() as u8, p2, rng.next() as u8];
+                data.extend(sample(len, rng.below(3)));
+                bodies::chunk_roundtrip(&data);
+            }
         }
     }
 }

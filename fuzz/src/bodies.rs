@@ -38,6 +38,14 @@ pub fn chunk_decode(data: &[u8]) {
     let mut out2 = vec![0u8; nbytes];
     let again = d2.decompress(data, &mut out2).ok().map(|n| out2[..n].to_vec());
     assert_eq!(full, again, "1 and 2 threads disagree");
+    // With a block shape, chunks that ask for NDCELL/NDMEAN reach the cell
+    // decoder (any shape: a wrong one must be an error, not a crash).
+    let side = i64::from(data.get(40).copied().unwrap_or(1) % 32) + 1;
+    let mut d3 = Decompressor::new(DParams {
+        block_shape: Some(vec![side, side * 2].into()),
+        ..DParams::default()
+    });
+    let _ = d3.decompress(data, &mut out);
 }
 
 /// Compress then decompress: the first bytes choose the parameters, the rest
@@ -46,8 +54,12 @@ pub fn chunk_roundtrip(data: &[u8]) {
     if data.len() < 4 {
         return;
     }
-    let (p, src) = data.split_at(4);
-    let filters = match p[2] % 7 {
+    let (p, mut src) = data.split_at(4);
+    let typesize = usize::from(p[3] % 16) + 1;
+    let mut block_shape = None;
+    let mut blocksize = 0;
+    let mut filters_meta = [0u8; 6];
+    let filters = match p[2] % 8 {
         0 => [0, 0, 0, 0, 0, 0],
         1 => [0, 0, 0, 0, 0, 1],
         2 => [0, 0, 0, 0, 0, 2],
@@ -55,13 +67,31 @@ pub fn chunk_roundtrip(data: &[u8]) {
         4 => [0, 0, 0, 0, 1, 2],
         // BYTEDELTA after a shuffle, the older variant after a bitshuffle.
         5 => [0, 0, 0, 0, 1, 35],
-        _ => [0, 0, 0, 0, 2, 34],
+        6 => [0, 0, 0, 0, 2, 34],
+        // NDCELL (cells of 1..4 items a side) over 2-D blocks of rows x 8
+        // items, then a shuffle; only whole blocks take the cell layout.
+        _ => {
+            let rows = usize::from(p[1] % 8) + 1;
+            let block = rows * 8 * typesize;
+            src = &src[..src.len() / block * block];
+            if src.is_empty() {
+                return;
+            }
+            block_shape = Some(vec![rows as i64, 8].into());
+            blocksize = block as i32;
+            // A side of at most `rows` keeps a cell within the block.
+            filters_meta[4] = p[0] % (rows.min(4) as u8) + 1;
+            [0, 0, 0, 0, 32, 1]
+        }
     };
     let cp = CParams {
         compcode: p[0] % 6,
         clevel: p[1] % 10,
-        typesize: i32::from(p[3] % 16) + 1,
+        typesize: typesize as i32,
         filters,
+        filters_meta,
+        blocksize,
+        block_shape: block_shape.clone(),
         ..CParams::default()
     };
     if cp.compcode == 3 {
@@ -71,7 +101,11 @@ pub fn chunk_roundtrip(data: &[u8]) {
     let mut c = vec![0u8; src.len() + 32];
     let n = chunk::compress(&cp, src, &mut c).expect("compress with a big enough dest");
     let mut back = vec![0u8; src.len()];
-    let m = chunk::decompress(&c[..n], &mut back).expect("decompress what we wrote");
+    let mut d = Decompressor::new(DParams {
+        block_shape,
+        ..DParams::default()
+    });
+    let m = d.decompress(&c[..n], &mut back).expect("decompress what we wrote");
     assert_eq!(m, src.len());
     assert_eq!(back, src, "round trip changed the data");
 }
