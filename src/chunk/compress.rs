@@ -8,6 +8,7 @@
 use super::blocksize::{compute_blocksize, split_block};
 use super::header::HeaderOut;
 use super::instr;
+use super::page_buf::PageBuf;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, EncDict, EncodeParams};
@@ -23,8 +24,8 @@ use std::time::Instant;
 #[derive(Default)]
 pub(crate) struct EncWorker {
     codec: CodecState,
-    a: Vec<u8>,
-    b: Vec<u8>,
+    a: PageBuf,
+    b: PageBuf,
     /// Codec output when the chunk buffer has too little room left.
     spill: Vec<u8>,
     /// A block encoded by a worker of a parallel call, before it is placed
@@ -191,8 +192,8 @@ impl BlockPlan<'_> {
         &'s self,
         bsrc: &'s [u8],
         offset: usize,
-        a: &'s mut Vec<u8>,
-        b: &'s mut Vec<u8>,
+        a: &'s mut PageBuf,
+        b: &'s mut PageBuf,
     ) -> crate::Result<&'s [u8]> {
         if !pipeline::any_forward(&self.cp.filters) {
             return Ok(bsrc);

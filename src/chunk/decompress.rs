@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::header::ChunkHeader;
+use super::page_buf::PageBuf;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
 use super::stream::{self, CodecState, DecDict};
@@ -63,8 +64,8 @@ fn lazy_source(dp: &DParams, chunk: &[u8]) -> crate::Result<Option<Box<dyn Block
 #[derive(Default)]
 struct DecWorker {
     codec: CodecState,
-    a: Vec<u8>,
-    b: Vec<u8>,
+    a: PageBuf,
+    b: PageBuf,
 }
 
 /// A reusable decompression context.
@@ -137,9 +138,7 @@ fn repeat_leaders(
             continue;
         };
         match run {
-            Some((lead, lead_span))
-                if lead_span == span && items[lead].1.len() == out.len() =>
-            {
+            Some((lead, lead_span)) if lead_span == span && items[lead].1.len() == out.len() => {
                 leaders[k] = Some(lead);
             }
             _ => run = Some((k, span)),
@@ -405,7 +404,11 @@ impl<'a> Prepared<'a> {
             && self.special == 0
             && !postfilter
             && self.h.compcode() <= crate::codecs::Codec::ZSTD
-            && self.h.filters.iter().all(|&f| pipeline::reads_only_its_block(f))
+            && self
+                .h
+                .filters
+                .iter()
+                .all(|&f| pipeline::reads_only_its_block(f))
             && !(j == 0 && self.has_delta)
     }
 
@@ -480,7 +483,7 @@ impl<'a> Prepared<'a> {
             return match postfilter {
                 None => fill(out).map(|()| None),
                 Some(pf) => {
-                    w.a.resize(bsize, 0);
+                    w.a.resize(bsize);
                     let mut tmp = std::mem::take(&mut w.a);
                     fill(&mut tmp)?;
                     let r = run_postfilter(pf, dp, &tmp, out, offset, j, tid, self.h.typesize());
@@ -517,7 +520,7 @@ impl<'a> Prepared<'a> {
             // Every byte gets written below (streams, then the tail), so the
             // scratch is only grown, never cleared.
             if work.len() < bsize {
-                work.resize(bsize, 0);
+                work.resize(bsize);
             }
             work.truncate(bsize);
         }
@@ -619,8 +622,8 @@ impl<'a> Prepared<'a> {
                     if filtered {
                         // The filters' result goes to `b`, the postfilter's input.
                         let mut mid = std::mem::take(&mut w.b);
-                        mid.resize(bsize, 0);
-                        let mut spare = Vec::new();
+                        mid.resize(bsize);
+                        let mut spare = PageBuf::default();
                         let r = pipeline::backward(&ctx, &mut work, &mut spare, dref, &mut mid)
                             .and_then(|()| {
                                 run_postfilter(pf, dp, &mid, out, offset, j, tid, typesize)

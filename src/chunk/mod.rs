@@ -19,6 +19,7 @@ mod compress;
 mod decompress;
 pub mod header;
 mod instr;
+mod page_buf;
 mod pipeline;
 mod pool;
 mod special;

@@ -8,6 +8,7 @@
 //! `CParams::block_shape`), BYTEDELTA (35), its older BYTEDELTA_BUGGY (34) and
 //! INT_TRUNC (36).
 
+use super::page_buf::PageBuf;
 use super::Fmt;
 use crate::codecs::registry::{self, CallInfo};
 
@@ -94,12 +95,12 @@ pub(crate) fn forward(
     ctx: &BlockCtx<'_>,
     input: &[u8],
     dref: &[u8],
-    a: &mut Vec<u8>,
-    b: &mut Vec<u8>,
+    a: &mut PageBuf,
+    b: &mut PageBuf,
 ) -> crate::Result<Option<bool>> {
     let n = input.len();
-    a.resize(n, 0);
-    b.resize(n, 0);
+    a.resize(n);
+    b.resize(n);
     // `cur`: None = input, Some(false) = a, Some(true) = b.
     let mut cur: Option<bool> = None;
     for (i, &f) in ctx.filters.iter().enumerate() {
@@ -169,8 +170,8 @@ fn apply_forward(
 /// block of the chunk (DELTA reference) for blocks other than the first.
 pub(crate) fn backward(
     ctx: &BlockCtx<'_>,
-    data: &mut Vec<u8>,
-    tmp: &mut Vec<u8>,
+    data: &mut PageBuf,
+    tmp: &mut PageBuf,
     dref: Option<&[u8]>,
     out: &mut [u8],
 ) -> crate::Result<()> {
@@ -214,7 +215,7 @@ pub(crate) fn backward(
         }
         let to_out = Some(i) == last;
         if !to_out && tmp.len() < n {
-            tmp.resize(n, 0);
+            tmp.resize(n);
         }
         let dst: &mut [u8] = if to_out { &mut *out } else { &mut tmp[..n] };
         match f {
