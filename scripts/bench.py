@@ -4,9 +4,9 @@ python-blosc2 wheel, on the same data and parameters, in one run.
 
 Builds benches/bench.c twice from the same source as plugins (one against include/b2nd.h +
 libb2nd, one against the wheel's include/ + lib/libblosc2) and benches/driver.c, which loads both
-into one process and measures every row for the two libraries one right after the other, for
-several rounds (which library goes first alternates); each library's best figure per row is
-kept. Prints one table: throughputs, ratios and latencies with ours/reference ratios (>1 is
+into one process and measures every row for the two libraries one right after the other. Each
+round is a new driver process (which library goes first alternates); each library's best figure
+per row is kept. Prints one table: throughputs, ratios and latencies with ours/reference ratios (>1 is
 better for throughput, <1 is better for latency), and memcpy bandwidth.
 
 Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING] [--aa]
@@ -77,10 +77,16 @@ def main() -> None:
 
     args = (["--quick"] if opts.quick else []) + (["--only", opts.only] if opts.only else [])
     ours_tsv, ref_tsv = work / "b2nd.tsv", work / "ref.tsv"
-    proc = subprocess.run([str(driver), str(ours_so), str(ref_so), str(ours_tsv), str(ref_tsv),
-                           str(opts.rounds), *args, "--tmp", str(work)])
-    if proc.returncode != 0:
-        raise SystemExit(f"the benchmark driver failed with exit code {proc.returncode}")
+    # One driver process per round: where each library's buffers land in memory is drawn once
+    # per process and changes a row's speed by up to a third on this kind of machine, so every
+    # round draws anew for both sides, as separate runs would. Odd rounds put the reference first.
+    sides = [(ours_so, ours_tsv), (ref_so, ref_tsv)]
+    for r in range(opts.rounds):
+        (a_so, a_tsv), (b_so, b_tsv) = sides if r % 2 == 0 else sides[::-1]
+        proc = subprocess.run([str(driver), str(a_so), str(b_so), str(a_tsv), str(b_tsv), "1", *args,
+                               "--tmp", str(work)])
+        if proc.returncode != 0:
+            raise SystemExit(f"the benchmark driver failed with exit code {proc.returncode}")
     ours, ref = {}, {}
     for key, value in read_tsv(ours_tsv):
         merge_best(ours, {key: value})
