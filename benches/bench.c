@@ -7,8 +7,10 @@
  * memcpy_MBps (the machine's memory bandwidth, the ceiling).
  *
  * Usage: bench [--quick] [--only SUBSTRING] [--exact ROW] [--list] [--out FILE] [--tmp DIR]
+ *              [--reps N]
  *   --exact runs the one row (configuration) of that name, --list prints the names of the
- *   rows that would run instead of running them, --out appends the lines to FILE.
+ *   rows that would run instead of running them, --out appends the lines to FILE, --reps runs
+ *   each timed operation exactly N times.
  * -DBENCH_NO_SCHUNK / -DBENCH_NO_B2ND leave out the super-chunk / b2nd rows (for a
  * library that does not export those calls yet).
  * -DBENCH_PLUGIN builds a shared object exporting bench_run(argc, argv) instead of main:
@@ -69,13 +71,18 @@ static void make_datasets(dataset *ds, int32_t nbytes) {
   ds[4] = (dataset){"randbytes-u1", 1, rb, nbytes};
 }
 
-/* Repeats `op` until at least `mintime` seconds pass; returns the best time of one call. */
+/* --reps N: run each timed operation exactly N times instead of for a minimum time (for
+   instruction counts under callgrind, see scripts/instructions.sh). */
+static int fixed_reps;
+
+/* Repeats `op` until at least `mintime` seconds pass (or `fixed_reps` times); returns the best
+   time of one call. */
 #define BEST_TIME(best, mintime, op)                    \
   do {                                                  \
     double t_start_ = now(), t_end_ = t_start_;         \
     best = 1e30;                                        \
     int reps_ = 0;                                      \
-    while (t_end_ - t_start_ < (mintime) || reps_ < 3) { \
+    while (fixed_reps ? reps_ < fixed_reps : (t_end_ - t_start_ < (mintime) || reps_ < 3)) { \
       double t0_ = now();                               \
       op;                                               \
       double t1_ = now();                               \
@@ -327,6 +334,7 @@ int bench_run(int argc, char **argv) {
   const char *only = NULL, *tmpdir = "/tmp", *outpath = NULL;
   int quick = 0;
   exact_row = NULL;
+  fixed_reps = 0;
   list_rows = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
@@ -335,6 +343,7 @@ int bench_run(int argc, char **argv) {
     else if (!strcmp(argv[i], "--list")) list_rows = 1;
     else if (!strcmp(argv[i], "--out") && i + 1 < argc) outpath = argv[++i];
     else if (!strcmp(argv[i], "--tmp") && i + 1 < argc) tmpdir = argv[++i];
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) fixed_reps = atoi(argv[++i]);
   }
   out = outpath ? fopen(outpath, "a") : stdout;
   if (out == NULL) {

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Instructions one warm call costs in each library, counted by callgrind: a yardstick that, unlike
+# a timing, does not move with the machine's load. For a chunk row (see `bench --list`), prints
+# the instructions of the second blosc2_compress_ctx and blosc2_decompress_ctx call (the first
+# one sets up scratch and state), for this library and for the reference.
+#
+# Usage: bash scripts/instructions.sh chunk/smooth3d-f8/lz4/c5/shuffle/t1
+# Needs valgrind (apt-get install valgrind). Counts are for the calling thread: use t1 rows.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$B2ND_ROOT"
+row="${1:?usage: scripts/instructions.sh CHUNK_ROW}"
+command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 2; }
+cargo build --release --locked >/dev/null 2>&1
+wheel="$("$B2ND_PYTHON" -c 'import blosc2, os; print(os.path.dirname(blosc2.__file__))')"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cc -O2 -std=c99 benches/bench.c -Iinclude -Ltarget/release -lb2nd -Wl,-rpath,"$PWD/target/release" -lm \
+  -o "$work/bench_b2nd"
+cc -O2 -std=c99 benches/bench.c -I"$wheel/include" -L"$wheel/lib" -lblosc2 -Wl,-rpath,"$wheel/lib" -lm \
+  -o "$work/bench_ref"
+printf '%-40s %16s %16s %9s\n' "$row" b2nd ref b2nd/ref
+for op in compress decompress; do
+  declare -A count=()
+  for lib in b2nd ref; do
+    out="$work/cg.$lib.$op"
+    valgrind --tool=callgrind --toggle-collect="blosc2_${op}_ctx" --dump-after="blosc2_${op}_ctx" \
+      --callgrind-out-file="$out" "$work/bench_$lib" --exact "$row" --reps 2 >/dev/null 2>&1
+    # One dump per call: the second is the warm one.
+    second="$(ls "$out".* | sort -t. -k3 -n | sed -n 2p)"
+    count[$lib]="$(callgrind_annotate "$second" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')"
+  done
+  printf '%-40s %16s %16s %9.3f\n' "$op" "${count[b2nd]}" "${count[ref]}" \
+    "$("$B2ND_PYTHON" -c "print(${count[b2nd]} / ${count[ref]})")"
+done
