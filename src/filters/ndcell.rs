@@ -81,6 +81,21 @@ impl Cells {
         })
     }
 
+    /// As [`Cells::new`] for a block read from `src` and written to `dst`.
+    fn for_buffers(
+        kind: Kind,
+        blockshape: &[i64],
+        meta: u8,
+        typesize: usize,
+        src: &[u8],
+        dst: &[u8],
+    ) -> Result<Cells> {
+        if dst.len() != src.len() {
+            crate::bail!(FilterPipeline, "cell filter: output of another size");
+        }
+        Cells::new(kind, blockshape, meta, typesize, src.len())
+    }
+
     /// Calls `row(cell, first_item, items)` for every row of every cell, in
     /// the filters' order; errors when a row would leave the block. Returns
     /// where the last row ends (the reference checks it against the block).
@@ -150,10 +165,7 @@ pub fn encode(
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<()> {
-    let cells = Cells::new(kind, blockshape, meta, typesize, src.len())?;
-    if dst.len() != src.len() {
-        crate::bail!(FilterPipeline, "cell filter: output of another size");
-    }
+    let cells = Cells::for_buffers(kind, blockshape, meta, typesize, src, dst)?;
     let mut pos = 0usize;
     match kind {
         Kind::Cell => {
@@ -223,10 +235,7 @@ pub fn decode(
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<()> {
-    let cells = Cells::new(kind, blockshape, meta, typesize, src.len())?;
-    if dst.len() != src.len() {
-        crate::bail!(FilterPipeline, "cell filter: output of another size");
-    }
+    let cells = Cells::for_buffers(kind, blockshape, meta, typesize, src, dst)?;
     let mut pos = 0usize;
     let end = cells.walk(|_, first, len| {
         let n = len * typesize;
