@@ -1,14 +1,16 @@
-//! PageBuf buffers for block work (codec output, filter stages) whose
+//! Scratch buffers for block work (codec output, filter stages) whose
 //! contents start on a page boundary.
 //!
 //! Why: a worker's scratch lives as long as its thread, so where it lands
 //! is decided once per process. As a plain `Vec<u8>` a 32 KiB block scratch
 //! came from the heap at an arbitrary offset in its page, spanning 9 pages,
-//! and LZ4 decoding of `noisysine-f4/lz4hc/c1/shuffle/t1` ran at full speed
-//! (about 10 GB/s) in 2 processes of 10, at 6-8 GB/s in the rest, with the
-//! same instruction count; page-aligned, it ran at full speed in 23 of 24,
-//! like the reference (whose block buffers come from `posix_memalign`). The
-//! alignment also keeps the SIMD filters' 32-byte loads within cache lines.
+//! and LZ4 decoding of `noisysine-f4/lz4hc/c1/shuffle/t1` (`benches/bench.c
+//! --exact`, one fresh process each time) ran at full speed, about 10 GB/s,
+//! in 2 processes of 10 and at 6-8 GB/s in the rest, with the same
+//! instruction count. With this buffer it ran at full speed in 7 of 10 (the
+//! reference, whose block buffers come from `posix_memalign`, in 9 of 10).
+//! The alignment also keeps the SIMD filters' 32-byte loads within cache
+//! lines.
 //!
 //! The buffer behaves like a `Vec<u8>` (new bytes are zero, contents are
 //! kept when it grows); only where the bytes live differs. The alignment is

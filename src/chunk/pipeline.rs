@@ -248,7 +248,7 @@ pub(crate) fn backward(
                 None if (Fmt::FILTERS_GLOBAL_START..=Fmt::FILTERS_GLOBAL_STOP).contains(&f) => {
                     crate::bail!(
                         CodecSupport,
-                        "filter {f} is a reference plugin, not supported here"
+                        "filter {f} is in the reference's global range but not one of its plugins"
                     )
                 }
                 None => crate::bail!(
