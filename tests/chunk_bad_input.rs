@@ -248,13 +248,31 @@ fn bad_parameters() {
         }),
         -7
     );
+    // A reference plugin codec that is not built in (zfp).
     assert_eq!(
         bad(CParams {
-            compcode: 32,
+            compcode: 33,
             ..CParams::default()
         }),
         -7
     );
+    // NDLZ needs a 2-D block shape of one-byte items (the b2nd layer's).
+    let varied: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+    for (typesize, shape) in [(1, None), (1, Some(vec![10i64, 10, 10])), (4, Some(vec![10i64, 25]))] {
+        let cp = CParams {
+            compcode: 32,
+            compcode_meta: 4,
+            typesize,
+            filters: [0; 6],
+            blocksize: 1000,
+            block_shape: shape.map(Into::into),
+            ..CParams::default()
+        };
+        let err = Compressor::new(cp)
+            .and_then(|mut z| z.compress(&varied, &mut dst.clone()))
+            .unwrap_err();
+        assert_eq!(err.code(), -1, "{err}");
+    }
     assert_eq!(
         bad(CParams {
             compcode: 200,

@@ -241,6 +241,7 @@ impl BlockPlan<'_> {
             compcode: self.cp.compcode,
             clevel: self.cp.clevel,
             compcode_meta: self.cp.compcode_meta,
+            block_shape: self.cp.block_shape.as_deref(),
             info: self.call_info(),
         };
         if spill.len() < neblock {
@@ -310,6 +311,7 @@ impl BlockPlan<'_> {
             compcode: self.cp.compcode,
             clevel: self.cp.clevel,
             compcode_meta: self.cp.compcode_meta,
+            block_shape: self.cp.block_shape.as_deref(),
             info,
         };
         let mut at = 0usize;

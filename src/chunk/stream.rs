@@ -2,7 +2,7 @@
 //! Level and acceleration mappings are the reference's.
 
 use crate::codecs::registry::{self, CallInfo};
-use crate::codecs::{blosclz, lz4, zlib, zstd, Codec};
+use crate::codecs::{blosclz, lz4, ndlz, zlib, zstd, Codec};
 
 /// Per-worker codec state (Zstd contexts are worth reusing).
 #[derive(Default)]
@@ -112,6 +112,8 @@ pub(crate) struct EncodeParams<'a> {
     pub compcode: u8,
     pub clevel: u8,
     pub compcode_meta: u8,
+    /// The b2nd block shape, for codecs that work on it (NDLZ).
+    pub block_shape: Option<&'a [i64]>,
     pub info: CallInfo<'a>,
 }
 
@@ -152,6 +154,7 @@ pub(crate) fn encode(
                 _ => cctx.compress(src, dst, zstd_level(p.clevel)),
             }
         }
+        Codec::NDLZ => ndlz::encode(p.compcode_meta, p.block_shape, src, dst)?,
         c if c >= registry::USER_START => match registry::codec(c) {
             Some(entry) => entry.codec.encode(src, dst, p.compcode_meta, &p.info)?,
             None => crate::bail!(CodecSupport, "user codec {c} is not registered"),
@@ -199,6 +202,9 @@ pub(crate) fn decode(
                 _ => None,
             };
             state.zd()?.decompress(src, dst, ddict)
+        }
+        Codec::FORMAT_UDCODEC if compcode == Codec::NDLZ => {
+            Some(ndlz::decode(compcode_meta, src, dst)?)
         }
         Codec::FORMAT_UDCODEC => {
             if compcode < registry::USER_START {
@@ -256,6 +262,7 @@ mod tests {
                 compcode,
                 clevel: 5,
                 compcode_meta: 0,
+                block_shape: None,
                 info,
             };
             let mut dst = vec![0u8; src.len()];

@@ -1,11 +1,12 @@
 //! Codecs: the byte compressors a chunk's blocks go through.
 //!
 //! LZ4/LZ4HC, Zlib and Zstd are the reference C libraries reached through
-//! their `-sys` crates (identical streams); BloscLZ is implemented in Rust;
-//! user codecs come from [`registry`].
+//! their `-sys` crates (identical streams); BloscLZ and the reference's NDLZ
+//! plugin are implemented in Rust; user codecs come from [`registry`].
 
 pub mod blosclz;
 pub(crate) mod lz4;
+pub(crate) mod ndlz;
 pub mod registry;
 pub(crate) mod zlib;
 pub(crate) mod zstd;
@@ -21,6 +22,9 @@ impl Codec {
     pub(crate) const ZSTD: u8 = 5;
     /// Ids 32..=159 are the reference's globally registered plugins.
     pub(crate) const GLOBAL_START: u8 = 32;
+    /// The reference's 2-D plugin codec ([`ndlz`]), the one of its plugin
+    /// codecs built in here.
+    pub(crate) const NDLZ: u8 = 32;
 
     /// Header format codes (bits 5..7 of `flags`).
     pub(crate) const FORMAT_BLOSCLZ: u8 = 0;
@@ -43,7 +47,7 @@ impl Codec {
     /// Whether a codec id names a codec this crate can run now.
     pub(crate) fn is_available(compcode: u8) -> bool {
         match compcode {
-            Self::BLOSCLZ | Self::LZ4 | Self::LZ4HC | Self::ZLIB | Self::ZSTD => true,
+            Self::BLOSCLZ | Self::LZ4 | Self::LZ4HC | Self::ZLIB | Self::ZSTD | Self::NDLZ => true,
             c if c >= registry::USER_START => registry::codec(c).is_some(),
             _ => false,
         }

@@ -816,6 +816,11 @@ const BUILTIN: [(u8, &CStr, u8); 5] = [
     (5, c"zstd", 4),
 ];
 
+/// The reference's plugin codecs built in here: (code, name). Like the
+/// reference after `blosc2_init`, they answer name lookups but are not in
+/// `blosc2_list_compressors`.
+const PLUGINS: [(u8, &CStr); 1] = [(32, c"ndlz")];
+
 /// Stores the (static) name of codec `compcode` in `*compname` and returns
 /// the code, or -1 (and NULL) for an unknown code.
 ///
@@ -831,6 +836,12 @@ pub unsafe extern "C" fn blosc2_compcode_to_compname(
             .iter()
             .find(|(c, _, _)| c_int::from(*c) == compcode)
             .map(|(_, n, _)| n.as_ptr())
+            .or_else(|| {
+                PLUGINS
+                    .iter()
+                    .find(|(c, _)| c_int::from(*c) == compcode)
+                    .map(|(_, n)| n.as_ptr())
+            })
             .or_else(|| u8::try_from(compcode).ok().and_then(user_codec_cname));
         // SAFETY: NULL or writable per the contract.
         if let Some(out) = unsafe { compname.as_mut() } {
@@ -866,6 +877,12 @@ pub(super) fn compcode_of(name: &CStr) -> Option<c_int> {
         .iter()
         .find(|(_, n, _)| *n == name)
         .map(|(c, _, _)| c_int::from(*c))
+        .or_else(|| {
+            PLUGINS
+                .iter()
+                .find(|(_, n)| *n == name)
+                .map(|(c, _)| c_int::from(*c))
+        })
         .or_else(|| user_codec_by_name(name).map(|(c, _)| c_int::from(c)))
 }
 

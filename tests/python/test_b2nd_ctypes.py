@@ -352,3 +352,131 @@ def test_cell_filter_chunks_decode_through_plain_schunk_calls(lib, tmp_path):
                     assert out.raw == want, i
     finally:
         lib.blosc2_schunk_free(sc)
+
+
+def ndlz_image(shape, seed):
+    """A uint8 'image' NDLZ has work for: rows from a small palette, each repeating with a period of
+    16 columns (so whole cells and runs of rows recur elsewhere), flat bands, and a little noise that
+    leaves some cells matching only in part."""
+    rng = np.random.default_rng(seed)
+    palette = rng.integers(0, 256, size=(5, 16), dtype=np.uint8)
+    palette = np.tile(palette, (1, -(-shape[1] // 16)))[:, :shape[1]]
+    img = palette[(np.arange(shape[0]) // 2) % 5].copy()
+    img[:, (np.arange(shape[1]) // 8) % 5 == 1] = 200
+    noise = rng.random(shape) < 0.01
+    img[noise] = rng.integers(0, 256, size=int(noise.sum()), dtype=np.uint8)
+    return img
+
+
+def ndlz_tokens(chunk, cell):
+    """The token kinds in every NDLZ stream of a chunk (blocks are never split for NDLZ)."""
+    import struct
+    nbytes, blocksize = struct.unpack_from("<ii", chunk, 4)
+    kinds = set()
+    if chunk[2] & 0x2 or chunk[31] & 0x70:   # stored raw, or a special-value chunk
+        return kinds
+    for b in range(-(-nbytes // blocksize)):
+        start = struct.unpack_from("<i", chunk, 32 + 4 * b)[0]
+        csize = struct.unpack_from("<i", chunk, start)[0]
+        if csize <= 0 or csize == blocksize:     # a run of one byte, or a block stored raw
+            continue
+        s = chunk[start + 4:start + 4 + csize]
+        rows, cols = struct.unpack_from("<ii", s, 1)
+        at = 9
+        for ci in range(-(-rows // cell)):
+            for cj in range(-(-cols // cell)):
+                part = min(cell, rows - ci * cell) * min(cell, cols - cj * cell)
+                t = s[at]
+                if t == 0:
+                    kinds.add("literal"); at += 1 + part
+                elif t == 0xC0:
+                    kinds.add("cell"); at += 3
+                elif t == 0x40:
+                    kinds.add("repeated"); at += 2
+                elif cell == 4 and t >= 224:
+                    kinds.add("triple"); at += 3 + 4
+                elif cell == 4 and 128 <= t <= 191:
+                    kinds.add("pair"); at += 3 + 8
+                elif cell == 4 and 40 <= t <= 63:
+                    kinds.add("two pairs"); at += 5
+                elif cell == 8 and t >> 3 == 21:
+                    kinds.add("triple"); at += 3 + 40
+                elif cell == 8 and t >> 3 == 17:
+                    kinds.add("pair"); at += 3 + 48
+                else:
+                    raise AssertionError(f"token {t}")
+    return kinds
+
+
+@pytest.mark.parametrize("cell", [4, 8])
+def test_ndlz_arrays_agree_with_the_reference(api, tmp_path, cell):
+    """NDLZ (the reference's plugin codec 32 for 2-D uint8 arrays): the reference's arrays, whose
+    streams use every token kind its encoder writes, open here to the same values, and arrays this
+    library writes with it (its own encoder) open in the reference to the source values."""
+    shape, chunks, blocks = (150, 170), (64, 96), (36, 45)   # blocks with cut edge cells
+    src = ndlz_image(shape, cell)
+    ref_path = str(tmp_path / "ref.b2nd")
+    blosc2.asarray(src, chunks=chunks, blocks=blocks, urlpath=ref_path, mode="w",
+                   cparams=blosc2.CParams(codec=blosc2.Codec.NDLZ, codec_meta=cell, filters=[],
+                                          nthreads=1))
+    ref = blosc2.open(ref_path)
+    kinds = set()
+    for i in range(ref.schunk.nchunks):
+        chunk = ref.schunk.get_chunk(i)
+        assert chunk[22] == 32 and chunk[23] == cell
+        kinds |= ndlz_tokens(chunk, cell)
+    want = {"literal", "cell", "repeated", "pair", "triple"} | ({"two pairs"} if cell == 4 else set())
+    assert kinds == want
+    arr = ctypes.POINTER(Array)()
+    assert api.b2nd_open(ref_path.encode(), ctypes.byref(arr)) == 0
+    got = np.empty_like(src)
+    assert api.b2nd_to_cbuffer(arr, got.ctypes.data, got.nbytes) == 0
+    np.testing.assert_array_equal(got, src)
+    assert api.b2nd_free(arr) == 0
+
+    ours_path = str(tmp_path / "ours.b2nd").encode()
+    cparams = blosc2_cparams_defaults(api)
+    cparams.typesize = 1
+    cparams.compcode, cparams.compcode_meta = 32, cell
+    for i in range(6):
+        cparams.filters[i], cparams.filters_meta[i] = 0, 0
+    storage = Storage(True, ours_path, ctypes.pointer(cparams), None, None)
+    ctx = api.b2nd_create_ctx(ctypes.byref(storage), 2, i64(shape), i32(chunks), i32(blocks),
+                              b"|u1", 0, None, 0)
+    assert ctx
+    arr = ctypes.POINTER(Array)()
+    assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) == 0
+    assert api.b2nd_free(arr) == 0
+    assert api.b2nd_free_ctx(ctx) == 0
+    ours = blosc2.open(ours_path.decode())
+    np.testing.assert_array_equal(ours[:], src)
+    kinds = set()
+    for i in range(ours.schunk.nchunks):
+        kinds |= ndlz_tokens(ours.schunk.get_chunk(i), cell)
+    assert kinds == {"literal", "cell", "repeated", "pair", "triple"}
+    assert ours.schunk.cbytes < ours.schunk.nbytes / 2
+
+
+def test_ndlz_refuses_what_the_reference_refuses(api, lib, tmp_path):
+    """NDLZ needs a 2-D array of one-byte items: a 3-D or 4-byte-item array fails to be written
+    (as in the reference), and the codec answers to its name."""
+    p = ctypes.c_char_p()
+    assert lib.blosc2_compcode_to_compname(32, ctypes.byref(p)) == 32 and p.value == b"ndlz"
+    assert lib.blosc2_compname_to_compcode(b"ndlz") == 32
+    for shape, dtype in [((8, 16, 16), b"|u1"), ((64, 64), b"<i4")]:
+        n = int(np.prod(shape)) * (4 if dtype == b"<i4" else 1)
+        src = (np.arange(n, dtype=np.uint64) % 7).astype(np.uint8)
+        cparams = blosc2_cparams_defaults(api)
+        cparams.typesize = 4 if dtype == b"<i4" else 1
+        cparams.compcode, cparams.compcode_meta = 32, 4
+        for i in range(6):
+            cparams.filters[i], cparams.filters_meta[i] = 0, 0
+        storage = Storage(False, None, ctypes.pointer(cparams), None, None)
+        chunks = tuple(s // 2 for s in shape)
+        blocks = tuple(s // 4 for s in shape)
+        ctx = api.b2nd_create_ctx(ctypes.byref(storage), len(shape), i64(shape), i32(chunks),
+                                  i32(blocks), dtype, 0, None, 0)
+        assert ctx
+        arr = ctypes.POINTER(Array)()
+        assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) < 0
+        assert api.b2nd_free_ctx(ctx) == 0
