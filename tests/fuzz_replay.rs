@@ -78,6 +78,28 @@ fn chunk_seeds() -> Vec<Vec<u8>> {
             }
         }
     }
+    // NDLZ (4x4 and 8x8 cells) over 2-D blocks: its streams come only
+    // with a block shape, and decode without one.
+    for meta in [4u8, 8] {
+        let cp = CParams {
+            compcode: 32,
+            compcode_meta: meta,
+            typesize: 1,
+            filters: [0; 6],
+            blocksize: 32 * 48,
+            block_shape: Some(vec![32, 48].into()),
+            ..CParams::default()
+        };
+        // Rows from a palette of five, each repeating every 16 columns.
+        let src: Vec<u8> = (0..4 * 32 * 48usize)
+            .map(|i| ((i % 16) * 13 ^ ((i / 96) % 5) * 41) as u8)
+            .collect();
+        let mut dst = vec![0u8; src.len() + 32];
+        let n = chunk::compress(&cp, &src, &mut dst).unwrap();
+        assert!(n < src.len() * 3 / 4, "NDLZ seed did not compress: {n}");
+        dst.truncate(n);
+        seeds.push(dst);
+    }
     seeds
 }
 
