@@ -22,6 +22,23 @@
 //! one unsplit stream) clevel 5 ran at 0.22-0.29x the reference, and zlib-rs
 //! decoded its streams at 0.2-0.45x the speed it decodes zlib-ng's (seen with
 //! `scripts/bench.sh --only /zlib/` on that trial build, not kept).
+//! What else was tried for level 5 (the one level where zlib-rs trails the
+//! reference; ad-hoc measurements, none kept as a command):
+//! - Why GCC 12's zlib-ng is slow: a sampling profile puts the time in
+//!   `deflate_medium` right after it reloads its 8-byte match record from the
+//!   stack, just written as 2- and 4-byte pieces, a load that store-to-load
+//!   forwarding cannot serve. Its instruction count is within a tenth of the
+//!   wheel's. No GCC 12 option tried (-O1/-O2/-O3, no vectorizing, no SRA,
+//!   SRA limits, alignment) removed it.
+//! - zlib-rs's deficit sits in the same function's own loop: `longest_match`
+//!   and the Huffman code are on par with the wheel's or faster.
+//! - `deflateTune` with shorter chains or nice lengths at level 5 barely
+//!   changes the speed (the time is not in chain walks) and costs ratio.
+//! - libdeflate again: it compresses these rows much faster at about the same
+//!   ratio, but zlib-rs inflates its streams several times more slowly than
+//!   zlib-ng's on the smooth and sine data sets, so it would trade this
+//!   compression deficit for a worse decompression one.
+//!
 //! Its functions are used as Rust functions (the crate's `export-symbols`
 //! feature stays off), so no zlib symbol leaks out of our C library.
 
