@@ -248,10 +248,10 @@ fn bad_parameters() {
         }),
         -7
     );
-    // A reference plugin codec that is not built in (zfp).
+    // A reference plugin codec that is not built in (openhtj2k).
     assert_eq!(
         bad(CParams {
-            compcode: 33,
+            compcode: 36,
             ..CParams::default()
         }),
         -7

@@ -550,6 +550,7 @@ impl<'a> Prepared<'a> {
                             dst,
                             self.dict.as_deref(),
                             &info,
+                            dp.block_shape.as_deref(),
                         )?;
                     }
                     pos = bytes.len();
@@ -588,6 +589,7 @@ impl<'a> Prepared<'a> {
                             dst,
                             self.dict.as_deref(),
                             &info,
+                            dp.block_shape.as_deref(),
                         )?;
                     }
                 }

@@ -2,7 +2,7 @@
 //! Level and acceleration mappings are the reference's.
 
 use crate::codecs::registry::{self, CallInfo};
-use crate::codecs::{blosclz, lz4, ndlz, zlib, zstd, Codec};
+use crate::codecs::{blosclz, lz4, ndlz, zfp, zlib, zstd, Codec};
 
 /// Per-worker codec state (Zstd contexts are worth reusing).
 #[derive(Default)]
@@ -11,6 +11,7 @@ pub(crate) struct CodecState {
     zd: Option<zstd::DCtx>,
     inflater: Option<zlib::Inflater>,
     deflater: Option<zlib::Deflater>,
+    zlib_encoder: Option<zlib::Encoder>,
     lz4: Option<lz4::FastState>,
     lz4hc: Option<lz4::HcState>,
 }
@@ -38,8 +39,15 @@ impl CodecState {
         }
     }
     /// Zlib compression: level 1 through a kept stream (see
-    /// `zlib::Deflater` for why only that level), the others per call.
+    /// `zlib::Deflater` for why only that level), level 5 with our own
+    /// encoder (`zlib::Encoder`), the others per call.
     fn zlib_compress(&mut self, src: &[u8], dst: &mut [u8], level: i32) -> usize {
+        if zlib::encoder_handles(level) {
+            let enc = self.zlib_encoder.get_or_insert_with(zlib::Encoder::new);
+            if let Some(n) = enc.compress(src, dst, level) {
+                return n;
+            }
+        }
         if level != zlib::Deflater::LEVEL {
             return zlib::compress(src, dst, level);
         }
@@ -112,7 +120,7 @@ pub(crate) struct EncodeParams<'a> {
     pub compcode: u8,
     pub clevel: u8,
     pub compcode_meta: u8,
-    /// The b2nd block shape, for codecs that work on it (NDLZ).
+    /// The b2nd block shape, for codecs that work on it (NDLZ, zfp).
     pub block_shape: Option<&'a [i64]>,
     pub info: CallInfo<'a>,
 }
@@ -155,6 +163,14 @@ pub(crate) fn encode(
             }
         }
         Codec::NDLZ => ndlz::encode(p.compcode_meta, p.block_shape, src, dst)?,
+        c if zfp::is_zfp(c) => zfp::encode(
+            c,
+            p.compcode_meta,
+            p.info.typesize,
+            p.block_shape,
+            src,
+            dst,
+        )?,
         c if c >= registry::USER_START => match registry::codec(c) {
             Some(entry) => entry.codec.encode(src, dst, p.compcode_meta, &p.info)?,
             None => crate::bail!(CodecSupport, "user codec {c} is not registered"),
@@ -177,7 +193,9 @@ fn blosclz_decode(src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
 }
 
 /// Decompresses one stream into exactly `dst.len()` bytes.
-/// `compformat` is the header's codec format; `compcode` the codec id (user codecs).
+/// `compformat` is the header's codec format; `compcode` the codec id (user
+/// codecs); `block_shape` the b2nd block shape (zfp needs it).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn decode(
     state: &mut CodecState,
     compformat: u8,
@@ -187,6 +205,7 @@ pub(crate) fn decode(
     dst: &mut [u8],
     dict: Option<&DecDict>,
     info: &CallInfo<'_>,
+    block_shape: Option<&[i64]>,
 ) -> crate::Result<()> {
     let want = dst.len();
     let got = match compformat {
@@ -206,6 +225,14 @@ pub(crate) fn decode(
         Codec::FORMAT_UDCODEC if compcode == Codec::NDLZ => {
             Some(ndlz::decode(compcode_meta, src, dst)?)
         }
+        Codec::FORMAT_UDCODEC if zfp::is_zfp(compcode) => Some(zfp::decode(
+            compcode,
+            compcode_meta,
+            info.typesize,
+            block_shape,
+            src,
+            dst,
+        )?),
         Codec::FORMAT_UDCODEC => {
             if compcode < registry::USER_START {
                 crate::bail!(
@@ -278,6 +305,7 @@ mod tests {
                 &mut back,
                 None,
                 &info,
+                None,
             )
             .unwrap();
             assert_eq!(back, src);
@@ -292,7 +320,8 @@ mod tests {
                 &bad,
                 &mut back,
                 None,
-                &info
+                &info,
+                None
             )
             .is_err());
         }

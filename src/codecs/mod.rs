@@ -2,12 +2,14 @@
 //!
 //! LZ4/LZ4HC, Zlib and Zstd are the reference C libraries reached through
 //! their `-sys` crates (identical streams); BloscLZ and the reference's NDLZ
-//! plugin are implemented in Rust; user codecs come from [`registry`].
+//! and zfp plugins are implemented in Rust; user codecs come from
+//! [`registry`].
 
 pub mod blosclz;
 pub(crate) mod lz4;
 pub(crate) mod ndlz;
 pub mod registry;
+pub(crate) mod zfp;
 pub(crate) mod zlib;
 pub(crate) mod zstd;
 
@@ -22,9 +24,13 @@ impl Codec {
     pub(crate) const ZSTD: u8 = 5;
     /// Ids 32..=159 are the reference's globally registered plugins.
     pub(crate) const GLOBAL_START: u8 = 32;
-    /// The reference's 2-D plugin codec ([`ndlz`]), the one of its plugin
-    /// codecs built in here.
+    /// The reference's 2-D plugin codec ([`ndlz`]).
     pub(crate) const NDLZ: u8 = 32;
+    /// The reference's zfp plugin codecs ([`zfp`]): fixed accuracy,
+    /// precision and rate.
+    pub(crate) const ZFP_ACC: u8 = zfp::ACCURACY;
+    pub(crate) const ZFP_PREC: u8 = zfp::PRECISION;
+    pub(crate) const ZFP_RATE: u8 = zfp::RATE;
 
     /// Header format codes (bits 5..7 of `flags`).
     pub(crate) const FORMAT_BLOSCLZ: u8 = 0;
@@ -48,6 +54,7 @@ impl Codec {
     pub(crate) fn is_available(compcode: u8) -> bool {
         match compcode {
             Self::BLOSCLZ | Self::LZ4 | Self::LZ4HC | Self::ZLIB | Self::ZSTD | Self::NDLZ => true,
+            Self::ZFP_ACC | Self::ZFP_PREC | Self::ZFP_RATE => true,
             c if c >= registry::USER_START => registry::codec(c).is_some(),
             _ => false,
         }

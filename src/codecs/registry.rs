@@ -5,9 +5,11 @@
 //! these traits. Ids 160..=255 are for users. Ids 32..=159 belong to the
 //! reference's globally registered plugins: all five of its plugin filters
 //! (NDCELL, NDMEAN, BYTEDELTA, BYTEDELTA_BUGGY, INT_TRUNC) are built into the
-//! pipeline (`crate::filters`), and so is its NDLZ codec (`crate::codecs::ndlz`);
-//! its other plugin codecs (zfp, j2k, openzl) are not implemented, and chunks
-//! using them fail with [`crate::Error::CodecSupport`].
+//! pipeline (`crate::filters`), and so are its NDLZ codec
+//! (`crate::codecs::ndlz`) and its three zfp codecs (`crate::codecs::zfp`);
+//! its other plugin codecs (j2k, openhtj2k, grok, openzl) are not
+//! implemented, and chunks using them fail with
+//! [`crate::Error::CodecSupport`].
 //!
 //! Registration semantics follow `blosc2_register_codec`/`_filter`: an id below
 //! 160 is refused; re-registering an id under the same name is a no-op success;

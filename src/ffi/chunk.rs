@@ -819,7 +819,12 @@ const BUILTIN: [(u8, &CStr, u8); 5] = [
 /// The reference's plugin codecs built in here: (code, name). Like the
 /// reference after `blosc2_init`, they answer name lookups but are not in
 /// `blosc2_list_compressors`.
-const PLUGINS: [(u8, &CStr); 1] = [(32, c"ndlz")];
+const PLUGINS: [(u8, &CStr); 4] = [
+    (32, c"ndlz"),
+    (33, c"zfp_acc"),
+    (34, c"zfp_prec"),
+    (35, c"zfp_rate"),
+];
 
 /// Stores the (static) name of codec `compcode` in `*compname` and returns
 /// the code, or -1 (and NULL) for an unknown code.
