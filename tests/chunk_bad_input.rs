@@ -273,6 +273,30 @@ fn bad_parameters() {
             .unwrap_err();
         assert_eq!(err.code(), -1, "{err}");
     }
+    // zfp refuses what the reference's plugin refuses (-1 as there): block
+    // extents under 4, more than 4 dimensions, items that are not floats.
+    let floats: Vec<u8> = (0..1024u32).flat_map(|i| (i as f32).sin().to_le_bytes()).collect();
+    for compcode in [33u8, 34, 35] {
+        for (typesize, shape) in [
+            (4, vec![2i64, 128]),
+            (4, vec![4i64, 4, 4, 2, 2]),
+            (2, vec![16i64, 32]),
+        ] {
+            let cp = CParams {
+                compcode,
+                compcode_meta: 20,
+                typesize,
+                filters: [0; 6],
+                blocksize: 1024,
+                block_shape: Some(shape.into()),
+                ..CParams::default()
+            };
+            let err = Compressor::new(cp)
+                .and_then(|mut z| z.compress(&floats[..1024], &mut dst.clone()))
+                .unwrap_err();
+            assert_eq!(err.code(), -1, "{compcode}: {err}");
+        }
+    }
     assert_eq!(
         bad(CParams {
             compcode: 200,
@@ -361,4 +385,96 @@ fn lazy_views_with_bad_sources() {
     assert!(Decompressor::new(DParams::default())
         .decompress_with_source(&v[..32], &mut s, &mut out, None)
         .is_err());
+}
+
+/// A zfp chunk of 4x4 f32 blocks of 16x16 items, and its source.
+fn zfp_chunk(compcode: u8, meta: u8) -> (Vec<u8>, Vec<u8>) {
+    let src: Vec<u8> = (0..4 * 256u32)
+        .flat_map(|i| ((i as f32) * 0.05).sin().to_le_bytes())
+        .collect();
+    let cp = CParams {
+        compcode,
+        compcode_meta: meta,
+        typesize: 4,
+        filters: [0; 6],
+        blocksize: 1024,
+        splitmode: 2,
+        block_shape: Some(vec![16i64, 16].into()),
+        ..CParams::default()
+    };
+    let mut dst = vec![0u8; src.len() + 64];
+    let n = chunk::compress(&cp, &src, &mut dst).unwrap();
+    dst.truncate(n);
+    assert!(n < src.len() / 2, "zfp did not compress: {n}");
+    (dst, src)
+}
+
+fn zfp_decode(chunk: &[u8], shape: Option<Vec<i64>>) -> Result<Vec<u8>, i32> {
+    let mut d = Decompressor::new(DParams {
+        block_shape: shape.map(Into::into),
+        ..DParams::default()
+    });
+    let mut out = vec![0u8; 4096];
+    d.decompress(chunk, &mut out).map(|_| out).map_err(|e| e.code())
+}
+
+#[test]
+fn zfp_streams_without_their_block_or_bits_fail_cleanly() {
+    for (compcode, meta) in [(33u8, 253u8), (34, 12), (35, 30)] {
+        let (chunk, src) = zfp_chunk(compcode, meta);
+        let good = zfp_decode(&chunk, Some(vec![16, 16])).unwrap();
+        assert_eq!(good.len(), src.len());
+        // Without a block shape (not a b2nd array), or one the block cannot
+        // hold, or outside 1..=4 dimensions: Data (-3), as the reference's
+        // chunk decoder reports its plugin failing.
+        for shape in [
+            None,
+            Some(vec![16, 17]),
+            Some(vec![0, 16]),
+            Some(vec![-4, 16]),
+            Some(vec![2, 2, 2, 2, 16]),
+        ] {
+            let got = zfp_decode(&chunk, shape.clone()).map(|_| ());
+            assert_eq!(got, Err(-3), "{compcode} {shape:?}");
+        }
+        // Another whole shape of the same size decodes (to other values).
+        assert!(zfp_decode(&chunk, Some(vec![4, 4, 16])).is_ok());
+        // A stream a word (or all but a byte) shorter than the bits its
+        // cells need: -3, not a read past the stream (the reference reads on
+        // into what follows). The last word always holds some of those bits.
+        let start = i32::from_le_bytes(chunk[32..36].try_into().unwrap()) as usize;
+        let csize = i32::from_le_bytes(chunk[start..start + 4].try_into().unwrap());
+        for cut in [8, csize - 1] {
+            let mut c = chunk.clone();
+            set_i32(&mut c, start, csize - cut);
+            let got = zfp_decode(&c, Some(vec![16, 16])).map(|_| ());
+            assert_eq!(got, Err(-3), "{compcode} cut {cut}");
+        }
+        // Every byte of the first stream flipped in turn: any outcome but a
+        // panic (a flipped bit can leave a valid stream).
+        for at in start + 4..start + 4 + csize as usize {
+            let mut c = chunk.clone();
+            c[at] ^= 0xa5;
+            let _ = zfp_decode(&c, Some(vec![16, 16]));
+        }
+    }
+}
+
+#[test]
+fn zfp_without_a_block_shape_stores_blocks_raw() {
+    // As the reference's plugin does for a context with no super-chunk.
+    let src: Vec<u8> = (0..1024u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let cp = CParams {
+        compcode: 33,
+        compcode_meta: 253,
+        typesize: 4,
+        filters: [0; 6],
+        blocksize: 1024,
+        ..CParams::default()
+    };
+    let mut dst = vec![0u8; src.len() + 64];
+    let n = chunk::compress(&cp, &src, &mut dst).unwrap();
+    let mut back = vec![0u8; src.len()];
+    assert_eq!(chunk::decompress(&dst[..n], &mut back).unwrap(), src.len());
+    assert_eq!(back, src);
 }

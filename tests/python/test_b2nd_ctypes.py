@@ -52,6 +52,11 @@ class Array(ctypes.Structure):
 
 @pytest.fixture(scope="module")
 def api(lib):
+    return bind_b2nd(lib)
+
+
+def bind_b2nd(lib):
+    """Declares the b2nd calls' signatures on library `lib` (ours or the reference's)."""
     A = ctypes.POINTER(Array)
     sigs = {
         "b2nd_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(A)]),
