@@ -78,6 +78,49 @@ fn chunk_seeds() -> Vec<Vec<u8>> {
             }
         }
     }
+    // zfp, each mode, over blocks of 256 f32 or 64 f64 items shaped as
+    // chunk_decode tries them ([n], [4, n/4], [4, 4, n/16], [4, 4, 4, n/64]).
+    for (compcode, meta) in [(33u8, 253u8), (34, 14), (35, 40)] {
+        for (typesize, shape) in [
+            (4, vec![256i64]),
+            (4, vec![4, 64]),
+            (8, vec![4, 4, 8]),
+            (4, vec![4, 4, 4, 4]),
+        ] {
+            let cp = CParams {
+                compcode,
+                compcode_meta: meta,
+                typesize,
+                filters: [0; 6],
+                blocksize: 1024,
+                splitmode: 2,
+                block_shape: Some(shape.into()),
+                ..CParams::default()
+            };
+            let src: Vec<u8> = (0..3 * 1024 / typesize as usize)
+                .flat_map(|i| {
+                    let v = (i as f64 * 0.1).sin() * 50.0;
+                    if typesize == 4 {
+                        (v as f32).to_le_bytes().to_vec()
+                    } else {
+                        v.to_le_bytes().to_vec()
+                    }
+                })
+                .collect();
+            let mut dst = vec![0u8; src.len() + 32];
+            let n = chunk::compress(&cp, &src, &mut dst).unwrap();
+            assert!(n < src.len() * 3 / 4, "zfp seed did not compress: {n}");
+            dst.truncate(n);
+            // It decodes with the shape chunk_decode gives it.
+            let mut d = b2nd::chunk::Decompressor::new(b2nd::chunk::DParams {
+                block_shape: cp.block_shape.clone(),
+                ..Default::default()
+            });
+            let mut back = vec![0u8; src.len()];
+            assert_eq!(d.decompress(&dst, &mut back).unwrap(), src.len());
+            seeds.push(dst);
+        }
+    }
     // NDLZ (4x4 and 8x8 cells) over 2-D blocks: its streams come only
     // with a block shape, and decode without one.
     for meta in [4u8, 8] {

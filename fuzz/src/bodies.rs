@@ -18,7 +18,7 @@ const MAX_DECODED: usize = 16 << 20;
 
 /// A chunk from the wire: every read path of the chunk engine.
 pub fn chunk_decode(data: &[u8]) {
-    let Ok((nbytes, _cbytes, _blocksize)) = chunk::cbuffer_sizes(data) else {
+    let Ok((nbytes, _cbytes, blocksize)) = chunk::cbuffer_sizes(data) else {
         return;
     };
     if nbytes > MAX_DECODED {
@@ -46,6 +46,24 @@ pub fn chunk_decode(data: &[u8]) {
         ..DParams::default()
     });
     let _ = d3.decompress(data, &mut out);
+    // zfp chunks decode only with a block shape: try the 1- to 4-D shapes of
+    // the chunk's block size with leading extents of 4 (the ones the replay's
+    // zfp seeds use), so mutated zfp streams reach the zfp decoder.
+    let typesize = usize::from(data.get(3).copied().unwrap_or(1)).max(1);
+    let items = (blocksize / typesize) as i64;
+    for lead in 0..4u32 {
+        let rest = items / 4i64.pow(lead);
+        if rest < 4 {
+            break;
+        }
+        let mut shape = vec![4i64; lead as usize];
+        shape.push(rest);
+        let mut d4 = Decompressor::new(DParams {
+            block_shape: Some(shape.into()),
+            ..DParams::default()
+        });
+        let _ = d4.decompress(data, &mut out);
+    }
 }
 
 /// Compress then decompress: the first bytes choose the parameters, the rest
@@ -96,7 +114,10 @@ pub fn chunk_roundtrip(data: &[u8]) {
     };
     if cp.compcode == 3 {
         // Code 3 (Snappy in Blosc1) is not a codec of Blosc2: these draws
-        // go to NDLZ (32) instead.
+        // go to NDLZ (32) or zfp (33..=35) instead.
+        if p[2] & 2 != 0 {
+            return zfp_roundtrip(p, src);
+        }
         return ndlz_roundtrip(p, src);
     }
     roundtrip(&cp, src);
@@ -123,6 +144,46 @@ fn ndlz_roundtrip(p: &[u8], src: &[u8]) {
         ..CParams::default()
     };
     roundtrip(&cp, src);
+}
+
+/// zfp (lossy) over 1- to 4-D blocks of f32 or f64 (the input bytes as
+/// floats, NaNs and infinities included): compression succeeds, decoding
+/// gives the chunk's size, and decoding again (on two threads) gives the
+/// same bytes.
+fn zfp_roundtrip(p: &[u8], src: &[u8]) {
+    let typesize = if p[1] & 1 == 0 { 4 } else { 8 };
+    let dims = usize::from(p[1] >> 1) % 4 + 1;
+    let mut shape: Vec<i64> = (0..dims).map(|a| i64::from((p[3] >> a) % 4) + 4).collect();
+    shape[dims - 1] += i64::from(p[0] % 8);
+    let block = shape.iter().product::<i64>() as usize * typesize;
+    let src = &src[..src.len() / block * block];
+    if src.is_empty() {
+        return;
+    }
+    let cp = CParams {
+        compcode: 33 + p[0] % 3,
+        compcode_meta: p[2].wrapping_mul(37),
+        typesize: typesize as i32,
+        filters: [0; 6],
+        blocksize: block as i32,
+        splitmode: 2,
+        block_shape: Some(shape.into()),
+        ..CParams::default()
+    };
+    let mut c = vec![0u8; src.len() + 32];
+    let n = chunk::compress(&cp, src, &mut c).expect("compress with a big enough dest");
+    let decode = |nthreads: i16| {
+        let mut d = Decompressor::new(DParams {
+            block_shape: cp.block_shape.clone(),
+            nthreads,
+            ..DParams::default()
+        });
+        let mut back = vec![0u8; src.len()];
+        let m = d.decompress(&c[..n], &mut back).expect("decompress what we wrote");
+        assert_eq!(m, src.len());
+        back
+    };
+    assert_eq!(decode(1), decode(2), "zfp decodes differently on two threads");
 }
 
 fn roundtrip(cp: &CParams, src: &[u8]) {
