@@ -60,21 +60,21 @@ def with_specials(shape, dtype, seed):
     return v
 
 
-def reference_array(path, src, chunks, blocks, code, meta):
+def reference_array(path, src, chunks, blocks, code, meta, split=blosc2.SplitMode.NEVER_SPLIT):
     blosc2.asarray(src, chunks=chunks, blocks=blocks, urlpath=path, mode="w",
                    cparams=dict(codec=blosc2.Codec(code), codec_meta=meta, filters=[],
-                                splitmode=blosc2.SplitMode.NEVER_SPLIT, nthreads=1))
+                                splitmode=split, nthreads=1))
     return blosc2.open(path)
 
 
-def write_here(L, path, src, chunks, blocks, code, meta):
+def write_here(L, path, src, chunks, blocks, code, meta, split=blosc2.SplitMode.NEVER_SPLIT):
     """Writes `src` as a b2nd array through library `L`; returns b2nd_from_cbuffer's code."""
     cparams = blosc2_cparams_defaults(L)
     cparams.typesize = src.itemsize
     cparams.compcode, cparams.compcode_meta = code, meta
     for i in range(6):
         cparams.filters[i], cparams.filters_meta[i] = 0, 0
-    cparams.splitmode = 2   # NEVER_SPLIT
+    cparams.splitmode = split.value
     storage = Storage(path is not None, path.encode() if path else None, ctypes.pointer(cparams),
                       None, None)
     ctx = L.b2nd_create_ctx(ctypes.byref(storage), src.ndim, i64(src.shape), i32(chunks),
@@ -100,8 +100,9 @@ def read_here(api, path, like):
     return rc, got
 
 
-def check_both_ways(api, tmp_path, src, chunks, blocks, code, meta):
-    ref = reference_array(str(tmp_path / "ref.b2nd"), src, chunks, blocks, code, meta)
+def check_both_ways(api, tmp_path, src, chunks, blocks, code, meta,
+                    split=blosc2.SplitMode.NEVER_SPLIT):
+    ref = reference_array(str(tmp_path / "ref.b2nd"), src, chunks, blocks, code, meta, split)
     assert ref.schunk.cbytes < ref.schunk.nbytes   # zfp did run
     want = ref[...]
     rc, got = read_here(api, str(tmp_path / "ref.b2nd"), src)
@@ -109,7 +110,7 @@ def check_both_ways(api, tmp_path, src, chunks, blocks, code, meta):
     assert got.tobytes() == want.tobytes()
 
     ours_path = str(tmp_path / "ours.b2nd")
-    assert write_here(api, ours_path, src, chunks, blocks, code, meta) == 0
+    assert write_here(api, ours_path, src, chunks, blocks, code, meta, split) == 0
     ours = blosc2.open(ours_path)
     assert ours.schunk.nchunks == ref.schunk.nchunks
     first = ours.schunk.get_chunk(0)
@@ -146,6 +147,15 @@ def test_zfp_extreme_parameters_agree_with_the_reference(api, tmp_path):
     src[5:9, 3:30] = np.linspace(-1, 1, 27)
     for code, meta in [(33, 128), (34, 60)]:
         check_both_ways(api, tmp_path, src, (20, 36), (8, 12), code, meta)
+
+
+@pytest.mark.parametrize("split", list(blosc2.SplitMode))
+def test_zfp_split_modes_agree_with_the_reference(api, tmp_path, split):
+    """Split streams are not whole blocks: both libraries store them raw (ALWAYS_SPLIT); the other
+    modes keep zfp's blocks whole."""
+    shape, chunks, blocks = GEOMETRIES[1]
+    for dtype in (np.float32, np.float64):
+        check_both_ways(api, tmp_path, smooth(shape, dtype, 0), chunks, blocks, 35, 40, split)
 
 
 def test_zfp_names_are_the_references(lib):
