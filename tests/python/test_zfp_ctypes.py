@@ -184,19 +184,44 @@ def test_zfp_refuses_what_the_reference_refuses(api, tmp_path):
             assert theirs < 0 and ours == theirs, (src.shape, blocks, code, ours, theirs)
 
 
-def test_zfp_block_shape_larger_than_the_block_fails_to_decode(api, tmp_path):
-    """A metalayer whose block shape holds more items than the chunk's blocks: both libraries
-    refuse it (the reference's plugin before decoding, this library already when opening)."""
-    ref = bind_b2nd(reference_library())
+def schunk_decompress_chunk(L, path, nbytes):
+    """Opens `path` as a plain super-chunk through `L` and decodes chunk 0: (code, bytes)."""
+    L.blosc2_schunk_open.restype = ctypes.c_void_p
+    L.blosc2_schunk_open.argtypes = [ctypes.c_char_p]
+    L.blosc2_schunk_decompress_chunk.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                                 ctypes.c_int32]
+    L.blosc2_schunk_free.argtypes = [ctypes.c_void_p]
+    sc = L.blosc2_schunk_open(path.encode())
+    assert sc
+    buf = ctypes.create_string_buffer(nbytes)
+    try:
+        return L.blosc2_schunk_decompress_chunk(sc, 0, buf, nbytes), buf.raw
+    finally:
+        L.blosc2_schunk_free(sc)
+
+
+def test_zfp_metalayer_block_shapes_at_odds_with_the_chunk(api, lib, tmp_path):
+    """The decoder takes the block shape from the b2nd metalayer. Made larger than the chunk's
+    blocks (8x8 -> 8x9), decoding fails with the same code in both libraries (-3: the reference's
+    plugin refuses before decoding); b2nd_open refuses the array here already. Made smaller
+    (8x7), both decode that many items of each block, the same ones."""
+    ref = reference_library()
     src = smooth((32, 32), np.float32, 0)
     path = tmp_path / "a.b2nd"
     reference_array(str(path), src, (16, 16), (8, 8), 33, 253)
     raw = path.read_bytes()
     blockshape = b"\x92\xd2\x00\x00\x00\x08\xd2\x00\x00\x00\x08"
     assert raw.count(blockshape) == 1
+
     path.write_bytes(raw.replace(blockshape, blockshape[:-1] + b"\x09"))
-    got = []
-    for L in (api, ref):
-        rc, _ = read_here(L, str(path), src)
-        got.append(rc)
-    assert got[0] < 0 and got[1] < 0, got
+    ours, theirs = (schunk_decompress_chunk(L, str(path), 1024)[0] for L in (lib, ref))
+    assert ours == theirs == -3
+    rc, _ = read_here(api, str(path), src)
+    assert rc < 0
+
+    path.write_bytes(raw.replace(blockshape, blockshape[:-1] + b"\x07"))
+    (rc1, ours), (rc2, theirs) = (schunk_decompress_chunk(L, str(path), 1024) for L in (lib, ref))
+    assert rc1 == rc2 == 1024
+    for block in range(4):   # 8x7 items decoded at the start of each 8x8 block
+        at = block * 256
+        assert ours[at:at + 224] == theirs[at:at + 224]
