@@ -195,7 +195,7 @@ impl<'a> Reader<'a> {
 
     /// Bits consumed so far.
     pub(super) fn tell(&self) -> u64 {
-        (self.next as u64) * 8 - u64::from(self.left)
+        (self.next as u64).saturating_mul(8) - u64::from(self.left)
     }
 
     /// Moves `n` bits ahead without looking at them.
