@@ -229,6 +229,50 @@ pub(crate) fn decode(
 mod tests {
     use super::*;
 
+    fn fnv(bytes: &[u8]) -> u64 {
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+    }
+
+    /// Streams python-blosc2 4.14.1 (C-Blosc2 3.3.5, zfp 1.0.1) writes for
+    /// one block of `((i * 7) % 13) * 0.25 - 1 + (i % 5) * 0.001` (computed
+    /// in f64, stored as the item type): (block shape, item size, codec,
+    /// meta, stream length, FNV-1a of the stream, FNV-1a of the values the
+    /// reference decodes from it).
+    const REFERENCE_STREAMS: [(&[i64], i32, u8, u8, usize, u64, u64); 6] = [
+        (&[37], 4, 33, 253, 80, 0x3417_8889_c642_723b, 0xbe79_8530_877b_5449),
+        (&[9, 10], 4, 34, 15, 320, 0xfbed_780f_4e62_42af, 0x4554_b033_f7d2_1f82),
+        (&[9, 10], 8, 35, 30, 352, 0x44bd_42cd_a5c4_3fcf, 0x83b7_86be_770a_8420),
+        (&[4, 5, 6], 8, 33, 250, 720, 0xd46e_b8ae_2037_be2b, 0x6a07_3a86_08bb_9f39),
+        (&[4, 4, 5, 4], 4, 35, 20, 416, 0xeda4_6a77_ed33_b080, 0xa3ea_38dc_b7f9_544f),
+        (&[6, 4, 4, 5], 8, 34, 20, 3288, 0x2479_87ca_1046_9173, 0x8bb1_34bf_b272_dce3),
+    ];
+
+    #[test]
+    fn streams_and_values_are_the_references() {
+        for (shape, typesize, compcode, meta, len, stream_hash, values_hash) in REFERENCE_STREAMS {
+            let n = shape.iter().product::<i64>() as usize;
+            let src: Vec<u8> = (0..n)
+                .flat_map(|i| {
+                    let v = ((i * 7) % 13) as f64 * 0.25 - 1.0 + (i % 5) as f64 * 1e-3;
+                    if typesize == 4 {
+                        (v as f32).to_le_bytes().to_vec()
+                    } else {
+                        v.to_le_bytes().to_vec()
+                    }
+                })
+                .collect();
+            let mut stream = vec![0u8; src.len()];
+            let got = encode(compcode, meta, typesize, Some(shape), &src, &mut stream).unwrap();
+            assert_eq!(got, len, "{shape:?} {compcode}");
+            assert_eq!(fnv(&stream[..got]), stream_hash, "{shape:?} {compcode}");
+            let mut back = vec![0u8; src.len()];
+            decode(compcode, meta, typesize, Some(shape), &stream[..got], &mut back).unwrap();
+            assert_eq!(fnv(&back), values_hash, "{shape:?} {compcode}");
+        }
+    }
+
     #[test]
     fn meta_maps_to_the_reference_parameters() {
         // 1e-3 = 0.512 * 2^-9: planes down to 2^-10.
