@@ -240,7 +240,8 @@ mod tests {
     /// in f64, stored as the item type): (block shape, item size, codec,
     /// meta, stream length, FNV-1a of the stream, FNV-1a of the values the
     /// reference decodes from it).
-    const REFERENCE_STREAMS: [(&[i64], i32, u8, u8, usize, u64, u64); 6] = [
+    type Case = (&'static [i64], i32, u8, u8, usize, u64, u64);
+    const REFERENCE_STREAMS: [Case; 6] = [
         (&[37], 4, 33, 253, 80, 0x3417_8889_c642_723b, 0xbe79_8530_877b_5449),
         (&[9, 10], 4, 34, 15, 320, 0xfbed_780f_4e62_42af, 0x4554_b033_f7d2_1f82),
         (&[9, 10], 8, 35, 30, 352, 0x44bd_42cd_a5c4_3fcf, 0x83b7_86be_770a_8420),
