@@ -11,6 +11,7 @@ pub(crate) struct CodecState {
     zd: Option<zstd::DCtx>,
     inflater: Option<zlib::Inflater>,
     deflater: Option<zlib::Deflater>,
+    zlib_encoder: Option<zlib::Encoder>,
     lz4: Option<lz4::FastState>,
     lz4hc: Option<lz4::HcState>,
 }
@@ -38,8 +39,15 @@ impl CodecState {
         }
     }
     /// Zlib compression: level 1 through a kept stream (see
-    /// `zlib::Deflater` for why only that level), the others per call.
+    /// `zlib::Deflater` for why only that level), level 5 with our own
+    /// encoder (`zlib::Encoder`), the others per call.
     fn zlib_compress(&mut self, src: &[u8], dst: &mut [u8], level: i32) -> usize {
+        if zlib::encoder_handles(level) {
+            let enc = self.zlib_encoder.get_or_insert_with(zlib::Encoder::new);
+            if let Some(n) = enc.compress(src, dst, level) {
+                return n;
+            }
+        }
         if level != zlib::Deflater::LEVEL {
             return zlib::compress(src, dst, level);
         }

@@ -22,8 +22,13 @@
 //! one unsplit stream) clevel 5 ran at 0.22-0.29x the reference, and zlib-rs
 //! decoded its streams at 0.2-0.45x the speed it decodes zlib-ng's (seen with
 //! `scripts/bench.sh --only /zlib/` on that trial build, not kept).
-//! What else was tried for level 5 (the one level where zlib-rs trails the
-//! reference; ad-hoc measurements, none kept as a command):
+//! Level 5, the one level where zlib-rs compressed slower than the
+//! reference (`scripts/instructions.sh chunk/smooth3d-f8/zlib/c5/shuffle/t1`
+//! counted 1.2x its instructions), is compressed by this library's own
+//! encoder ([`Encoder`], `zlib/encoder.rs`), whose streams come out the size
+//! of zlib-ng's level 5 and are inflated by zlib-rs as fast as zlib-ng's
+//! (`scripts/bench.sh --only /zlib/c5/` compares all three columns). What was
+//! tried before it, and dropped (ad-hoc measurements, none kept as a command):
 //! - Why GCC 12's zlib-ng is slow: a sampling profile puts the time in
 //!   `deflate_medium` right after it reloads its 8-byte match record from the
 //!   stack, just written as 2- and 4-byte pieces, a load that store-to-load
@@ -43,6 +48,13 @@
 //! feature stays off), so no zlib symbol leaks out of our C library.
 
 use std::os::raw::{c_int, c_ulong};
+
+mod bits;
+mod block;
+mod encoder;
+mod huffman;
+
+pub(crate) use encoder::{handles as encoder_handles, Encoder};
 
 use libz_sys::{
     compress2, deflate, deflateEnd, deflateInit_, deflateReset, inflate, inflateEnd, inflateInit_,

@@ -134,8 +134,12 @@ def test_bytes_identical_to_reference(api):
             # Headers agree byte for byte except for cbytes (bytes 12..16).
             assert ours[:12] == ref[:12] and ours[16:32] == ref[16:32], (codec, fname, typesize, clevel)
             if codec == blosc2.Codec.ZLIB:
-                # The reference wheel links zlib-ng, whose streams (and level
-                # mapping) differ from zlib's: only decoding is comparable.
+                # The reference wheel links zlib-ng; our streams are zlib-rs's
+                # (levels 1 and 9) or our own encoder's (level 5), so only
+                # decoding is comparable, and at level 5, where our encoder is
+                # meant to compress as well as zlib-ng, the size.
+                if clevel == 5:
+                    assert len(ours) <= 1.005 * len(ref), (fname, typesize, len(ours), len(ref))
                 continue
             # Same parameters give the same compression ratio (within 1%).
             assert abs(len(ours) - len(ref)) <= 0.01 * len(ref), (codec, fname, typesize, clevel, len(ours), len(ref))
