@@ -316,7 +316,10 @@ fn longest_match(
     let mut chain = effort.chain;
     loop {
         let d = pos.wrapping_sub(cand) as usize;
-        if d == 0 || d >= WINDOW {
+        // Entries of this input are all that can be within the window (see
+        // `Encoder::start`); `d > i` cannot happen and is checked only so
+        // that no index below can wrap.
+        if d == 0 || d >= WINDOW || d > i {
             break;
         }
         let c = i - d;
@@ -455,7 +458,10 @@ mod tests {
                 let mut dst = vec![0u8; src.len() + src.len() / 8 + 64];
                 let n = enc.compress(src, &mut dst, 5).unwrap();
                 assert!(dst[..n] == fresh[k][..], "case {k} round {round}");
-                // Every too-small output is refused whole.
+                // An exact fit is taken; every too-small output is refused.
+                let mut exact = vec![0u8; n];
+                assert_eq!(enc.compress(src, &mut exact, 5), Some(n), "case {k}");
+                assert!(exact == fresh[k], "case {k}");
                 for room in [n - 1, n / 2, 7, 3] {
                     let mut small = vec![0u8; room];
                     assert_eq!(
