@@ -83,6 +83,13 @@ impl Item {
 
 /// The zfp parameters of codec `compcode` with `meta` for a `dims`-D block
 /// of `item`s.
+/// The field of a block of `shape` (extents already checked positive) and
+/// the coding parameters for it.
+fn field_and_params(compcode: u8, meta: u8, shape: &[i64], item: Item) -> (Field, Params) {
+    let dims: Vec<usize> = shape.iter().map(|&e| e as usize).collect();
+    (Field::new(&dims), params(compcode, meta, dims.len(), item))
+}
+
 fn params(compcode: u8, meta: u8, dims: usize, item: Item) -> Params {
     let variable = |maxprec, minexp| Params {
         minbits: 1,
@@ -160,9 +167,7 @@ pub(crate) fn encode(
     let Some(item) = Item::of(typesize) else {
         crate::bail!(Failure, "zfp codes 4- or 8-byte floats, not {typesize}-byte items");
     };
-    let dims: Vec<usize> = shape.iter().map(|&e| e as usize).collect();
-    let field = Field::new(&dims);
-    let p = params(compcode, meta, dims.len(), item);
+    let (field, p) = field_and_params(compcode, meta, shape, item);
     let mut w = bitstream::Writer::new(dst);
     match item {
         Item::F32 => field::encode::<f32>(&field, &p, src, &mut w),
@@ -207,9 +212,7 @@ pub(crate) fn decode(
     let Some(item) = Item::of(typesize) else {
         crate::bail!(Data, "zfp decodes 4- or 8-byte floats, not {typesize}-byte items");
     };
-    let dims: Vec<usize> = shape.iter().map(|&e| e as usize).collect();
-    let field = Field::new(&dims);
-    let p = params(compcode, meta, dims.len(), item);
+    let (field, p) = field_and_params(compcode, meta, shape, item);
     let mut r = bitstream::Reader::new(src);
     let (out, rest) = dst.split_at_mut(size);
     match item {

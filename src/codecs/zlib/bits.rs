@@ -79,13 +79,7 @@ impl<'a> BitWriter<'a> {
     /// Flushes the last partial byte and returns the bytes written, or `None`
     /// when the output was too small.
     pub(super) fn finish(mut self) -> Option<usize> {
-        let pad = (8 - self.nbits % 8) % 8;
-        self.put(0, pad);
-        while self.nbits > 0 {
-            self.put_byte_aligned(self.acc as u8);
-            self.acc >>= 8;
-            self.nbits -= 8;
-        }
+        self.align();
         (!self.overflowed()).then_some(self.pos)
     }
 }
