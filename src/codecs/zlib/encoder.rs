@@ -127,8 +127,9 @@ impl Encoder {
         if dst.len() < 2 + 4 + 1 {
             return Some(0);
         }
-        // CMF: deflate with a 32 KiB window; FLG: zlib's level class (2 for
-        // levels 2-5, 3 for 6, 4 above), no dictionary, and the check bits.
+        // CMF: deflate with a 32 KiB window. FLG: the level class zlib
+        // writes (FLEVEL 0 for levels 0-1, 1 for 2-5, 2 for 6, 3 above), no
+        // dictionary, and check bits making the pair a multiple of 31.
         let flevel: u16 = match level {
             0 | 1 => 0,
             2..=5 => 1,
