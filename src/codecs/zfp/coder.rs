@@ -86,6 +86,34 @@ fn encode_small<W: Word>(w: &mut Writer<'_>, maxbits: u64, maxprec: u32, data: &
     maxbits - budget
 }
 
+/// Reads one bit plane's group tests: from value `*known` on, which values
+/// turn significant in this plane, calling `mark` with each one's index.
+/// Spends at most `*budget` bits and advances `*known` past the last one.
+#[inline(always)]
+fn read_group_tests(
+    r: &mut Reader<'_>,
+    budget: &mut u64,
+    known: &mut u64,
+    size: u64,
+    mut mark: impl FnMut(u64),
+) {
+    while *budget > 0 && *known < size {
+        *budget -= 1;
+        if !r.bit() {
+            break;
+        }
+        while *budget > 0 && *known < size - 1 {
+            *budget -= 1;
+            if r.bit() {
+                break;
+            }
+            *known += 1;
+        }
+        mark(*known);
+        *known += 1;
+    }
+}
+
 fn decode_small<W: Word>(r: &mut Reader<'_>, maxbits: u64, maxprec: u32, data: &mut [W]) -> u64 {
     let size = data.len() as u64;
     let floor = lowest_plane::<W>(maxprec);
@@ -98,21 +126,7 @@ fn decode_small<W: Word>(r: &mut Reader<'_>, maxbits: u64, maxprec: u32, data: &
         let m = known.min(budget);
         budget -= m;
         let mut plane = r.bits(m as u32);
-        while budget > 0 && known < size {
-            budget -= 1;
-            if !r.bit() {
-                break;
-            }
-            while budget > 0 && known < size - 1 {
-                budget -= 1;
-                if r.bit() {
-                    break;
-                }
-                known += 1;
-            }
-            plane |= 1 << known;
-            known += 1;
-        }
+        read_group_tests(r, &mut budget, &mut known, size, |i| plane |= 1 << i);
         while plane != 0 {
             let i = plane.trailing_zeros() as usize;
             data[i].set(k);
@@ -172,21 +186,9 @@ fn decode_large<W: Word>(r: &mut Reader<'_>, maxbits: u64, maxprec: u32, data: &
                 v.set(k);
             }
         }
-        while budget > 0 && known < size {
-            budget -= 1;
-            if !r.bit() {
-                break;
-            }
-            while budget > 0 && known < size - 1 {
-                budget -= 1;
-                if r.bit() {
-                    break;
-                }
-                known += 1;
-            }
-            data[known].set(k);
-            known += 1;
-        }
+        let mut known64 = known as u64;
+        read_group_tests(r, &mut budget, &mut known64, size as u64, |i| data[i as usize].set(k));
+        known = known64 as usize;
     }
     maxbits - budget
 }
