@@ -62,6 +62,12 @@ pub(super) fn dist_code(d: u32) -> usize {
     }
 }
 
+/// The literal/length symbol (257..=285) of a match length (3..=258).
+#[inline(always)]
+fn length_symbol(len: usize) -> usize {
+    257 + LEN_CODE[(len - 3) & 0xff] as usize
+}
+
 /// One parsed symbol: a literal byte, or a match of `len` (3..=258) bytes at
 /// `dist` (1..=32768) back. Packed as `dist << 8 | (literal or len - 3)`,
 /// `dist` 0 meaning a literal.
@@ -80,53 +86,80 @@ impl Symbol {
     }
 }
 
+/// Symbols per deflate block: a parse ends its block once it holds this
+/// many (zlib's default symbol buffer holds as many).
+pub(super) const BLOCK_SYMBOLS: usize = 16 * 1024;
+/// Room for a block's symbols: the few a parse pushes after its last check
+/// (a stream's last literals, the literal a merged match leaves) fit in the
+/// slack.
+const SYMBOL_ROOM: usize = BLOCK_SYMBOLS + 16;
+
 /// The symbols of the block being built and their frequencies.
+///
+/// A fixed array and a count rather than a `Vec`: pushing is an indexed
+/// store, with no capacity check and no growth path in the parse loop.
 pub(super) struct Symbols {
-    pub(super) list: Vec<Symbol>,
+    buf: Box<[Symbol; SYMBOL_ROOM]>,
+    len: usize,
     pub(super) litlen_freq: [u32; LITLEN_SYMBOLS],
     pub(super) dist_freq: [u32; DIST_SYMBOLS],
 }
 
 impl Symbols {
-    pub(super) fn with_capacity(n: usize) -> Self {
+    pub(super) fn new() -> Self {
         Symbols {
-            list: Vec::with_capacity(n),
+            buf: vec![Symbol(0); SYMBOL_ROOM]
+                .into_boxed_slice()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!()),
+            len: 0,
             litlen_freq: [0; LITLEN_SYMBOLS],
             dist_freq: [0; DIST_SYMBOLS],
         }
     }
 
     pub(super) fn clear(&mut self) {
-        self.list.clear();
+        self.len = 0;
         self.litlen_freq = [0; LITLEN_SYMBOLS];
         self.dist_freq = [0; DIST_SYMBOLS];
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(super) fn list(&self) -> &[Symbol] {
+        &self.buf[..self.len]
     }
 
     #[inline(always)]
     pub(super) fn push_literal(&mut self, b: u8) {
         self.litlen_freq[b as usize] += 1;
-        self.list.push(Symbol::literal(b));
+        self.buf[self.len] = Symbol::literal(b);
+        self.len += 1;
     }
 
     #[inline(always)]
     pub(super) fn push_match(&mut self, len: usize, dist: usize) {
-        self.litlen_freq[257 + LEN_CODE[(len - 3) & 0xff] as usize] += 1;
+        self.litlen_freq[length_symbol(len)] += 1;
         self.dist_freq[dist_code(dist as u32 - 1)] += 1;
-        self.list.push(Symbol::matched(len, dist));
+        self.buf[self.len] = Symbol::matched(len, dist);
+        self.len += 1;
     }
 
     /// The length of the last symbol when it is a match.
     #[inline(always)]
     pub(super) fn last_match_len(&self) -> Option<usize> {
-        let &Symbol(s) = self.list.last()?;
+        let &Symbol(s) = self.list().last()?;
         (s >> 8 != 0).then_some((s & 0xff) as usize + 3)
     }
 
     /// Takes back the last symbol, a match (see [`Self::last_match_len`]).
     pub(super) fn pop_match(&mut self) {
-        if let Some(Symbol(s)) = self.list.pop() {
+        if let Some(&Symbol(s)) = self.list().last() {
             debug_assert!(s >> 8 != 0);
-            self.litlen_freq[257 + LEN_CODE[(s & 0xff) as usize] as usize] -= 1;
+            self.len -= 1;
+            self.litlen_freq[length_symbol((s & 0xff) as usize + 3)] -= 1;
             self.dist_freq[dist_code((s >> 8) - 1)] -= 1;
         }
     }
@@ -297,7 +330,7 @@ pub(super) fn write_block(w: &mut BitWriter<'_>, symbols: &mut Symbols, raw: &[u
         canonical_codes(&dist_lens, &mut dist_codes);
         write_symbols(
             w,
-            &symbols.list,
+            symbols.list(),
             &lit_codes,
             &fixed_lens,
             &dist_codes,
@@ -320,7 +353,7 @@ pub(super) fn write_block(w: &mut BitWriter<'_>, symbols: &mut Symbols, raw: &[u
         }
         write_symbols(
             w,
-            &symbols.list,
+            symbols.list(),
             &litlen.codes,
             &litlen.lens,
             &dist.codes,
@@ -339,34 +372,35 @@ fn write_symbols(
     dist_codes: &[u16; DIST_SYMBOLS],
     dist_lens: &[u8; DIST_SYMBOLS],
 ) {
-    for &Symbol(s) in list {
-        let dist = s >> 8;
-        let low = (s & 0xff) as usize;
-        if dist == 0 {
-            w.put(u32::from(lit_codes[low]), u32::from(lit_lens[low]));
-        } else {
-            let lc = LEN_CODE[low] as usize;
-            let sym = 257 + lc;
-            let nbits = u32::from(lit_lens[sym]);
-            let extra = (low as u32 - u32::from(LEN_BASE[lc])) << nbits;
-            w.put(
-                u32::from(lit_codes[sym]) | extra,
-                nbits + u32::from(LEN_EXTRA[lc]),
-            );
-            let d = dist - 1;
-            let dc = dist_code(d);
-            let nbits = u32::from(dist_lens[dc]);
-            let extra = (d - u32::from(DIST_BASE[dc])) << nbits;
-            w.put(
-                u32::from(dist_codes[dc]) | extra,
-                nbits + u32::from(DIST_EXTRA[dc]),
-            );
+    w.in_registers(|w| {
+        for &Symbol(s) in list {
+            let dist = s >> 8;
+            let low = (s & 0xff) as usize;
+            if dist == 0 {
+                w.put(u32::from(lit_codes[low]), u32::from(lit_lens[low]));
+            } else {
+                let lc = LEN_CODE[low] as usize;
+                let sym = 257 + lc;
+                let d = dist - 1;
+                let dc = dist_code(d);
+                // Length code, its extra bits, distance code, its extra bits:
+                // at most 15 + 5 + 15 + 13 bits, sent in one go.
+                let mut bits = u64::from(lit_codes[sym]);
+                let mut nbits = u32::from(lit_lens[sym]);
+                bits |= u64::from(low as u32 - u32::from(LEN_BASE[lc])) << nbits;
+                nbits += u32::from(LEN_EXTRA[lc]);
+                bits |= u64::from(dist_codes[dc]) << nbits;
+                nbits += u32::from(dist_lens[dc]);
+                bits |= u64::from(d - u32::from(DIST_BASE[dc])) << nbits;
+                nbits += u32::from(DIST_EXTRA[dc]);
+                w.put_long(bits, nbits);
+            }
         }
-    }
-    w.put(
-        u32::from(lit_codes[END_OF_BLOCK]),
-        u32::from(lit_lens[END_OF_BLOCK]),
-    );
+        w.put(
+            u32::from(lit_codes[END_OF_BLOCK]),
+            u32::from(lit_lens[END_OF_BLOCK]),
+        );
+    });
 }
 
 /// `raw` as stored blocks of at most 65535 bytes (one empty block for no bytes).

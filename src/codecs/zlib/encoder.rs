@@ -19,7 +19,7 @@
 //! candidates that only share a hash).
 
 use super::bits::BitWriter;
-use super::block::{write_block, Symbols};
+use super::block::{write_block, Symbols, BLOCK_SYMBOLS};
 
 /// Deflate's window; distances stay below it (see `longest_match`).
 const WINDOW: usize = 32 * 1024;
@@ -33,8 +33,6 @@ const MIN_MATCH: usize = 4;
 const MAX_MATCH: usize = 258;
 /// Matches longer than this hash only their last position.
 const LONG_MATCH: usize = 256;
-/// Symbols per deflate block (zlib's default symbol buffer holds 16 Ki).
-const BLOCK_SYMBOLS: usize = 16 * 1024;
 /// Inputs above this take zlib-rs (positions must fit the tables' u32s).
 const MAX_INPUT: usize = 1 << 30;
 
@@ -75,12 +73,19 @@ pub(crate) struct Encoder {
 
 #[inline(always)]
 fn read32(s: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
+    // One range check and one load (four indexed bytes were compiled as
+    // four checked byte loads); the conversion cannot fail.
+    u32::from_le_bytes(s[i..i + 4].try_into().unwrap_or([0; 4]))
 }
 
 #[inline(always)]
 fn read64(s: &[u8]) -> u64 {
-    u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]])
+    u64::from_le_bytes(s[..8].try_into().unwrap_or([0; 8]))
+}
+
+#[inline(always)]
+fn read128(s: &[u8]) -> u128 {
+    u128::from_le_bytes(s[..16].try_into().unwrap_or([0; 16]))
 }
 
 #[inline(always)]
@@ -94,6 +99,15 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let max = b.len();
     let a = &a[..max];
     let mut l = 0;
+    // Sixteen bytes a step (the compiler does these in vector registers):
+    // long matches, runs above all, spend their time here.
+    while l + 16 <= max {
+        let x = read128(&a[l..]) ^ read128(&b[l..]);
+        if x != 0 {
+            return l + (x.trailing_zeros() / 8) as usize;
+        }
+        l += 16;
+    }
     while l + 8 <= max {
         let x = read64(&a[l..]) ^ read64(&b[l..]);
         if x != 0 {
@@ -112,7 +126,7 @@ impl Encoder {
         Encoder {
             chains: Chains::new(),
             base: WINDOW as u32,
-            symbols: Symbols::with_capacity(BLOCK_SYMBOLS + 1),
+            symbols: Symbols::new(),
         }
     }
 
@@ -253,7 +267,7 @@ fn continue_block(
     block_start: &mut usize,
     i: usize,
 ) {
-    if symbols.list.len() >= BLOCK_SYMBOLS {
+    if symbols.len() >= BLOCK_SYMBOLS {
         write_block(w, symbols, &src[*block_start..i], false);
         *block_start = i;
     }
