@@ -10,7 +10,6 @@ pub(crate) struct CodecState {
     zc: Option<zstd::CCtx>,
     zd: Option<zstd::DCtx>,
     inflater: Option<zlib::Inflater>,
-    deflater: Option<zlib::Deflater>,
     zlib_encoder: Option<zlib::Encoder>,
     lz4: Option<lz4::FastState>,
     lz4hc: Option<lz4::HcState>,
@@ -38,9 +37,8 @@ impl CodecState {
             None => lz4::compress_hc(src, dst, level),
         }
     }
-    /// Zlib compression: level 1 through a kept stream (see
-    /// `zlib::Deflater` for why only that level), level 5 with our own
-    /// encoder (`zlib::Encoder`), the others per call.
+    /// Zlib compression: levels 1 and 5 with our own encoder
+    /// (`zlib::Encoder`), the others (and inputs it leaves) per call.
     fn zlib_compress(&mut self, src: &[u8], dst: &mut [u8], level: i32) -> usize {
         if zlib::encoder_handles(level) {
             let enc = self.zlib_encoder.get_or_insert_with(zlib::Encoder::new);
@@ -48,16 +46,7 @@ impl CodecState {
                 return n;
             }
         }
-        if level != zlib::Deflater::LEVEL {
-            return zlib::compress(src, dst, level);
-        }
-        if self.deflater.is_none() {
-            self.deflater = zlib::Deflater::new();
-        }
-        match &mut self.deflater {
-            Some(d) => d.compress(src, dst),
-            None => zlib::compress(src, dst, level),
-        }
+        zlib::compress(src, dst, level)
     }
     /// Zlib decompression, through a kept stream when one can be made.
     fn zlib_decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Option<usize> {
@@ -152,8 +141,8 @@ pub(crate) fn encode(
                 _ => state.lz4hc_compress(src, dst, i32::from(p.clevel)),
             }
         }
-        // Output must not depend on what a kept stream compressed before
-        // (tests/chunk_threads.rs pins this down): see zlib::Deflater.
+        // Output must not depend on what the kept encoder compressed before
+        // (tests/chunk_threads.rs pins this down): see zlib::Encoder.
         Codec::ZLIB => state.zlib_compress(src, dst, i32::from(p.clevel)),
         Codec::ZSTD => {
             let cctx = state.zc()?;
@@ -163,14 +152,9 @@ pub(crate) fn encode(
             }
         }
         Codec::NDLZ => ndlz::encode(p.compcode_meta, p.block_shape, src, dst)?,
-        c if zfp::is_zfp(c) => zfp::encode(
-            c,
-            p.compcode_meta,
-            p.info.typesize,
-            p.block_shape,
-            src,
-            dst,
-        )?,
+        c if zfp::is_zfp(c) => {
+            zfp::encode(c, p.compcode_meta, p.info.typesize, p.block_shape, src, dst)?
+        }
         c if c >= registry::USER_START => match registry::codec(c) {
             Some(entry) => entry.codec.encode(src, dst, p.compcode_meta, &p.info)?,
             None => crate::bail!(CodecSupport, "user codec {c} is not registered"),

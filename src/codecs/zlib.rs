@@ -44,6 +44,16 @@
 //!   zlib-ng's on the smooth and sine data sets, so it would trade this
 //!   compression deficit for a worse decompression one.
 //!
+//! Level 1 is the own encoder's too, with a one-candidate parse like
+//! zlib-ng's `deflate_quick` but Huffman codes fitted to each block (quick
+//! sends fixed codes) and positions skipped after long stretches without a
+//! match. Its streams come out 4-16% smaller than zlib-rs's level 1 on the
+//! benchmark's data sets, and `scripts/instructions.sh` counts 0.31-0.60x
+//! the reference's compression instructions on the level-1 shuffle rows.
+//! It replaced a kept zlib-rs stream (`deflateReset` between blocks), which
+//! had been level 1's route because a reset stream's output could depend on
+//! what it compressed before at the other levels.
+//!
 //! Its functions are used as Rust functions (the crate's `export-symbols`
 //! feature stays off), so no zlib symbol leaks out of our C library.
 
@@ -57,8 +67,8 @@ mod huffman;
 pub(crate) use encoder::{handles as encoder_handles, Encoder};
 
 use libz_sys::{
-    compress2, deflate, deflateEnd, deflateInit_, deflateReset, inflate, inflateEnd, inflateInit_,
-    inflateReset, uncompress, z_stream, zlibVersion, Z_FINISH, Z_OK, Z_STREAM_END,
+    compress2, inflate, inflateEnd, inflateInit_, inflateReset, uncompress, z_stream, zlibVersion,
+    Z_FINISH, Z_OK, Z_STREAM_END,
 };
 
 /// `compress2` at `level`; returns the compressed size, 0 when it does not fit.
@@ -105,124 +115,6 @@ pub(crate) fn version() -> String {
 /// `sizeof(z_stream)`, which the init calls check.
 fn stream_size() -> c_int {
     std::mem::size_of::<z_stream>() as c_int
-}
-
-/// A level-1 deflate stream kept between blocks.
-///
-/// `compress2` builds a deflate state per call, and zlib-rs zeroes 256 KiB
-/// of it (window, chain and hash tables) each time: on the 32 KiB blocks of
-/// clevel 1 that is a third of the work. `deflateReset` only clears the hash
-/// table, and the output must not depend on what the stream compressed
-/// before (chunks must not depend on the thread count). Level 1 is safe:
-/// zlib-rs runs it with `deflate_quick`, which looks at one candidate only
-/// (the hash head, cleared by the reset) and cuts matches at the input's end,
-/// so neither the stale chain table nor stale window bytes past the end can
-/// change a choice. Streams of the other levels were seen to come out
-/// different after a reset than fresh (tests/chunk_threads.rs, at clevel 5;
-/// presumably through the chain state the reset keeps), so they keep
-/// using [`compress`].
-/// A stream that did not finish (too little room) must not just be reset:
-/// zlib-rs's reset leaves its half-written block open, and the next stream
-/// would come out different. When little input is left (the usual case: a
-/// block that does not compress fills its room near its end), the stream is
-/// run to its end into a scratch buffer; otherwise it is ended and
-/// initialised anew.
-pub(crate) struct Deflater {
-    strm: Box<z_stream>,
-    /// Whether the last stream finished, so that a reset suffices.
-    clean: bool,
-    /// Where the tail of a stream that did not fit is thrown.
-    sink: Vec<u8>,
-}
-
-// SAFETY: the stream and its state are owned by this value alone and hold no
-// thread-affine data; moving them to another thread is sound.
-unsafe impl Send for Deflater {}
-
-impl Deflater {
-    /// The one level a stream is kept for (see the type's comment).
-    pub(crate) const LEVEL: i32 = 1;
-
-    pub(crate) fn new() -> Option<Self> {
-        let mut strm = Box::<z_stream>::default();
-        // SAFETY: `strm` is a default (null-allocator) stream that lives in a
-        // box for as long as the state does; the version and size are the
-        // library's own.
-        let rc = unsafe { deflateInit_(&mut *strm, Self::LEVEL, zlibVersion(), stream_size()) };
-        (rc == Z_OK).then_some(Deflater {
-            strm,
-            clean: true,
-            sink: Vec::new(),
-        })
-    }
-
-    /// As [`compress`] at level 1: the compressed size, 0 when it does not
-    /// fit.
-    pub(crate) fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> usize {
-        let (Ok(in_len), Ok(out_len)) = (u32::try_from(src.len()), u32::try_from(dst.len())) else {
-            return compress(src, dst, Self::LEVEL);
-        };
-        let s = &mut *self.strm;
-        // SAFETY: the stream was initialised by deflateInit_ (again, after an
-        // unfinished stream: ended first, then initialised in the same box)
-        // and never moved; `next_in`/`avail_in` and `next_out`/`avail_out`
-        // describe live slices that outlive the call, and zlib stays within
-        // them. The pointers are cleared again below.
-        let rc = unsafe {
-            let ready = if self.clean {
-                deflateReset(s)
-            } else {
-                deflateEnd(s);
-                *s = z_stream::default();
-                deflateInit_(s, Self::LEVEL, zlibVersion(), stream_size())
-            };
-            if ready != Z_OK {
-                // Not usable: a zeroed stream that deflate and deflateEnd
-                // refuse cleanly; every call ends up in `compress`.
-                *s = z_stream::default();
-                self.clean = false;
-                return compress(src, dst, Self::LEVEL);
-            }
-            s.next_in = src.as_ptr();
-            s.avail_in = in_len;
-            s.next_out = dst.as_mut_ptr();
-            s.avail_out = out_len;
-            deflate(s, Z_FINISH)
-        };
-        let produced = s.total_out as usize;
-        let mut end = rc;
-        // Out of room with at most a quarter of the input left: finish the
-        // stream into the sink (cheaper than a new state) so it can be reset.
-        if rc == Z_OK && (s.avail_in as usize) * 4 <= src.len() {
-            if self.sink.is_empty() {
-                self.sink = vec![0u8; 16 * 1024];
-            }
-            while end == Z_OK {
-                s.next_out = self.sink.as_mut_ptr();
-                s.avail_out = self.sink.len() as u32;
-                // SAFETY: as above; `next_in` still points into `src`, and the
-                // output now goes to the sink, whose length is `avail_out`.
-                end = unsafe { deflate(s, Z_FINISH) };
-            }
-        }
-        s.next_in = std::ptr::null();
-        s.avail_in = 0;
-        s.next_out = std::ptr::null_mut();
-        s.avail_out = 0;
-        self.clean = end == Z_STREAM_END;
-        // A full `dst` counts as not fitting, as in `compress`.
-        if rc != Z_STREAM_END || produced >= dst.len() {
-            return 0;
-        }
-        produced
-    }
-}
-
-impl Drop for Deflater {
-    fn drop(&mut self) {
-        // SAFETY: initialised by deflateInit_ and ended exactly once.
-        unsafe { deflateEnd(&mut *self.strm) };
-    }
 }
 
 /// An inflate stream kept between blocks: zlib's streams are costly to set
@@ -306,102 +198,6 @@ mod tests {
     #[test]
     fn version_names_a_zlib_1_x() {
         assert!(version().starts_with("1."), "{}", version());
-    }
-
-    /// Ramps of items with a little noise, as array chunks look.
-    fn ramp(n: usize, typesize: usize, seed: u32) -> Vec<u8> {
-        let mut x = 0x1234_5678u32 ^ seed;
-        (0..n)
-            .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                let item = (i / typesize) as u32;
-                ((item >> (8 * (i % typesize).min(3))) as u8).wrapping_add((x & 3) as u8)
-            })
-            .collect()
-    }
-
-    /// Streams after a longer one whose bytes continue their matches past
-    /// their end (the stale window bytes a reused stream sees there), on
-    /// periodic and ramp data.
-    fn stale_tail_cases() -> Vec<Vec<u8>> {
-        let mut x = 0x2545_f491u32;
-        let mut noise = move |n: usize| -> Vec<u8> {
-            (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 17;
-                    x ^= x << 5;
-                    x as u8
-                })
-                .collect()
-        };
-        let mut out = Vec::new();
-        for period in [3000usize, 20_000, 30_000] {
-            let base = noise(period);
-            let long: Vec<u8> = base.iter().copied().cycle().take(300_000).collect();
-            out.push(long.clone());
-            for cut in [period + 1000, 2 * period + 17, 45_000, 65_000] {
-                out.push(long[..cut].to_vec());
-            }
-        }
-        for (ts, n) in [
-            (8usize, 262_147usize),
-            (8, 40_000),
-            (4, 70_000),
-            (1, 16_384),
-            (8, 40_000),
-        ] {
-            out.push(ramp(n, ts, n as u32));
-        }
-        out
-    }
-
-    /// A kept level-1 stream gives `compress2`'s bytes whatever it
-    /// compressed before: periodic data cut where matches run past the end
-    /// (stale window bytes there), ramps, random lengths of every kind,
-    /// shrinking and growing, and streams cut short by too little room in
-    /// between.
-    #[test]
-    fn a_reused_level_one_stream_matches_compress2() {
-        let level = Deflater::LEVEL;
-        let mut def = Deflater::new().unwrap();
-        for src in stale_tail_cases() {
-            for room in [src.len() + 64, src.len(), src.len() * 9 / 10, src.len() / 3] {
-                let mut want = vec![0u8; room];
-                let nw = compress(&src, &mut want, level);
-                let mut got = vec![0u8; room];
-                let ng = def.compress(&src, &mut got);
-                assert_eq!(ng, nw, "len {} room {room}", src.len());
-                assert!(got[..ng] == want[..nw], "len {} room {room}", src.len());
-            }
-        }
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let mut lens: Vec<usize> = vec![0, 1, 3, 4, 5, 100, 259, 4096, 32_768, 70_000, 300_000];
-        lens.extend((0..40).map(|_| (next() % 80_000) as usize));
-        for (i, &n) in lens.iter().chain(lens.iter().rev()).enumerate() {
-            let mut src = sample(i % 3, n);
-            // Repeats near the end, where a match reaches the input's end.
-            if n > 600 {
-                let (a, b) = src.split_at_mut(n - 300);
-                b.copy_from_slice(&a[n - 900..n - 600]);
-            }
-            for room in [n + 64, n / 2, n * 3 / 4] {
-                let mut want = vec![0u8; room];
-                let nw = compress(&src, &mut want, level);
-                let mut got = vec![0u8; room];
-                let ng = def.compress(&src, &mut got);
-                assert_eq!(ng, nw, "len {n} room {room}");
-                assert!(got[..ng] == want[..nw], "len {n} room {room}");
-            }
-        }
     }
 
     #[test]

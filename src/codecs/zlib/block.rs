@@ -64,7 +64,7 @@ pub(super) fn dist_code(d: u32) -> usize {
 
 /// The literal/length symbol (257..=285) of a match length (3..=258).
 #[inline(always)]
-fn length_symbol(len: usize) -> usize {
+pub(super) fn length_symbol(len: usize) -> usize {
     257 + LEN_CODE[(len - 3) & 0xff] as usize
 }
 
@@ -92,7 +92,7 @@ pub(super) const BLOCK_SYMBOLS: usize = 16 * 1024;
 /// Room for a block's symbols: the few a parse pushes after its last check
 /// (a stream's last literals, the literal a merged match leaves) fit in the
 /// slack.
-const SYMBOL_ROOM: usize = BLOCK_SYMBOLS + 16;
+pub(super) const SYMBOL_ROOM: usize = BLOCK_SYMBOLS + 16;
 
 /// The symbols of the block being built and their frequencies.
 ///
@@ -130,6 +130,26 @@ impl Symbols {
 
     pub(super) fn list(&self) -> &[Symbol] {
         &self.buf[..self.len]
+    }
+
+    /// The buffer, the count and the two frequency tables, for a parse loop
+    /// that keeps them in registers (counting with [`length_symbol`] and
+    /// [`dist_code`] as the push methods do).
+    #[inline(always)]
+    pub(super) fn parts(
+        &mut self,
+    ) -> (
+        &mut [Symbol; SYMBOL_ROOM],
+        &mut usize,
+        &mut [u32; LITLEN_SYMBOLS],
+        &mut [u32; DIST_SYMBOLS],
+    ) {
+        (
+            &mut self.buf,
+            &mut self.len,
+            &mut self.litlen_freq,
+            &mut self.dist_freq,
+        )
     }
 
     #[inline(always)]
@@ -372,12 +392,30 @@ fn write_symbols(
     dist_codes: &[u16; DIST_SYMBOLS],
     dist_lens: &[u8; DIST_SYMBOLS],
 ) {
+    // A literal's code and length in one entry: one load per literal.
+    let mut lit = [0u32; 256];
+    for (b, e) in lit.iter_mut().enumerate() {
+        *e = u32::from(lit_codes[b]) | u32::from(lit_lens[b]) << 16;
+    }
     w.in_registers(|w| {
-        for &Symbol(s) in list {
+        let mut k = 0;
+        while let Some(&Symbol(s)) = list.get(k) {
+            k += 1;
             let dist = s >> 8;
             let low = (s & 0xff) as usize;
             if dist == 0 {
-                w.put(u32::from(lit_codes[low]), u32::from(lit_lens[low]));
+                // Two literals in a row (at most 30 bits) go in one put.
+                let e = lit[low];
+                let (mut bits, mut nbits) = (u64::from(e & 0xffff), e >> 16);
+                if let Some(&Symbol(t)) = list.get(k) {
+                    if t >> 8 == 0 {
+                        let e = lit[(t & 0xff) as usize];
+                        bits |= u64::from(e & 0xffff) << nbits;
+                        nbits += e >> 16;
+                        k += 1;
+                    }
+                }
+                w.put_long(bits, nbits);
             } else {
                 let lc = LEN_CODE[low] as usize;
                 let sym = 257 + lc;
