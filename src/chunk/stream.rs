@@ -48,15 +48,11 @@ impl CodecState {
         }
         zlib::compress(src, dst, level)
     }
-    /// Zlib decompression, through a kept stream when one can be made.
+    /// Zlib decompression with the worker's kept decoder tables.
     fn zlib_decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Option<usize> {
-        if self.inflater.is_none() {
-            self.inflater = zlib::Inflater::new();
-        }
-        match &mut self.inflater {
-            Some(i) => i.decompress(src, dst),
-            None => zlib::decompress(src, dst),
-        }
+        self.inflater
+            .get_or_insert_with(zlib::Inflater::new)
+            .decompress(src, dst)
     }
     fn zc(&mut self) -> crate::Result<&mut zstd::CCtx> {
         if self.zc.is_none() {
