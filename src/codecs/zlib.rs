@@ -49,9 +49,10 @@
 //! Level 1 is the own encoder's too, with a one-candidate parse like
 //! zlib-ng's `deflate_quick` but Huffman codes fitted to each block (quick
 //! sends fixed codes) and positions skipped after long stretches without a
-//! match. Its streams come out 4-16% smaller than zlib-rs's level 1 on the
-//! benchmark's data sets, and `scripts/instructions.sh` counts 0.31-0.60x
-//! the reference's compression instructions on the level-1 shuffle rows.
+//! match. On the level-1 rows of `scripts/bench.sh --only /zlib/c1/` its
+//! ratios are 1.0-1.9x the reference's, and `scripts/instructions.sh`
+//! counts 0.32-0.61x the reference's compression instructions on the
+//! level-1 t1 rows (shuffle; bitshuffle for noisysine).
 //! It replaced a kept zlib-rs stream (`deflateReset` between blocks), which
 //! had been level 1's route because a reset stream's output could depend on
 //! what it compressed before at the other levels.
@@ -78,6 +79,7 @@ mod huffman;
 mod inflate;
 
 pub(crate) use encoder::{handles as encoder_handles, Encoder};
+pub(crate) use inflate::Inflate as Inflater;
 
 use libz_sys::{compress2, zlibVersion, Z_OK};
 
@@ -106,7 +108,7 @@ pub(crate) fn compress(src: &[u8], dst: &mut [u8], level: i32) -> usize {
 /// through a worker's [`Inflater`]; tests use this.
 #[cfg(test)]
 pub(crate) fn decompress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
-    inflate::Inflate::new().zlib(src, dst)
+    Inflater::new().decompress(src, dst)
 }
 
 /// The zlib version string of the linked library (for `blosc2_get_complib_info`).
@@ -116,26 +118,6 @@ pub(crate) fn version() -> String {
     unsafe { std::ffi::CStr::from_ptr(zlibVersion()) }
         .to_string_lossy()
         .into_owned()
-}
-
-/// The decoder's tables kept between blocks (one per worker thread), so that
-/// decoding a block allocates nothing.
-pub(crate) struct Inflater {
-    inflate: inflate::Inflate,
-}
-
-impl Inflater {
-    pub(crate) fn new() -> Self {
-        Inflater {
-            inflate: inflate::Inflate::new(),
-        }
-    }
-
-    /// As [`decompress`]: the decoded size, `None` on a malformed stream or
-    /// one that does not end within `dst`.
-    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Option<usize> {
-        self.inflate.zlib(src, dst)
-    }
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ impl<'a> BitWriter<'a> {
     /// one call.
     #[inline(always)]
     pub(super) fn put_long(&mut self, bits: u64, count: u32) {
-        debug_assert!(count <= 56 && (count == 56 || bits >> count == 0));
+        debug_assert!(count <= 56 && bits >> count == 0);
         self.acc |= bits << self.nbits;
         self.nbits += count;
         let whole = self.nbits / 8;

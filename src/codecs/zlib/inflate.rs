@@ -33,7 +33,8 @@ mod tests;
 use bits::Bits;
 use table::{BlockCodes, CodeLenTable};
 
-/// Tables for dynamic blocks, kept between streams.
+/// The decoder, holding the tables for dynamic blocks between streams (one
+/// per worker thread, so that decoding a block allocates nothing).
 pub(crate) struct Inflate {
     codelen: Box<CodeLenTable>,
     codes: Box<BlockCodes>,
@@ -50,7 +51,7 @@ impl Inflate {
     /// Decodes the zlib stream at the start of `src` into `dst`: the decoded
     /// size, or `None` when the stream is invalid or truncated, its output
     /// does not fit `dst`, or its checksum does not match.
-    pub(crate) fn zlib(&mut self, src: &[u8], dst: &mut [u8]) -> Option<usize> {
+    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Option<usize> {
         let (&[cmf, flg], _) = src.split_first_chunk::<2>()?;
         let method_ok = cmf & 0x0f == 8 && cmf >> 4 <= 7;
         let check_ok = (u16::from(cmf) << 8 | u16::from(flg)) % 31 == 0;

@@ -86,29 +86,13 @@ pub(super) fn copy_match(out: &mut [u8], op: usize, dist: usize, len: usize) {
 #[inline(always)]
 fn copy_overlapping(out: &mut [u8], op: usize, dist: usize, len: usize) {
     let end = op + len;
-    let mut s = op - dist;
+    let s = op - dist;
     let mut d = op;
     if dist >= 16 {
-        loop {
-            let chunk: [u8; 16] = out[s..s + 16].try_into().unwrap();
-            out[d..d + 16].copy_from_slice(&chunk);
-            s += 16;
-            d += 16;
-            if d >= end {
-                return;
-            }
-        }
+        return copy_chunks::<16>(out, s, d, end);
     }
     if dist >= 8 {
-        loop {
-            let word: [u8; 8] = out[s..s + 8].try_into().unwrap();
-            out[d..d + 8].copy_from_slice(&word);
-            s += 8;
-            d += 8;
-            if d >= end {
-                return;
-            }
-        }
+        return copy_chunks::<8>(out, s, d, end);
     }
     let w: [u8; 8] = out[s..s + 8].try_into().unwrap();
     let shift = 8 * dist as u32;
@@ -120,6 +104,21 @@ fn copy_overlapping(out: &mut [u8], op: usize, dist: usize, len: usize) {
     loop {
         out[d..d + 8].copy_from_slice(&word);
         d += step;
+        if d >= end {
+            return;
+        }
+    }
+}
+
+/// Copies `N`-byte chunks from `s` to `d` until `end` is passed; the source
+/// is `N` or more bytes back, so each chunk is final before it is read.
+#[inline(always)]
+fn copy_chunks<const N: usize>(out: &mut [u8], mut s: usize, mut d: usize, end: usize) {
+    loop {
+        let chunk: [u8; N] = out[s..s + N].try_into().unwrap();
+        out[d..d + N].copy_from_slice(&chunk);
+        s += N;
+        d += N;
         if d >= end {
             return;
         }
