@@ -849,9 +849,10 @@ typedef struct blosc2_stdio_params {
 extern "C" {
 #endif // __cplusplus
 
-// Initialises the library. Safe to call more than once; the core keeps no
-// state that needs setting up, so this only exists for callers of the
-// reference API (which requires it before the Blosc1-style calls).
+// Initialises the library. Safe to call more than once. Sets up the global
+// settings the Blosc1-style calls use and, as the reference's does,
+// registers its plugin-only codecs (ids 36..=40), whose libraries load at
+// first use (see `blosc2/codecs-registry.h`).
 void blosc2_init(void);
 
 // Releases global resources. Calls made after it behave as after `blosc2_init`.
@@ -1218,7 +1219,9 @@ int blosc2_ctx_get_cparams(blosc2_context *ctx, struct blosc2_cparams *cparams);
 // `ctx` must be a live context; `dparams` must point to a writable struct.
 int blosc2_ctx_get_dparams(blosc2_context *ctx, struct blosc2_dparams *dparams);
 
-// Registers a user codec (`compcode` 160..=255). Returns 0;
+// Registers a user codec (`compcode` 160..=255). NULL `encoder` or
+// `decoder` callbacks are loaded from the plugin library named after
+// `compname` when first needed (see `blosc2/codecs-registry.h`). Returns 0;
 // `BLOSC2_ERROR_CODEC_PARAM` for a lower id or an id already registered
 // under another name; `BLOSC2_ERROR_INVALID_PARAM` for NULL; registering the
 // same id and name again succeeds and changes nothing.
@@ -1228,7 +1231,8 @@ int blosc2_ctx_get_dparams(blosc2_context *ctx, struct blosc2_dparams *dparams);
 // NUL-terminated string; its callbacks must stay callable for the process.
 int blosc2_register_codec(struct blosc2_codec *codec);
 
-// Registers a user filter (`id` 160..=255). Returns 0;
+// Registers a user filter (`id` 160..=255); NULL callbacks are loaded
+// from the plugin library named after it, as for codecs. Returns 0;
 // `BLOSC2_ERROR_FAILURE` for a lower id or an id taken under another name;
 // `BLOSC2_ERROR_INVALID_PARAM` for NULL.
 //

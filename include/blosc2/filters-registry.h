@@ -9,6 +9,10 @@
  * metalayer of the super-chunk named by cparams.schunk / dparams.schunk (b2nd arrays and
  * super-chunks opened from b2nd files set it themselves); without one they fail with
  * BLOSC2_ERROR_FILTER_PIPELINE. NDMEAN is lossy and takes float32 or float64 items.
+ *
+ * A filter registered with blosc2_register_filter and NULL callbacks is loaded from the plugin
+ * library named after it, libblosc2_<name>.so, found as blosc2/codecs-registry.h describes for
+ * codecs; a filter that cannot be loaded fails the call with BLOSC2_ERROR_FILTER_PIPELINE.
  */
 #ifndef BLOSC_BLOSC2_FILTERS_REGISTRY_H
 #define BLOSC_BLOSC2_FILTERS_REGISTRY_H
@@ -24,6 +28,13 @@ enum {
   BLOSC_FILTER_BYTEDELTA = 35,
   BLOSC_FILTER_INT_TRUNC = 36,
 };
+
+/* What a filter plugin library exports under the symbol `info`: the names of its forward and
+ * backward functions, which have the signatures of blosc2_filter's callbacks. */
+typedef struct {
+  char *forward;
+  char *backward;
+} filter_info;
 
 #ifdef __cplusplus
 }

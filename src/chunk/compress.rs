@@ -582,6 +582,12 @@ impl Compressor {
         })
     }
 
+    /// Replaces `cparams.user_data` (what user codecs and filters receive),
+    /// keeping the block size remembered from earlier chunks.
+    pub fn set_user_data(&mut self, user_data: Option<super::UserData>) {
+        self.cparams.user_data = user_data;
+    }
+
     pub fn cparams(&self) -> &CParams {
         &self.cparams
     }
@@ -597,7 +603,8 @@ impl Compressor {
             if (Codec::GLOBAL_START..registry::USER_START).contains(&c) {
                 crate::bail!(
                     CodecSupport,
-                    "codec {c} is a reference plugin, not supported here"
+                    "codec {c} is a reference plugin that is not registered \
+                     (blosc2_init registers the loadable ones)"
                 );
             }
             crate::bail!(CodecSupport, "codec {c} is not available");

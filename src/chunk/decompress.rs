@@ -691,6 +691,12 @@ fn fill_nans(typesize: usize, dst: &mut [u8]) -> crate::Result<()> {
 }
 
 impl Decompressor {
+    /// Replaces `dparams.user_data` (what user codecs, filters and the lazy
+    /// block lookup receive).
+    pub fn set_user_data(&mut self, user_data: Option<super::UserData>) {
+        self.dparams.user_data = user_data;
+    }
+
     pub fn new(dparams: DParams) -> Self {
         Decompressor {
             dparams,

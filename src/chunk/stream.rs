@@ -151,9 +151,9 @@ pub(crate) fn encode(
         c if zfp::is_zfp(c) => {
             zfp::encode(c, p.compcode_meta, p.info.typesize, p.block_shape, src, dst)?
         }
-        c if c >= registry::USER_START => match registry::codec(c) {
+        c if c >= Codec::GLOBAL_START => match registry::codec(c) {
             Some(entry) => entry.codec.encode(src, dst, p.compcode_meta, &p.info)?,
-            None => crate::bail!(CodecSupport, "user codec {c} is not registered"),
+            None => crate::bail!(CodecSupport, "codec {c} is not registered"),
         },
         c => crate::bail!(CodecSupport, "codec {c} is not supported"),
     };
@@ -213,18 +213,12 @@ pub(crate) fn decode(
             src,
             dst,
         )?),
-        Codec::FORMAT_UDCODEC => {
-            if compcode < registry::USER_START {
-                crate::bail!(
-                    CodecSupport,
-                    "codec {compcode} is a reference plugin, not supported here"
-                );
+        Codec::FORMAT_UDCODEC => match registry::codec(compcode) {
+            Some(entry) if compcode >= Codec::GLOBAL_START => {
+                Some(entry.codec.decode(src, dst, compcode_meta, info)?)
             }
-            match registry::codec(compcode) {
-                Some(entry) => Some(entry.codec.decode(src, dst, compcode_meta, info)?),
-                None => crate::bail!(CodecSupport, "user codec {compcode} is not registered"),
-            }
-        }
+            _ => crate::bail!(CodecSupport, "codec {compcode} is not registered"),
+        },
         f => crate::bail!(CodecSupport, "codec format {f} is not supported"),
     };
     match got {

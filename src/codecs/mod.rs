@@ -50,13 +50,27 @@ impl Codec {
         }
     }
 
-    /// Whether a codec id names a codec this crate can run now.
+    /// Whether a codec id names a codec implemented in this crate.
+    pub(crate) fn is_builtin(compcode: u8) -> bool {
+        matches!(
+            compcode,
+            Self::BLOSCLZ
+                | Self::LZ4
+                | Self::LZ4HC
+                | Self::ZLIB
+                | Self::ZSTD
+                | Self::NDLZ
+                | Self::ZFP_ACC
+                | Self::ZFP_PREC
+                | Self::ZFP_RATE
+        )
+    }
+
+    /// Whether a codec id names a codec this crate can run now: a built-in
+    /// one, or a registered one (a user codec, or a reference plugin the C
+    /// layer registered, which may still fail to load).
     pub(crate) fn is_available(compcode: u8) -> bool {
-        match compcode {
-            Self::BLOSCLZ | Self::LZ4 | Self::LZ4HC | Self::ZLIB | Self::ZSTD | Self::NDLZ => true,
-            Self::ZFP_ACC | Self::ZFP_PREC | Self::ZFP_RATE => true,
-            c if c >= registry::USER_START => registry::codec(c).is_some(),
-            _ => false,
-        }
+        Self::is_builtin(compcode)
+            || (compcode >= Self::GLOBAL_START && registry::codec(compcode).is_some())
     }
 }

@@ -6,10 +6,12 @@
 //! reference's globally registered plugins: all five of its plugin filters
 //! (NDCELL, NDMEAN, BYTEDELTA, BYTEDELTA_BUGGY, INT_TRUNC) are built into the
 //! pipeline (`crate::filters`), and so are its NDLZ codec
-//! (`crate::codecs::ndlz`) and its three zfp codecs (`crate::codecs::zfp`);
-//! its other plugin codecs (j2k, openhtj2k, grok, openzl) are not
-//! implemented, and chunks using them fail with
-//! [`crate::Error::CodecSupport`].
+//! (`crate::codecs::ndlz`) and its three zfp codecs (`crate::codecs::zfp`).
+//! Its other plugin codecs (openhtj2k, grok, openzl, j2k, htj2k: ids
+//! 36..=40) exist only as shared libraries in the reference too; the C layer
+//! registers them here ([`register_reference_plugin`]) and loads their
+//! libraries at first use. Without that registration (the Rust API alone),
+//! chunks using them fail with [`crate::Error::CodecSupport`].
 //!
 //! Registration semantics follow `blosc2_register_codec`/`_filter`: an id below
 //! 160 is refused; re-registering an id under the same name is a no-op success;
@@ -118,6 +120,27 @@ pub fn register_codec(entry: CodecEntry) -> crate::Result<()> {
             USER_START
         );
     }
+    insert_codec(entry)
+}
+
+/// Registers a codec of the reference's global range (32..=159) that is not
+/// built in here: one of its plugin-only codecs, whose implementation the C
+/// layer loads from a shared library. Ids this crate implements are refused.
+pub(crate) fn register_reference_plugin(entry: CodecEntry) -> crate::Result<()> {
+    if entry.id < crate::codecs::Codec::GLOBAL_START
+        || entry.id >= USER_START
+        || crate::codecs::Codec::is_builtin(entry.id)
+    {
+        crate::bail!(
+            CodecParam,
+            "codec id {} is not a loadable plugin id",
+            entry.id
+        );
+    }
+    insert_codec(entry)
+}
+
+fn insert_codec(entry: CodecEntry) -> crate::Result<()> {
     let mut codecs = CODECS.write().unwrap_or_else(|p| p.into_inner());
     if let Some(old) = codecs.iter().find(|c| c.id == entry.id) {
         if old.name != entry.name {

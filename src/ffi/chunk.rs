@@ -816,14 +816,20 @@ const BUILTIN: [(u8, &CStr, u8); 5] = [
     (5, c"zstd", 4),
 ];
 
-/// The reference's plugin codecs built in here: (code, name). Like the
-/// reference after `blosc2_init`, they answer name lookups but are not in
-/// `blosc2_list_compressors`.
-const PLUGINS: [(u8, &CStr); 4] = [
+/// The reference's plugin codecs: (code, name), the first four built in
+/// here, the others loaded from their plugin libraries (`super::plugin`).
+/// Like the reference after `blosc2_init`, they answer name lookups but are
+/// not in `blosc2_list_compressors`.
+const PLUGINS: [(u8, &CStr); 9] = [
     (32, c"ndlz"),
     (33, c"zfp_acc"),
     (34, c"zfp_prec"),
     (35, c"zfp_rate"),
+    (36, c"openhtj2k"),
+    (37, c"grok"),
+    (38, c"openzl"),
+    (39, c"j2k"),
+    (40, c"htj2k"),
 ];
 
 /// Stores the (static) name of codec `compcode` in `*compname` and returns

@@ -6,12 +6,17 @@ use std::ffi::{c_char, c_int, CStr};
 /// The version string returned to C; same text as `BLOSC2_VERSION_STRING`.
 static VERSION: &CStr = c"3.3.5";
 
-/// Initialises the library. Safe to call more than once; the core keeps no
-/// state that needs setting up, so this only exists for callers of the
-/// reference API (which requires it before the Blosc1-style calls).
+/// Initialises the library. Safe to call more than once. Sets up the global
+/// settings the Blosc1-style calls use and, as the reference's does,
+/// registers its plugin-only codecs (ids 36..=40), whose libraries load at
+/// first use (see `blosc2/codecs-registry.h`).
 #[no_mangle]
 pub extern "C" fn blosc2_init() {
-    guard((), crate::global::init)
+    guard((), || {
+        crate::global::init();
+        // Cannot fail: fixed ids in the global range, fixed names.
+        let _ = super::registry::register_loadable_codecs();
+    })
 }
 
 /// Releases global resources. Calls made after it behave as after `blosc2_init`.

@@ -15,6 +15,8 @@ mod blosc1;
 mod chunk;
 mod context;
 mod registry;
+// Loading plugin libraries for codecs and filters registered without callbacks.
+mod plugin;
 mod shuffle;
 mod defaults;
 // Mirrors of the reference's public structs. Many are used only by C callers

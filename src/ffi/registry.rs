@@ -25,7 +25,7 @@ use super::types::{
 use crate::codecs::registry::{self, CallInfo, CodecEntry, FilterEntry, UserCodec, UserFilter};
 use core::ffi::{c_char, c_int, c_void, CStr};
 use std::ffi::CString;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The caller's `blosc2_cparams`, carried through the core (as
 /// `CParams::user_data`) so C codecs and filters see its `codec_params`,
@@ -131,10 +131,40 @@ fn call_filter<P>(
     Ok(())
 }
 
-/// A codec made of the C callbacks of a `blosc2_codec`.
+/// A codec made of the C callbacks of a `blosc2_codec`. A callback the
+/// caller left NULL comes from the plugin library named after the codec
+/// (`super::plugin`), loaded at first need as in the reference: compressing
+/// needs the encoder, decompressing the decoder, and a load supplies both.
 struct CCodec {
+    name: String,
     encoder: blosc2_codec_encoder_cb,
     decoder: blosc2_codec_decoder_cb,
+    loaded: OnceLock<(blosc2_codec_encoder_cb, blosc2_codec_decoder_cb)>,
+}
+
+impl CCodec {
+    fn new(
+        name: String,
+        encoder: blosc2_codec_encoder_cb,
+        decoder: blosc2_codec_decoder_cb,
+    ) -> Self {
+        CCodec {
+            name,
+            encoder,
+            decoder,
+            loaded: OnceLock::new(),
+        }
+    }
+
+    /// The callbacks to use when `given` (the registered one) is NULL.
+    fn plugin(&self, id: u8) -> crate::Result<(blosc2_codec_encoder_cb, blosc2_codec_decoder_cb)> {
+        if let Some(fns) = self.loaded.get() {
+            return Ok(*fns);
+        }
+        let fns = super::plugin::codec(&self.name)
+            .map_err(|e| crate::err!(CodecSupport, "could not load codec {id}: {}", e.detail()))?;
+        Ok(*self.loaded.get_or_init(|| fns))
+    }
 }
 
 impl UserCodec for CCodec {
@@ -145,8 +175,12 @@ impl UserCodec for CCodec {
         meta: u8,
         info: &CallInfo<'_>,
     ) -> crate::Result<usize> {
-        let Some(enc) = self.encoder else {
-            crate::bail!(CodecSupport, "user codec {} has no encoder", info.compcode);
+        let enc = match self.encoder {
+            Some(f) => f,
+            None => match self.plugin(info.compcode)?.0 {
+                Some(f) => f,
+                None => crate::bail!(CodecSupport, "codec {} has no encoder", info.compcode),
+            },
         };
         let rc = call_codec(enc, src, dst, meta, cparams_for(info), info)?;
         if rc < 0 {
@@ -170,8 +204,12 @@ impl UserCodec for CCodec {
         meta: u8,
         info: &CallInfo<'_>,
     ) -> crate::Result<usize> {
-        let Some(dec) = self.decoder else {
-            crate::bail!(CodecSupport, "user codec {} has no decoder", info.compcode);
+        let dec = match self.decoder {
+            Some(f) => f,
+            None => match self.plugin(info.compcode)?.1 {
+                Some(f) => f,
+                None => crate::bail!(CodecSupport, "codec {} has no decoder", info.compcode),
+            },
         };
         let rc = call_codec(dec, src, dst, meta, dparams_for(info), info)?;
         if rc < 0 || rc as usize != dst.len() {
@@ -186,11 +224,31 @@ impl UserCodec for CCodec {
     }
 }
 
-/// A filter made of the C callbacks of a `blosc2_filter`.
+/// A filter made of the C callbacks of a `blosc2_filter`; a NULL callback
+/// comes from the plugin library named after the filter, as for [`CCodec`].
 struct CFilter {
     id: u8,
+    name: String,
     forward: blosc2_filter_forward_cb,
     backward: blosc2_filter_backward_cb,
+    loaded: OnceLock<(blosc2_filter_forward_cb, blosc2_filter_backward_cb)>,
+}
+
+impl CFilter {
+    fn plugin(&self) -> crate::Result<(blosc2_filter_forward_cb, blosc2_filter_backward_cb)> {
+        if let Some(fns) = self.loaded.get() {
+            return Ok(*fns);
+        }
+        let fns = super::plugin::filter(&self.name).map_err(|e| {
+            crate::err!(
+                FilterPipeline,
+                "could not load filter {}: {}",
+                self.id,
+                e.detail()
+            )
+        })?;
+        Ok(*self.loaded.get_or_init(|| fns))
+    }
 }
 
 impl UserFilter for CFilter {
@@ -201,8 +259,12 @@ impl UserFilter for CFilter {
         meta: u8,
         info: &CallInfo<'_>,
     ) -> crate::Result<()> {
+        let f = match self.forward {
+            Some(f) => Some(f),
+            None => self.plugin()?.0,
+        };
         let cp = cparams_for(info);
-        call_filter(self.id, "forward", self.forward, src, dst, meta, cp)
+        call_filter(self.id, "forward", f, src, dst, meta, cp)
     }
 
     fn backward(
@@ -212,8 +274,12 @@ impl UserFilter for CFilter {
         meta: u8,
         info: &CallInfo<'_>,
     ) -> crate::Result<()> {
+        let f = match self.backward {
+            Some(f) => Some(f),
+            None => self.plugin()?.1,
+        };
         let dp = dparams_for(info);
-        call_filter(self.id, "backward", self.backward, src, dst, meta, dp)
+        call_filter(self.id, "backward", f, src, dst, meta, dp)
     }
 }
 
@@ -282,12 +348,9 @@ fn register_codec(codec: *mut blosc2_codec) -> crate::Result<()> {
     let cname = CString::new(name.clone()).map_err(|_| crate::err!(InvalidParam, "bad name"))?;
     registry::register_codec(CodecEntry {
         id: c.compcode,
-        name,
+        name: name.clone(),
         version: c.version,
-        codec: Arc::new(CCodec {
-            encoder: c.encoder,
-            decoder: c.decoder,
-        }),
+        codec: Arc::new(CCodec::new(name, c.encoder, c.decoder)),
     })?;
     let mut names = CODEC_NAMES.lock().unwrap_or_else(|p| p.into_inner());
     if !names.iter().any(|(i, _, _)| *i == c.compcode) {
@@ -308,17 +371,46 @@ fn register_filter(filter: *mut blosc2_filter) -> crate::Result<()> {
     let name = unsafe { name_of(f.name) }?;
     registry::register_filter(FilterEntry {
         id: f.id,
-        name,
+        name: name.clone(),
         version: f.version,
         filter: Arc::new(CFilter {
             id: f.id,
+            name,
             forward: f.forward,
             backward: f.backward,
+            loaded: OnceLock::new(),
         }),
     })
 }
 
-/// Registers a user codec (`compcode` 160..=255). Returns 0;
+/// The reference's codecs that exist only as dynamically loaded plugins:
+/// (id, name). `blosc2_init` registers them, as the reference's does, so a
+/// chunk that uses one loads `libblosc2_<name>.so` at first need.
+const LOADABLE_CODECS: [(u8, &str); 5] = [
+    (36, "openhtj2k"),
+    (37, "grok"),
+    (38, "openzl"),
+    (39, "j2k"),
+    (40, "htj2k"),
+];
+
+/// Registers [`LOADABLE_CODECS`]; idempotent (a second registration of the
+/// same id and name changes nothing).
+pub(crate) fn register_loadable_codecs() -> crate::Result<()> {
+    for (id, name) in LOADABLE_CODECS {
+        registry::register_reference_plugin(CodecEntry {
+            id,
+            name: name.to_owned(),
+            version: 1,
+            codec: Arc::new(CCodec::new(name.to_owned(), None, None)),
+        })?;
+    }
+    Ok(())
+}
+
+/// Registers a user codec (`compcode` 160..=255). NULL `encoder` or
+/// `decoder` callbacks are loaded from the plugin library named after
+/// `compname` when first needed (see `blosc2/codecs-registry.h`). Returns 0;
 /// `BLOSC2_ERROR_CODEC_PARAM` for a lower id or an id already registered
 /// under another name; `BLOSC2_ERROR_INVALID_PARAM` for NULL; registering the
 /// same id and name again succeeds and changes nothing.
@@ -331,7 +423,8 @@ pub unsafe extern "C" fn blosc2_register_codec(codec: *mut blosc2_codec) -> c_in
     guard_code(|| register_codec(codec).map(|()| 0))
 }
 
-/// Registers a user filter (`id` 160..=255). Returns 0;
+/// Registers a user filter (`id` 160..=255); NULL callbacks are loaded
+/// from the plugin library named after it, as for codecs. Returns 0;
 /// `BLOSC2_ERROR_FAILURE` for a lower id or an id taken under another name;
 /// `BLOSC2_ERROR_INVALID_PARAM` for NULL.
 ///

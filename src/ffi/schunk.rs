@@ -163,6 +163,30 @@ impl SchunkBox {
         // super-chunk's parameters (`blosc2_compress_ctx(sc->cctx, ..)`); the
         // core keeps its own. Their `schunk` field points back to this box.
         let me = (&mut *b as *mut SchunkBox).cast::<c_void>();
+        // The core's chunks reach C codecs and filters with parameter
+        // structs naming this object, as the reference's `cparams->schunk`
+        // does (plugins read the "b2nd" metalayer through it); the caller's
+        // other fields (`codec_params`, `filter_params`) are kept.
+        let mut caller_c = b
+            .core
+            .cparams()
+            .user_data
+            .as_ref()
+            .and_then(|u| u.downcast_ref::<super::registry::CallerCParams>())
+            .map_or(b.cparams, |c| c.0);
+        caller_c.schunk = me;
+        let mut caller_d = b
+            .core
+            .dparams()
+            .user_data
+            .as_ref()
+            .and_then(|u| u.downcast_ref::<super::registry::CallerDParams>())
+            .map_or(b.dparams, |d| d.0);
+        caller_d.schunk = me;
+        b.core.set_user_data(
+            Some(std::sync::Arc::new(super::registry::CallerCParams(caller_c))),
+            Some(std::sync::Arc::new(super::registry::CallerDParams(caller_d))),
+        );
         b.user_cparams = user_cparams.filter(|c| c.prefilter.is_some()).map(|mut c| {
             // The super-chunk's own settings, with the caller's filter hooks.
             let mut own = b.cparams;

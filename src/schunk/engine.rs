@@ -26,6 +26,17 @@ impl Engine {
         })
     }
 
+    /// Replaces the caller's opaque values in both directions' parameters,
+    /// keeping every other piece of state (the remembered block size).
+    pub(crate) fn set_user_data(
+        &mut self,
+        cparams: Option<crate::chunk::UserData>,
+        dparams: Option<crate::chunk::UserData>,
+    ) {
+        self.comp.set_user_data(cparams);
+        self.dec.set_user_data(dparams);
+    }
+
     /// Compresses `src` into the engine's reusable buffer and hands that
     /// buffer out (give it back with [`Engine::give_back`]); the chunk is
     /// its first `n` bytes, `n` being the returned length.

@@ -441,6 +441,21 @@ impl SChunk {
         self.storage.dparams = dparams;
         Ok(())
     }
+    /// Replaces the caller's opaque values that user codecs, filters and
+    /// hooks receive with this super-chunk's chunks (`CParams::user_data`,
+    /// `DParams::user_data`). The C layer puts its parameter structs there,
+    /// naming the C super-chunk object, which the reference hands its
+    /// plugins as `cparams->schunk`/`dparams->schunk`.
+    pub fn set_user_data(
+        &mut self,
+        cparams: Option<crate::chunk::UserData>,
+        dparams: Option<crate::chunk::UserData>,
+    ) {
+        self.engine.set_user_data(cparams.clone(), dparams.clone());
+        self.storage.cparams.user_data = cparams;
+        self.storage.dparams.user_data = dparams;
+    }
+
     pub fn storage(&self) -> &Storage {
         &self.storage
     }
