@@ -3,6 +3,8 @@
 //! still open there with the right contents. Skipped with a note when the
 //! Python oracle is absent (B2ND_PYTHON, else /tmp/venv/bin/python).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -50,10 +52,7 @@ fn run(py: &Path, script: &str, args: &[&str]) -> Vec<String> {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("b2nd-py-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_file(&p);
-    let _ = std::fs::remove_dir_all(&p);
-    p
+    common::scratch_path("frame_python", name)
 }
 
 fn hex(d: &[u8]) -> String {

@@ -1,6 +1,8 @@
 //! Super-chunks over every storage: contents, metadata, mutations, special
 //! chunks, embedded frames, lazy reads and bad input.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -8,12 +10,8 @@ use std::sync::Arc;
 use b2nd::frame::{Io, IoFile, OpenMode, StdIo};
 use b2nd::schunk::{CParams, SChunk, Special, Storage};
 
-/// A fresh scratch path unique to this test process and `name`.
 fn scratch(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("b2nd-schunk-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_file(&p);
-    let _ = std::fs::remove_dir_all(&p);
-    p
+    common::scratch_path("schunk_frames", name)
 }
 
 fn cparams() -> CParams {

@@ -218,6 +218,25 @@ pub fn run_python<A: AsRef<std::ffi::OsStr>>(py: &Path, script: &str, args: &[A]
     String::from_utf8(out.stdout).expect("python prints UTF-8")
 }
 
+/// A fresh path `name` inside this test binary's scratch folder,
+/// `<target>/tmp/<binary>`. The folder is emptied at the binary's first call,
+/// so each run replaces the last run's files instead of piling them up in the
+/// system temp dir, and the files of a failed run stay there to be looked at.
+pub fn scratch_path(binary: &str, name: &str) -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(binary);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        dir
+    });
+    let p = dir.join(name);
+    let _ = std::fs::remove_file(&p);
+    let _ = std::fs::remove_dir_all(&p);
+    p
+}
+
 /// A fresh scratch folder under the system temp dir, named after the test
 /// and the process. It is removed when dropped, except after a failure or
 /// with `B2ND_KEEP` set, so that what went wrong can be looked at.
