@@ -3,6 +3,7 @@
  * there), else where a `blosc2_<name>` Python package says. A plugin that cannot be found or
  * named fails the call with the reference's code and nothing is written. */
 #include "test_common.h"
+#include <caterva.h>
 #include <blosc2/codecs-registry.h>
 #include <dlfcn.h>
 
@@ -112,8 +113,7 @@ static void test_missing_plugins_fail_cleanly(const uint8_t *src, uint8_t *chunk
 }
 
 /* The plugin sees the super-chunk it works for in cparams->schunk and dparams->schunk, as in the
- * reference (the JPEG 2000 plugins read the "b2nd" metalayer through it). Not yet for b2nd
- * arrays: their chunks reach plugins with the caller's own cparams.schunk (see the README). */
+ * reference (the JPEG 2000 plugins read the "b2nd" metalayer through it). */
 static void test_plugin_sees_its_super_chunk(const uint8_t *src, uint8_t *out) {
   void *lib = dlopen("libblosc2_testcodec.so", RTLD_NOW | RTLD_NOLOAD);
   CHECK(lib != NULL);
@@ -136,6 +136,144 @@ static void test_plugin_sees_its_super_chunk(const uint8_t *src, uint8_t *out) {
   CHECK(memcmp(src, out, N) == 0);
   blosc2_schunk_free(sc);
 
+}
+
+/* What the test codec last saw: the super-chunks and the "b2nd" metalayer lengths it read. */
+typedef struct {
+  void **cschunk, **dschunk;
+  int *cmeta, *dmeta, *cvlmeta;
+} codec_view;
+
+static int resolve_view(codec_view *v) {
+  void *lib = dlopen("libblosc2_testcodec.so", RTLD_NOW | RTLD_NOLOAD);
+  if (lib == NULL) return 0;
+  v->cschunk = (void **)dlsym(lib, "testcodec_last_cschunk");
+  v->dschunk = (void **)dlsym(lib, "testcodec_last_dschunk");
+  v->cmeta = (int *)dlsym(lib, "testcodec_last_cmeta");
+  v->dmeta = (int *)dlsym(lib, "testcodec_last_dmeta");
+  v->cvlmeta = (int *)dlsym(lib, "testcodec_last_cvlmeta");
+  return v->cschunk && v->dschunk && v->cmeta && v->dmeta && v->cvlmeta;
+}
+
+static void forget(codec_view *v) {
+  *v->cschunk = *v->dschunk = NULL;
+  *v->cmeta = *v->dmeta = *v->cvlmeta = 0;
+}
+
+/* Whether the last encode saw the super-chunk `sc` and read its "b2nd" metalayer through it. */
+static int encoded_in(const codec_view *v, blosc2_schunk *sc) {
+  int32_t len = 0;
+  uint8_t *meta = NULL;
+  if (blosc2_meta_get(sc, "b2nd", &meta, &len) < 0) return 0;
+  free(meta);
+  return *v->cschunk == (void *)sc && *v->cmeta == len && len > 0;
+}
+
+static int encoded_for(const codec_view *v, const b2nd_array_t *arr) {
+  return encoded_in(v, arr->sc);
+}
+
+/* Chunks of b2nd arrays, made or changed through any call, reach the plugin with the array's
+ * super-chunk, and its "b2nd" metalayer reads through it, also while the array is being made. */
+static void test_plugin_sees_the_array(const uint8_t *src, uint8_t *out) {
+  codec_view v;
+  CHECK(resolve_view(&v));
+  if (!resolve_view(&v)) return;
+
+  blosc2_cparams cp = plain_cparams(200);
+  blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+  dp.nthreads = 2;
+  blosc2_storage st = BLOSC2_STORAGE_DEFAULTS;
+  st.cparams = &cp;
+  st.dparams = &dp;
+  int64_t shape[1] = {N / 4};
+  int32_t chunkshape[1] = {N / 8}, blockshape[1] = {2048};
+  b2nd_context_t *ctx = b2nd_create_ctx(&st, 1, shape, chunkshape, blockshape, NULL, 0, NULL, 0);
+  CHECK(ctx != NULL);
+  if (ctx == NULL) return;
+
+  b2nd_array_t *arr = NULL;
+  forget(&v);
+  CHECK_EQ_INT(b2nd_from_cbuffer(ctx, &arr, src, N), 0);
+  if (arr == NULL) return;
+  CHECK_EQ_INT(arr->sc->compcode, 200);
+  CHECK(encoded_for(&v, arr));
+  /* The array holds its super-chunk's contents during the call: other calls on it are refused,
+   * not run on a stand-in. Between calls they work. */
+  CHECK_EQ_INT(*v.cvlmeta, BLOSC2_ERROR_FAILURE);
+  CHECK_EQ_INT(blosc2_vlmeta_exists(arr->sc, "none"), BLOSC2_ERROR_NOT_FOUND);
+
+  forget(&v);
+  int64_t start[1] = {100}, stop[1] = {300}, part[1] = {200};
+  CHECK_EQ_INT(b2nd_set_slice_cbuffer(src, part, 800, start, stop, arr), 0);
+  CHECK(encoded_for(&v, arr));
+
+  forget(&v);
+  memset(out, 0, N);
+  CHECK_EQ_INT(b2nd_to_cbuffer(arr, out, N), 0);
+  CHECK(*v.dschunk == (void *)arr->sc);
+  CHECK(*v.dmeta > 0);
+  uint8_t *expect = malloc(N);
+  memcpy(expect, src, N);
+  memcpy(expect + 400, src, 800);
+  CHECK(memcmp(expect, out, N) == 0);
+  free(expect);
+
+  b2nd_array_t *slice = NULL, *copy = NULL, *joined = NULL;
+  forget(&v);
+  CHECK_EQ_INT(b2nd_get_slice(ctx, &slice, arr, start, stop), 0);
+  CHECK(slice != NULL && encoded_for(&v, slice));
+  forget(&v);
+  /* A copy or a join whose chunks match its source's takes them as they are: other shapes here,
+   * so that chunks are encoded. */
+  int32_t chunkshape2[1] = {N / 16}, blockshape2[1] = {1024};
+  b2nd_context_t *ctx2 =
+      b2nd_create_ctx(&st, 1, shape, chunkshape2, blockshape2, NULL, 0, NULL, 0);
+  CHECK_EQ_INT(b2nd_copy(ctx2, arr, &copy), 0);
+  CHECK(copy != NULL && encoded_for(&v, copy));
+  forget(&v);
+  CHECK_EQ_INT(b2nd_concatenate(ctx, slice, arr, 0, true, &joined), 0);
+  CHECK(joined != NULL && encoded_for(&v, joined));
+  b2nd_free_ctx(ctx2);
+  b2nd_free(joined);
+  b2nd_free(copy);
+  b2nd_free(slice);
+  b2nd_free(arr);
+  b2nd_free_ctx(ctx);
+}
+
+/* The same through the Caterva API. */
+static void test_plugin_sees_the_caterva_array(const uint8_t *src) {
+  codec_view v;
+  if (!resolve_view(&v)) return;
+  caterva_config_t cfg = CATERVA_CONFIG_DEFAULTS;
+  cfg.compcodec = 200;
+  cfg.nthreads = 2;
+  for (int i = 0; i < BLOSC2_MAX_FILTERS; i++) cfg.filters[i] = 0;
+  caterva_ctx_t *ctx = NULL;
+  CHECK_EQ_INT(caterva_ctx_new(&cfg, &ctx), CATERVA_SUCCEED);
+  if (ctx == NULL) return;
+  caterva_params_t params;
+  memset(&params, 0, sizeof(params));
+  params.itemsize = 4;
+  params.ndim = 1;
+  params.shape[0] = N / 4;
+  caterva_storage_t st;
+  memset(&st, 0, sizeof(st));
+  st.chunkshape[0] = N / 8;
+  st.blockshape[0] = 2048;
+  caterva_array_t *arr = NULL;
+  forget(&v);
+  CHECK_EQ_INT(caterva_from_buffer(ctx, (void *)src, N, &params, &st, &arr), CATERVA_SUCCEED);
+  CHECK(arr != NULL && encoded_in(&v, arr->sc));
+  caterva_array_t *slice = NULL;
+  int64_t start[1] = {100}, stop[1] = {300};
+  forget(&v);
+  CHECK_EQ_INT(caterva_get_slice(ctx, arr, start, stop, &st, &slice), CATERVA_SUCCEED);
+  CHECK(slice != NULL && encoded_in(&v, slice->sc));
+  caterva_free(ctx, &slice);
+  caterva_free(ctx, &arr);
+  caterva_ctx_free(&ctx);
 }
 
 /* blosc2_init registers the reference's plugin-only codecs by name, as the reference does. */
@@ -163,6 +301,8 @@ int main(void) {
   test_codec_from_plugin(src, chunk, out);
   test_filter_from_plugin(src, chunk, out);
   test_plugin_sees_its_super_chunk(src, out);
+  test_plugin_sees_the_array(src, out);
+  test_plugin_sees_the_caterva_array(src);
   test_missing_plugins_fail_cleanly(src, chunk);
   test_reference_plugin_names();
   free(src);

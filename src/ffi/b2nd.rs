@@ -35,9 +35,10 @@ mod ops;
 
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::schunk::{this, SchunkBox};
+use super::schunk::{this, SchunkBox, SchunkSlot};
 use super::storage::{path_from_c, storage_from_c};
 use super::types::{
     b2nd_array_t, b2nd_context_t, blosc2_io, blosc2_metalayer, blosc2_schunk, blosc2_storage,
@@ -99,13 +100,29 @@ impl ArrayBox {
     /// Boxes `core`, moving its super-chunk into a new C super-chunk object
     /// (`io` is recorded as its storage's I/O backend).
     pub(crate) fn into_c(core: NdArray, io: Option<blosc2_io>) -> Result<*mut b2nd_array_t> {
+        let real = ArrayBox::take_schunk(&core)?;
+        Ok(ArrayBox::wrap(core, SchunkBox::into_c(real, io)))
+    }
+
+    /// Like [`ArrayBox::into_c`], the super-chunk going into `slot`, the C
+    /// super-chunk `core` was built to name (see [`named`]).
+    pub(crate) fn into_c_at(
+        core: NdArray,
+        io: Option<blosc2_io>,
+        slot: SchunkSlot,
+    ) -> Result<*mut b2nd_array_t> {
+        let real = ArrayBox::take_schunk(&core)?;
+        Ok(ArrayBox::wrap(core, slot.fill(real, io)))
+    }
+
+    /// The core's super-chunk, a stand-in left in its place.
+    fn take_schunk(core: &NdArray) -> Result<SChunk> {
         let mut real = stand_in()?;
         core.with_schunk(|sc| {
             std::mem::swap(sc, &mut real);
             Ok(())
         })?;
-        let sc = SchunkBox::into_c(real, io);
-        Ok(ArrayBox::wrap(core, sc))
+        Ok(real)
     }
 
     /// Boxes `core` whose super-chunk already lives in the C object `sc`,
@@ -180,6 +197,22 @@ impl ArrayBox {
     }
 }
 
+/// A slot for an array made with `ctx` (see [`SchunkSlot`]).
+pub(crate) fn slot_for(ctx: &Context) -> Result<SchunkSlot> {
+    SchunkSlot::new(&ctx.initial_metalayers()?)
+}
+
+/// `ctx` for an array whose C super-chunk will be `slot`'s: the chunks
+/// written while the array is made reach C codecs and filters with
+/// `cparams->schunk` naming it, as the reference's do.
+pub(crate) fn named(ctx: &Context, slot: &SchunkSlot) -> Context {
+    let mut ctx = ctx.clone();
+    if let ArrayStorage::Schunk(st) = &mut ctx.storage {
+        slot.name_in(st);
+    }
+    ctx
+}
+
 /// An empty in-memory super-chunk, the array's stand-in between calls.
 fn stand_in() -> Result<SChunk> {
     SChunk::new(Storage::default())
@@ -199,19 +232,30 @@ pub(crate) unsafe fn array<'a>(p: *const b2nd_array_t) -> Result<&'a mut ArrayBo
 
 /// Runs `f` on the core array with its real super-chunk lent from `sc`,
 /// then gives it back and refreshes both C structs.
+///
+/// No reference to the C super-chunk is held while `f` runs: codecs and
+/// filters `f` calls may read it through `cparams->schunk`, from worker
+/// threads too. Its C fields keep showing the array meanwhile (see
+/// `SchunkBox::shown_meta`).
 pub(crate) fn lend<T>(ab: &mut ArrayBox, f: impl FnOnce(&mut NdArray) -> Result<T>) -> Result<T> {
-    // SAFETY: `sc` is the live super-chunk this box owns (or NULL: error).
-    let sb = unsafe { this(ab.c.sc) }?;
-    let swap = |core: &mut NdArray, sb: &mut SchunkBox| {
-        core.with_schunk(|sc| {
-            std::mem::swap(sc, &mut sb.core);
+    let swap = |core: &mut NdArray, sc: *mut blosc2_schunk, lent: bool| {
+        // SAFETY: `sc` is the live super-chunk this box owns (or NULL:
+        // error); the reference ends with this closure.
+        let sb = unsafe { this(sc) }?;
+        core.with_schunk(|s| {
+            std::mem::swap(s, &mut sb.core);
             Ok(())
-        })
+        })?;
+        sb.lent.store(lent, Ordering::Release);
+        Ok(())
     };
-    swap(&mut ab.core, sb)?;
+    swap(&mut ab.core, ab.c.sc, true)?;
     let r = f(&mut ab.core);
-    let back = swap(&mut ab.core, sb);
-    sb.sync();
+    let back = swap(&mut ab.core, ab.c.sc, false);
+    // SAFETY: as above.
+    if let Ok(sb) = unsafe { this(ab.c.sc) } {
+        sb.sync();
+    }
     ab.sync();
     back?;
     r
@@ -440,8 +484,9 @@ unsafe fn with_new_array(
         if out.is_null() {
             crate::bail!(NullPointer, "array is NULL");
         }
-        let a = make(c.get()?)?;
-        let p = ArrayBox::into_c(a, c.io)?;
+        let slot = slot_for(c.get()?)?;
+        let a = make(&named(c.get()?, &slot))?;
+        let p = ArrayBox::into_c_at(a, c.io, slot)?;
         // SAFETY: `out` is non-NULL and writable per the contract.
         unsafe { put_array(out, p) };
         Ok(0)

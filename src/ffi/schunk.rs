@@ -48,6 +48,7 @@ mod chunks;
 
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::guard;
 use super::storage::{cparams_to_c, dparams_to_c, path_from_c, storage_from_c};
@@ -112,6 +113,11 @@ pub(crate) struct SchunkBox {
     /// The caller's frame buffer given to `from_buffer` without copy.
     borrowed_cframe: *mut u8,
     avoid_cframe_free: bool,
+    /// Whether `core` is a stand-in because the real one is lent to an array
+    /// call (`crate::ffi::b2nd::lend`) or still being made ([`SchunkSlot`]). Codecs and filters that call may
+    /// reach this object; calls that would work on the stand-in are refused
+    /// meanwhile (see [`with_schunk`]). Atomic: they may run on workers.
+    pub(crate) lent: AtomicBool,
 }
 
 impl SchunkBox {
@@ -150,54 +156,41 @@ impl SchunkBox {
             file_offset: 0,
             borrowed_cframe: core::ptr::null_mut(),
             avoid_cframe_free: true,
+            lent: AtomicBool::new(false),
         });
         b.c.current_nchunk = -1;
-        b.urlpath = b
+        b.bind(user_cparams, user_dparams);
+        Box::into_raw(b).cast()
+    }
+
+    /// Sets up everything derived from the core: the C fields, the user data
+    /// naming this object and the `cctx`/`dctx` contexts (replacing any).
+    fn bind(
+        &mut self,
+        user_cparams: Option<blosc2_cparams>,
+        user_dparams: Option<blosc2_dparams>,
+    ) {
+        self.urlpath = self
             .core
             .storage()
             .urlpath
             .as_ref()
             .and_then(|p| CString::new(p.to_string_lossy().as_bytes()).ok());
-        b.sync();
-        // Contexts for C callers that compress or decompress with the
-        // super-chunk's parameters (`blosc2_compress_ctx(sc->cctx, ..)`); the
-        // core keeps its own. Their `schunk` field points back to this box.
-        let me = (&mut *b as *mut SchunkBox).cast::<c_void>();
-        // The core's chunks reach C codecs and filters with parameter
-        // structs naming this object, as the reference's `cparams->schunk`
-        // does (plugins read the "b2nd" metalayer through it); the caller's
-        // other fields (`codec_params`, `filter_params`) are kept.
-        let mut caller_c = b
-            .core
-            .cparams()
-            .user_data
-            .as_ref()
-            .and_then(|u| u.downcast_ref::<super::registry::CallerCParams>())
-            .map_or(b.cparams, |c| c.0);
-        caller_c.schunk = me;
-        let mut caller_d = b
-            .core
-            .dparams()
-            .user_data
-            .as_ref()
-            .and_then(|u| u.downcast_ref::<super::registry::CallerDParams>())
-            .map_or(b.dparams, |d| d.0);
-        caller_d.schunk = me;
-        b.core.set_user_data(
-            Some(std::sync::Arc::new(super::registry::CallerCParams(caller_c))),
-            Some(std::sync::Arc::new(super::registry::CallerDParams(caller_d))),
-        );
-        b.user_cparams = user_cparams.filter(|c| c.prefilter.is_some()).map(|mut c| {
+        self.sync();
+        let me = (self as *mut SchunkBox).cast::<c_void>();
+        let (cp, dp) = naming(self.core.cparams(), self.core.dparams(), me);
+        self.core.set_user_data(Some(cp), Some(dp));
+        let (own_c, own_d) = (self.cparams, self.dparams);
+        self.user_cparams = user_cparams.filter(|c| c.prefilter.is_some()).map(|c| {
             // The super-chunk's own settings, with the caller's filter hooks.
-            let mut own = b.cparams;
+            let mut own = own_c;
             own.prefilter = c.prefilter;
             own.preparams = c.preparams;
             own.schunk = me;
-            c = own;
-            c
+            own
         });
-        b.user_dparams = user_dparams.filter(|d| d.postfilter.is_some()).map(|d| {
-            let mut own = b.dparams;
+        self.user_dparams = user_dparams.filter(|d| d.postfilter.is_some()).map(|d| {
+            let mut own = own_d;
             own.postfilter = d.postfilter;
             own.postparams = d.postparams;
             own.schunk = me;
@@ -207,9 +200,17 @@ impl SchunkBox {
         // dparams name a super-chunk (as `dctx` does): install the lookup.
         crate::chunk::Decompressor::set_lazy_resolver(resolve_lazy);
         super::io::install_frame_locking();
-        b.c.cctx = super::context::blosc2_create_cctx(b.user_cparams.unwrap_or(b.cparams));
-        b.c.dctx = super::context::blosc2_create_dctx(b.user_dparams.unwrap_or(b.dparams));
-        Box::into_raw(b).cast()
+        // Contexts for C callers that compress or decompress with the
+        // super-chunk's parameters (`blosc2_compress_ctx(sc->cctx, ..)`); the
+        // core keeps its own. Their `schunk` field points back to this box.
+        // SAFETY: the old contexts (NULL in a new box) were made for this
+        // box alone and are replaced here, so freed once.
+        unsafe {
+            super::context::blosc2_free_ctx(self.c.cctx);
+            super::context::blosc2_free_ctx(self.c.dctx);
+        }
+        self.c.cctx = super::context::blosc2_create_cctx(self.user_cparams.unwrap_or(self.cparams));
+        self.c.dctx = super::context::blosc2_create_dctx(self.user_dparams.unwrap_or(self.dparams));
     }
 
     /// Refreshes every public field of the C struct from the core.
@@ -261,6 +262,18 @@ impl SchunkBox {
         }
     }
 
+    /// Index and content of the fixed-size metalayer `name` as the C fields
+    /// show it. They are what the reference reads (`schunk->metalayers`),
+    /// and they stay put while the core is lent to an array call (see
+    /// `crate::ffi::b2nd::lend`), so codecs and filters run by that call
+    /// read the array's metalayers through `cparams->schunk`.
+    pub(crate) fn shown_meta(&self, name: &str) -> Option<(usize, &[u8])> {
+        self.metas
+            .iter()
+            .position(|m| m.name.as_bytes() == name.as_bytes())
+            .map(|i| (i, self.metas[i].content.as_slice()))
+    }
+
     /// Rebuilds the metalayer entries if the core's differ; true if they did.
     fn sync_metas(&mut self) -> bool {
         let current = self.core.metalayers();
@@ -300,6 +313,90 @@ impl SchunkBox {
         self.c.nvlmetalayers = i16::try_from(self.vlmetas.len()).unwrap_or(i16::MAX);
         true
     }
+}
+
+/// A C super-chunk made before its contents. The reference creates an
+/// array's super-chunk first and fills it after, so every chunk written
+/// reaches C codecs and filters with `cparams->schunk` naming it (the JPEG
+/// 2000 plugins read the "b2nd" metalayer through it). Here an array is built
+/// whole and then handed to C, so its builder is given a live C super-chunk
+/// in advance ([`SchunkSlot::name_in`]): it holds a stand-in core carrying
+/// the metalayers the array is made with, and receives the real core at
+/// [`SchunkSlot::fill`].
+pub(crate) struct SchunkSlot(*mut blosc2_schunk);
+
+impl SchunkSlot {
+    /// A slot whose stand-in carries `metalayers`, in order.
+    pub(crate) fn new(metalayers: &[(String, Vec<u8>)]) -> Result<SchunkSlot> {
+        let mut stand_in = SChunk::new(crate::schunk::Storage::default())?;
+        for (name, content) in metalayers {
+            stand_in.meta_add(name, content)?;
+        }
+        let p = SchunkBox::into_c(stand_in, None);
+        // SAFETY: `p` is the live box just made, referred to by nothing else.
+        unsafe { &*p.cast::<SchunkBox>() }
+            .lent
+            .store(true, Ordering::Release);
+        Ok(SchunkSlot(p))
+    }
+
+    /// Makes the parameters of `storage` name this slot as their C
+    /// super-chunk, for the chunks written before [`SchunkSlot::fill`].
+    pub(crate) fn name_in(&self, storage: &mut crate::schunk::Storage) {
+        let (cp, dp) = naming(&storage.cparams, &storage.dparams, self.0.cast());
+        storage.cparams.user_data = Some(cp);
+        storage.dparams.user_data = Some(dp);
+    }
+
+    /// Moves `core` into the slot's super-chunk and returns it.
+    pub(crate) fn fill(self, core: SChunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
+        let p = self.0;
+        std::mem::forget(self);
+        // SAFETY: `p` is the live box this slot made and alone refers to.
+        let b = unsafe { &mut *p.cast::<SchunkBox>() };
+        b.core = core;
+        if let Some(io) = io {
+            b.io = io;
+        }
+        b.bind(None, None);
+        b.lent.store(false, Ordering::Release);
+        p
+    }
+}
+
+impl Drop for SchunkSlot {
+    /// A slot never filled (the array could not be made) is freed.
+    fn drop(&mut self) {
+        // SAFETY: the slot owns its box, made by `into_c` and not handed out.
+        unsafe { blosc2_schunk_free(self.0) };
+    }
+}
+
+/// User data for the core's parameters that gives C codecs and filters
+/// parameter structs naming the C super-chunk `me`, as the reference's
+/// `cparams->schunk` does; the caller's other fields (`codec_params`,
+/// `filter_params`) are kept.
+fn naming(
+    cp: &crate::chunk::CParams,
+    dp: &crate::chunk::DParams,
+    me: *mut c_void,
+) -> (crate::chunk::UserData, crate::chunk::UserData) {
+    let mut caller_c = cp
+        .user_data
+        .as_ref()
+        .and_then(|u| u.downcast_ref::<super::registry::CallerCParams>())
+        .map_or_else(|| cparams_to_c(cp, me), |c| c.0);
+    caller_c.schunk = me;
+    let mut caller_d = dp
+        .user_data
+        .as_ref()
+        .and_then(|u| u.downcast_ref::<super::registry::CallerDParams>())
+        .map_or_else(|| dparams_to_c(dp, cp.typesize, me), |d| d.0);
+    caller_d.schunk = me;
+    (
+        std::sync::Arc::new(super::registry::CallerCParams(caller_c)),
+        std::sync::Arc::new(super::registry::CallerDParams(caller_d)),
+    )
 }
 
 /// Where the blocks of a lazy chunk given to a plain decode call are: the
@@ -360,6 +457,16 @@ pub(crate) unsafe fn this<'a>(p: *mut blosc2_schunk) -> Result<&'a mut SchunkBox
         .ok_or_else(|| crate::err!(NullPointer, "schunk is NULL"))
 }
 
+/// The box behind a C pointer, for reading only (see [`this`]).
+///
+/// # Safety
+/// As for [`this`]; nothing changes the box while the reference lives.
+pub(crate) unsafe fn shown<'a>(p: *mut blosc2_schunk) -> Result<&'a SchunkBox> {
+    // SAFETY: as in `this`.
+    unsafe { p.cast::<SchunkBox>().as_ref() }
+        .ok_or_else(|| crate::err!(NullPointer, "schunk is NULL"))
+}
+
 /// Runs `f` on the box behind `p`, syncs the C fields, and returns the value
 /// or the error's code.
 ///
@@ -372,6 +479,12 @@ pub(crate) unsafe fn with_schunk(
     super::guard_code(|| {
         // SAFETY: forwarded contract.
         let b = unsafe { this(p) }?;
+        if b.lent.load(Ordering::Acquire) {
+            crate::bail!(
+                Failure,
+                "the super-chunk is in use by the b2nd call running: only its metalayers can be read"
+            );
+        }
         // With locking on, every call first catches up with writes made
         // through other handles (the reference checks for a stale frame on
         // each access); a no-op otherwise.

@@ -6,6 +6,7 @@
  * that symbol must resolve when the plugin is opened. */
 #include <blosc2.h>
 #include <blosc2/codecs-registry.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const uint8_t TAG[4] = {'B', '2', 'P', 'L'};
@@ -14,6 +15,23 @@ static const uint8_t TAG[4] = {'B', '2', 'P', 'L'};
  * dparams->schunk), for the test to read with dlsym. */
 void *testcodec_last_cschunk = NULL;
 void *testcodec_last_dschunk = NULL;
+/* The length of the "b2nd" metalayer read through them at that time (a negative code when it
+ * cannot be read), as the JPEG 2000 plugins read it. Only when built against the library. */
+int testcodec_last_cmeta = 0;
+int testcodec_last_dmeta = 0;
+/* What blosc2_vlmeta_exists(cparams->schunk, "none") returned at the last encode for an array. */
+int testcodec_last_cvlmeta = 0;
+
+#ifndef TESTCODEC_STANDALONE
+static int b2nd_meta_len(void *schunk) {
+  if (schunk == NULL) return BLOSC2_ERROR_NULL_POINTER;
+  uint8_t *content = NULL;
+  int32_t len = 0;
+  int rc = blosc2_meta_get((blosc2_schunk *)schunk, "b2nd", &content, &len);
+  free(content);
+  return rc < 0 ? rc : len;
+}
+#endif
 
 int testcodec_encode(const uint8_t *input, int32_t input_len, uint8_t *output, int32_t output_len,
                      uint8_t meta, blosc2_cparams *cparams, const void *chunk) {
@@ -29,6 +47,14 @@ int testcodec_encode(const uint8_t *input, int32_t input_len, uint8_t *output, i
   }
 #endif
   testcodec_last_cschunk = cparams->schunk;
+#ifndef TESTCODEC_STANDALONE
+  testcodec_last_cmeta = b2nd_meta_len(cparams->schunk);
+  /* Only for the test's b2nd arrays, where the call is refused without touching the super-chunk
+   * (for a plain super-chunk it would run inside the call that encodes). */
+  if (cparams->schunk != NULL && b2nd_meta_len(cparams->schunk) > 0) {
+    testcodec_last_cvlmeta = blosc2_vlmeta_exists((blosc2_schunk *)cparams->schunk, "none");
+  }
+#endif
   if (input_len % 2 != 0 || output_len < 4 + input_len / 2) {
     return 0;
   }
@@ -47,6 +73,9 @@ int testcodec_decode(const uint8_t *input, int32_t input_len, uint8_t *output, i
   (void)meta;
   (void)chunk;
   testcodec_last_dschunk = dparams->schunk;
+#ifndef TESTCODEC_STANDALONE
+  testcodec_last_dmeta = b2nd_meta_len(dparams->schunk);
+#endif
   if (input_len < 4 || memcmp(input, TAG, 4) != 0 || 2 * (input_len - 4) > output_len) {
     return -1;
   }

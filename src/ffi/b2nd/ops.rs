@@ -3,10 +3,12 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{array, context, coords, lend, put_array, with_array, ArrayBox, MAX_DIM};
+use super::{
+    array, context, coords, lend, named, put_array, slot_for, with_array, ArrayBox, CtxBox, MAX_DIM,
+};
 use crate::ffi::convert;
 use crate::ffi::types::{b2nd_array_t, b2nd_context_t};
-use crate::ndarray::array::NdArray;
+use crate::ndarray::array::{Context, NdArray};
 use crate::Result;
 
 /// A caller's buffer of `size` bytes; NULL is `NullPointer` whatever the
@@ -172,16 +174,18 @@ pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
     }
 }
 
-/// Runs `make` on the lent source array and boxes the new array it returns
-/// into `*out`, with the I/O backend of `io_from`'s storage.
+/// Runs `make` on the lent source array and the context of `ctx` and boxes
+/// the new array it returns into `*out`, with `ctx`'s I/O backend. `starts`
+/// gives the context `make` builds the array with (for its metalayers).
 ///
 /// # Safety
 /// `src` NULL or live; `out` NULL or writable.
 unsafe fn with_derived(
     src: *const b2nd_array_t,
     out: *mut *mut b2nd_array_t,
-    io: Option<crate::ffi::types::blosc2_io>,
-    make: impl FnOnce(&mut NdArray) -> Result<NdArray>,
+    ctx: &CtxBox,
+    starts: impl FnOnce(&NdArray, &Context) -> Result<Context>,
+    make: impl FnOnce(&mut NdArray, &Context) -> Result<NdArray>,
 ) -> c_int {
     crate::ffi::guard_code(|| {
         // SAFETY: forwarded contract.
@@ -189,8 +193,12 @@ unsafe fn with_derived(
         if out.is_null() {
             crate::bail!(NullPointer, "array is NULL");
         }
-        let made = lend(ab, make)?;
-        let p = ArrayBox::into_c(made, io)?;
+        let c = ctx.get()?;
+        let (made, slot) = lend(ab, |a| {
+            let slot = slot_for(&starts(a, c)?)?;
+            Ok((make(a, &named(c, &slot))?, slot))
+        })?;
+        let p = ArrayBox::into_c_at(made, ctx.io, slot)?;
         // SAFETY: non-NULL and writable per the contract.
         unsafe { put_array(out, p) };
         Ok(0)
@@ -243,14 +251,17 @@ pub unsafe extern "C" fn b2nd_get_slice(
         let c = unsafe { context(ctx) }?;
         // SAFETY: forwarded contract.
         let rc = unsafe {
-            with_derived(src, array, c.io, |a| {
+            let region = |a: &NdArray| -> Result<(&[i64], &[i64])> {
                 let n = a.ndim();
-                a.get_slice(
-                    c.get()?,
-                    coords(start, n, "start")?,
-                    coords(stop, n, "stop")?,
-                )
-            })
+                Ok((coords(start, n, "start")?, coords(stop, n, "stop")?))
+            };
+            with_derived(
+                src,
+                array,
+                c,
+                |a, ctx| region(a).and_then(|(s, e)| a.slice_context(ctx, s, e)),
+                |a, ctx| region(a).and_then(|(s, e)| a.get_slice(ctx, s, e)),
+            )
         };
         Ok(i64::from(rc))
     }) as c_int
@@ -328,7 +339,15 @@ pub unsafe extern "C" fn b2nd_copy(
         // SAFETY: forwarded contract.
         let c = unsafe { context(ctx) }?;
         // SAFETY: forwarded contract.
-        let rc = unsafe { with_derived(src, array, c.io, |a| a.copy(c.get()?)) };
+        let rc = unsafe {
+            with_derived(
+                src,
+                array,
+                c,
+                |a, ctx| a.copy_context(ctx),
+                |a, ctx| a.copy(ctx),
+            )
+        };
         Ok(i64::from(rc))
     }) as c_int
 }
@@ -384,14 +403,17 @@ pub unsafe extern "C" fn b2nd_concatenate(
         if copy {
             // SAFETY: forwarded contract.
             let c = unsafe { context(ctx) }?;
+            // The new array starts as a copy of `src1`.
+            let slot = slot_for(&lend(a1, |x| x.copy_context(c.get()?))?)?;
+            let nctx = named(c.get()?, &slot);
             let made = run(a1, &mut |x, y| {
                 let ax = axis_of(axis, x.ndim())?;
-                Ok(Some(NdArray::concatenate(c.get()?, x, y.unwrap_or(x), ax)?))
+                Ok(Some(NdArray::concatenate(&nctx, x, y.unwrap_or(x), ax)?))
             })?;
             let Some(made) = made else {
                 crate::bail!(Failure, "concatenation gave no array");
             };
-            let p = ArrayBox::into_c(made, c.io)?;
+            let p = ArrayBox::into_c_at(made, c.io, slot)?;
             // SAFETY: non-NULL and writable per the contract.
             unsafe { put_array(array, p) };
         } else {

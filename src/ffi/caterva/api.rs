@@ -5,7 +5,9 @@ use core::ffi::{c_char, c_int, c_void};
 use super::convert::{context_for, shape_of};
 use super::types::*;
 use super::{array_ref, ctx_ref, nonnull, run, ArrayBox, CtxBox};
+use crate::ffi::b2nd::{named, slot_for};
 use crate::ffi::convert::{bytes, bytes_mut, items};
+use crate::ffi::schunk::SchunkSlot;
 use crate::ffi::types::blosc2_schunk;
 use crate::ndarray::array::NdArray;
 use crate::schunk::Storage;
@@ -88,6 +90,8 @@ unsafe fn with_new_array<'a>(
         let shape = shape_of(params)?;
         // SAFETY: per the contract on `storage`.
         let c = unsafe { context_for(&cx.cfg, params.itemsize, &shape, st, true) }?;
+        let slot = slot_for(&c)?;
+        let c = named(&c, &slot);
         let core = match filling {
             Filling::Uninit => NdArray::uninit(&c)?,
             Filling::Zeros => NdArray::zeros(&c)?,
@@ -108,7 +112,7 @@ unsafe fn with_new_array<'a>(
                 NdArray::from_cbuffer(&c, b)?
             }
         };
-        let p = ArrayBox::into_c(core, cx.cfg)?;
+        let p = ArrayBox::into_c(core, cx.cfg, Some(slot))?;
         // SAFETY: `array` is non-NULL and writable.
         unsafe { *array = p };
         Ok(())
@@ -236,13 +240,15 @@ pub unsafe extern "C" fn caterva_free(
     })
 }
 
-/// Wraps a core array into a new Caterva array at `*array`.
+/// Wraps a core array into a new Caterva array at `*array`, its C
+/// super-chunk the one of `slot` when the array was made to name it.
 fn hand_out(
     cfg: caterva_config_t,
     core: Result<NdArray>,
+    slot: Option<SchunkSlot>,
     array: *mut *mut caterva_array_t,
 ) -> Result<()> {
-    let p = ArrayBox::into_c(core?, cfg)?;
+    let p = ArrayBox::into_c(core?, cfg, slot)?;
     // SAFETY: callers checked `array` non-NULL and writable.
     unsafe { *array = p };
     Ok(())
@@ -330,7 +336,7 @@ pub unsafe extern "C" fn caterva_from_cframe(
         let array = nonnull(array, "array")?;
         // SAFETY: readable for `cframe_len` bytes per the contract.
         let bytes = unsafe { items(p.cast_const(), cframe_len, "cframe") }?;
-        hand_out(cx.cfg, NdArray::from_cframe(bytes, copy), array)
+        hand_out(cx.cfg, NdArray::from_cframe(bytes, copy), None, array)
     })
 }
 
@@ -350,7 +356,7 @@ pub unsafe extern "C" fn caterva_open(
         let array = nonnull(array, "array")?;
         // SAFETY: per the contract.
         let path = unsafe { crate::ffi::storage::path_from_c(urlpath, "urlpath") }?;
-        hand_out(cx.cfg, NdArray::open(path), array)
+        hand_out(cx.cfg, NdArray::open(path), None, array)
     })
 }
 
@@ -486,9 +492,12 @@ pub unsafe extern "C" fn caterva_get_slice(
             .collect();
         // SAFETY: per the contract on `storage`.
         let c = unsafe { context_for(&cx.cfg, a.c.itemsize, &shape, st, true) }?;
+        let slot = slot_for(&a.with_core(|core| core.slice_context(&c, start, stop))?)?;
+        let c = named(&c, &slot);
         hand_out(
             cx.cfg,
             a.with_core(|core| core.get_slice(&c, start, stop)),
+            Some(slot),
             array,
         )
     })
@@ -594,9 +603,11 @@ pub unsafe extern "C" fn caterva_copy(
         let shape = a.c.shape[..a.c.ndim as usize].to_vec();
         // SAFETY: per the contract on `storage`.
         let c = unsafe { context_for(&cx.cfg, a.c.itemsize, &shape, st, false) }?;
+        let slot = slot_for(&a.with_core(|core| core.copy_context(&c))?)?;
+        let c = named(&c, &slot);
         let mut core = a.with_core(|core| core.copy(&c))?;
         super::sync_caterva_layer(&mut core)?;
-        hand_out(cx.cfg, Ok(core), array)
+        hand_out(cx.cfg, Ok(core), Some(slot), array)
     })
 }
 

@@ -25,6 +25,7 @@ pub(crate) mod types;
 use core::ffi::c_int;
 
 use crate::ffi::b2nd::ArrayBox as B2ndBox;
+use crate::ffi::schunk::SchunkSlot;
 use crate::ffi::types::{b2nd_array_t, blosc2_schunk};
 use crate::ndarray::array::NdArray;
 use crate::ndarray::meta::NdMeta;
@@ -104,9 +105,18 @@ fn check_caterva_limits(ndim: usize, typesize: i32) -> crate::Result<()> {
 
 impl ArrayBox {
     /// Moves `core` to the heap, its super-chunk into a new C super-chunk.
-    fn into_c(core: NdArray, cfg: caterva_config_t) -> crate::Result<*mut caterva_array_t> {
+    /// `slot` holds the C super-chunk `core` was built to name, if any (see
+    /// `crate::ffi::b2nd::named`).
+    fn into_c(
+        core: NdArray,
+        cfg: caterva_config_t,
+        slot: Option<SchunkSlot>,
+    ) -> crate::Result<*mut caterva_array_t> {
         check_caterva_limits(core.ndim(), core.typesize())?;
-        let b2nd = B2ndBox::into_c(core, None)?;
+        let b2nd = match slot {
+            Some(slot) => B2ndBox::into_c_at(core, None, slot)?,
+            None => B2ndBox::into_c(core, None)?,
+        };
         Ok(ArrayBox::wrap(b2nd, cfg))
     }
 

@@ -107,6 +107,17 @@ impl Context {
         Ok(ctx)
     }
 
+    /// The fixed-size metalayers an array made with this context starts
+    /// with, in order: its "b2nd" layer, then the context's own.
+    pub fn initial_metalayers(&self) -> Result<Vec<(String, Vec<u8>)>> {
+        let layout = self.validate()?;
+        let smeta = meta_record(&layout, &self.dtype, self.dtype_format).to_b2nd_bytes()?;
+        let mut layers = Vec::with_capacity(1 + self.metalayers.len());
+        layers.push(("b2nd".to_string(), smeta));
+        layers.extend(self.metalayers.iter().cloned());
+        Ok(layers)
+    }
+
     /// Checks everything creation depends on, before anything is written.
     fn validate(&self) -> Result<Layout> {
         if self.shape.len() > MAX_DIM {
@@ -186,11 +197,9 @@ impl NdArray {
         let layout = ctx.validate()?;
         let chunksize = layout.chunk_nbytes(ctx.typesize)?;
         let blocksize = (layout.blocknitems * ctx.typesize as i64) as i32;
-        let smeta = meta_record(&layout, &ctx.dtype, ctx.dtype_format).to_b2nd_bytes()?;
         let mut store = store::new_store(&ctx.storage, ctx.typesize, chunksize, blocksize)?;
-        store.meta_add("b2nd", &smeta)?;
-        for (name, content) in &ctx.metalayers {
-            store.meta_add(name, content)?;
+        for (name, content) in ctx.initial_metalayers()? {
+            store.meta_add(&name, &content)?;
         }
         store.append_fill(layout.nchunks(), &fill)?;
         Ok(NdArray {

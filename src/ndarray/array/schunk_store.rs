@@ -30,6 +30,17 @@ struct Inner {
     last_read: i64,
 }
 
+impl Inner {
+    /// Hands the decoder the super-chunk's current user data. The store's
+    /// decoder is built once, but the user data changes after: the C layer
+    /// sets it when it wraps the super-chunk, so that C codecs and filters
+    /// see the C super-chunk in `dparams->schunk` (plugins read the "b2nd"
+    /// metalayer through it). One `Arc` clone per read.
+    fn follow_user_data(&mut self) {
+        self.dec.set_user_data(self.sc.dparams().user_data.clone());
+    }
+}
+
 /// One decoded chunk kept for repeated small reads (the job the reference's
 /// `b2nd_array_t.chunk_cache` is declared for).
 ///
@@ -172,6 +183,11 @@ impl SChunkStore {
     /// Compresses chunk `nchunk`. A prefilter is told which chunk it runs
     /// on (the reference sets `current_nchunk` before compressing).
     fn encode(&mut self, nchunk: i64, data: &[u8]) -> Result<Vec<u8>> {
+        // As for reads (`Inner::follow_user_data`): C codecs see the
+        // super-chunk's current user data.
+        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        self.comp
+            .set_user_data(inner.sc.cparams().user_data.clone());
         let mut out = vec![0u8; data.len() + 32];
         let n = if self.comp.cparams().prefilter.is_some() {
             let mut cp = self.comp.cparams().clone();
@@ -227,6 +243,7 @@ impl ChunkStore for SChunkStore {
             );
         }
         let mut inner = self.lock();
+        inner.follow_user_data();
         let Inner { sc, dec, .. } = &mut *inner;
         // On disk, when few blocks are needed, fetch just those (the
         // reference's compact path): the super-chunk reads the chunk's
@@ -287,6 +304,7 @@ impl ChunkStore for SChunkStore {
             return self.read_chunk(n, dst, skip);
         }
         let mut inner = self.lock();
+        inner.follow_user_data();
         let Inner {
             sc,
             dec,

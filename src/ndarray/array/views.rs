@@ -77,6 +77,23 @@ impl NdArray {
     /// A new array holding the region [start, stop) of `self`, created with
     /// `ctx` (whose ndim and shape are replaced by the region's). `b2nd_get_slice`.
     pub fn get_slice(&self, ctx: &Context, start: &[i64], stop: &[i64]) -> Result<NdArray> {
+        let c = self.slice_context(ctx, start, stop)?;
+        let mut out = NdArray::empty(&c)?;
+        if out.nitems() == 0 {
+            return Ok(out);
+        }
+        out.fill_chunkwise(self, |cs, ce| {
+            (
+                cs.iter().zip(start).map(|(a, b)| a + b).collect(),
+                ce.iter().zip(start).map(|(a, b)| a + b).collect(),
+            )
+        })?;
+        Ok(out)
+    }
+
+    /// The context [`NdArray::get_slice`] makes the region [start, stop)
+    /// with: `ctx` with the region's shape, after the same checks.
+    pub fn slice_context(&self, ctx: &Context, start: &[i64], stop: &[i64]) -> Result<Context> {
         let nd = self.ndim();
         if start.len() != nd || stop.len() != nd {
             crate::bail!(InvalidParam, "start and stop need {nd} entries");
@@ -107,17 +124,7 @@ impl NdArray {
                 "context chunkshape/blockshape need {nd} entries"
             );
         }
-        let mut out = NdArray::empty(&c)?;
-        if out.nitems() == 0 {
-            return Ok(out);
-        }
-        out.fill_chunkwise(self, |cs, ce| {
-            (
-                cs.iter().zip(start).map(|(a, b)| a + b).collect(),
-                ce.iter().zip(start).map(|(a, b)| a + b).collect(),
-            )
-        })?;
-        Ok(out)
+        Ok(c)
     }
 
     /// A copy of `self` with the storage, chunkshape, blockshape and dtype of
@@ -125,6 +132,24 @@ impl NdArray {
     /// metalayers (but "b2nd") and vlmetalayers are carried over. With equal
     /// chunk and block shapes, chunks are copied without decoding. `b2nd_copy`.
     pub fn copy(&self, ctx: &Context) -> Result<NdArray> {
+        let c = self.copy_context(ctx)?;
+        let mut out = NdArray::empty(&c)?;
+        if out.same_chunk_layout(self) {
+            out.copy_raw_chunks(self)?;
+        } else if out.nitems() > 0 {
+            out.fill_chunkwise(self, |cs, ce| (cs.to_vec(), ce.to_vec()))?;
+        }
+        for name in self.store.vlmeta_names() {
+            if let Some(v) = self.store.vlmeta_get(&name) {
+                out.store.vlmeta_add(&name, &v)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The context [`NdArray::copy`] makes the copy with: `ctx` with this
+    /// array's shape and its metalayers but "b2nd", after the same checks.
+    pub fn copy_context(&self, ctx: &Context) -> Result<Context> {
         if ctx.typesize != self.typesize() {
             crate::bail!(
                 InvalidParam,
@@ -149,18 +174,7 @@ impl NdArray {
             .filter(|n| n != "b2nd")
             .filter_map(|n| self.store.meta_get(&n).map(|v| (n, v)))
             .collect();
-        let mut out = NdArray::empty(&c)?;
-        if out.same_chunk_layout(self) {
-            out.copy_raw_chunks(self)?;
-        } else if out.nitems() > 0 {
-            out.fill_chunkwise(self, |cs, ce| (cs.to_vec(), ce.to_vec()))?;
-        }
-        for name in self.store.vlmeta_names() {
-            if let Some(v) = self.store.vlmeta_get(&name) {
-                out.store.vlmeta_add(&name, &v)?;
-            }
-        }
-        Ok(out)
+        Ok(c)
     }
 
     /// Checks that `src1` and `src2` can be joined along `axis`; returns the
