@@ -245,8 +245,10 @@ fn parse<S: TokenSink, const N: usize>(
         table[slot] = anchor as u32;
 
         let mut length_field = 0;
-        // Table entries are earlier positions (or 0), so `cand <= anchor`.
-        if cand < anchor && anchor - cand < FAR_LIMIT && read_u32(seeds, cand) == seq {
+        // Table entries are earlier positions (or 0), so `cand <= anchor`:
+        // `0 < anchor - cand < FAR_LIMIT` in one unsigned test (0 wraps),
+        // one branch less on the path most positions take.
+        if (anchor - cand).wrapping_sub(1) < FAR_LIMIT - 1 && read_u32(seeds, cand) == seq {
             let end = match_end(data, anchor + SEED_LEN, cand + SEED_LEN, bound);
             length_field = end - GIVE_BACK - anchor;
             if S::REFUSES_SHORT_FAR
