@@ -461,6 +461,40 @@ fn zfp_streams_without_their_block_or_bits_fail_cleanly() {
 }
 
 #[test]
+fn zfp_fixed_rate_getitem_reads_one_cell() {
+    let (chunk, src) = zfp_chunk(35, 30);
+    let whole = zfp_decode(&chunk, Some(vec![16, 16])).unwrap();
+    let mut d = Decompressor::new(DParams {
+        block_shape: Some(vec![16i64, 16].into()),
+        ..DParams::default()
+    });
+    // Every item alone and in runs, inside a cell row or across cells and
+    // blocks: the whole decode's values either way.
+    let items = src.len() / 4;
+    for start in 0..items {
+        for n in [1, 2, 3, 5, 300].into_iter().filter(|n| start + n <= items) {
+            let mut out = vec![0u8; 4 * n];
+            assert_eq!(d.getitem(&chunk, start, n, &mut out).unwrap(), out.len());
+            assert_eq!(out, whole[4 * start..4 * (start + n)], "{start} {n}");
+        }
+    }
+    // The first block's stream cut to the words its first cell needs (30%
+    // of 16 f32 items: 154 bits): a whole decode fails, but the items of
+    // that cell are read from it alone; those of the next cell are not there.
+    let start = i32::from_le_bytes(chunk[32..36].try_into().unwrap()) as usize;
+    let mut cut = chunk.clone();
+    set_i32(&mut cut, start, 24);
+    assert_eq!(zfp_decode(&cut, Some(vec![16, 16])).map(|_| ()), Err(-3));
+    for (item, n) in [(0, 1), (1, 3), (16, 4), (48, 2)] {
+        let mut out = vec![0u8; 4 * n];
+        assert_eq!(d.getitem(&cut, item, n, &mut out).unwrap(), out.len(), "{item}");
+        assert_eq!(out, whole[4 * item..4 * (item + n)]);
+    }
+    let mut out = [0u8; 4];
+    assert_eq!(d.getitem(&cut, 4, 1, &mut out).unwrap_err().code(), -3);
+}
+
+#[test]
 fn zfp_without_a_block_shape_stores_blocks_raw() {
     // As the reference's plugin does for a context with no super-chunk.
     let src: Vec<u8> = (0..1024u32).flat_map(|i| (i as f32).to_le_bytes()).collect();

@@ -20,7 +20,7 @@ use super::pool;
 use super::stream::{self, CodecState, DecDict};
 use super::{DParams, Fmt, PostfilterArgs, Special};
 use crate::codecs::registry::CallInfo;
-use crate::codecs::{zstd, Codec};
+use crate::codecs::{zfp, zstd, Codec};
 
 /// Supplies the bytes of a lazy chunk's blocks (and dictionary).
 ///
@@ -348,6 +348,40 @@ impl<'a> Prepared<'a> {
             self.blocksize
         };
         (off, size)
+    }
+
+    /// `getitem`'s shortcut for zfp fixed-rate chunks: decodes the bytes
+    /// `at..at + out.len()` of block `j` from the one zfp cell holding them,
+    /// when one does and the block is a single unfiltered zfp stream of a
+    /// whole b2nd block (see `crate::codecs::zfp::decode_items`). `Ok(false)`:
+    /// not taken, decode the block.
+    fn zfp_items(&self, dp: &DParams, j: usize, at: usize, out: &mut [u8]) -> crate::Result<bool> {
+        let ts = self.h.typesize();
+        let plain = self.h.compformat() == Codec::FORMAT_UDCODEC
+            && self.h.compcode() == zfp::RATE
+            && !self.memcpyed
+            && self.special == 0
+            && self.vl.is_none()
+            && !self.is_leftover(j)
+            && !pipeline::any_backward(&self.h.filters)
+            && !self.h.is_instrumented()
+            && dp.postfilter.is_none()
+            && self.nstreams(j, self.blocksize) == 1
+            && at % ts == 0;
+        let Some(shape) = dp.block_shape.as_deref().filter(|_| plain) else {
+            return Ok(false);
+        };
+        let bytes = self.block_bytes(j)?;
+        let csize = rd_i32(bytes, 0)?;
+        // A stored or run-length block is not a zfp stream.
+        let Some(stream) = usize::try_from(csize)
+            .ok()
+            .filter(|&c| c > 0 && c != self.blocksize)
+            .and_then(|c| bytes.get(4..4 + c))
+        else {
+            return Ok(false);
+        };
+        zfp::decode_items(self.h.compcode_meta, ts as i32, shape, stream, at / ts, out)
     }
 
     fn is_leftover(&self, j: usize) -> bool {
@@ -908,6 +942,9 @@ impl Decompressor {
         let bs = p.blocksize;
         let first = start_b / bs;
         let last = (stop_b - 1) / bs;
+        if first == last && p.zfp_items(&dp, first, start_b - first * bs, &mut dst[..nbytes_out])? {
+            return Ok(nbytes_out);
+        }
         let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && last > 0;
         with_worker(|w| {
             let mut block0 = Vec::new();

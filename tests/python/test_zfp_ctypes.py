@@ -225,3 +225,33 @@ def test_zfp_metalayer_block_shapes_at_odds_with_the_chunk(api, lib, tmp_path):
     for block in range(4):   # 8x7 items decoded at the start of each 8x8 block
         at = block * 256
         assert ours[at:at + 224] == theirs[at:at + 224]
+
+
+def test_zfp_rate_item_reads_agree_with_the_reference_decode(lib, tmp_path):
+    """Reads of a few items of a reference zfp_rate array (which this library serves from the one
+    zfp cell holding them when they lie in one cell row) give the reference's decoded values, for
+    runs inside a cell row, across rows, cells and blocks."""
+    lib.blosc2_schunk_from_buffer.restype = ctypes.c_void_p
+    lib.blosc2_schunk_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_bool]
+    lib.blosc2_schunk_get_slice_buffer.restype = ctypes.c_int
+    lib.blosc2_schunk_get_slice_buffer.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                                   ctypes.c_void_p, ctypes.c_int32]
+    lib.blosc2_schunk_free.argtypes = [ctypes.c_void_p]
+    for dtype in (np.float32, np.float64):
+        src = smooth((40, 36), dtype, 3)
+        path = str(tmp_path / "rate.b2nd")
+        ref = reference_array(path, src, (20, 36), (10, 12), 35, 30)
+        frame = open(path, "rb").read()
+        sc = lib.blosc2_schunk_from_buffer(frame, len(frame), True)
+        assert sc
+        try:
+            ts = src.itemsize
+            want = ref.schunk.decompress_chunk(0)
+            for start in range(0, 2 * 120):
+                for n in (1, 2, 3, 4, 13):
+                    buf = ctypes.create_string_buffer(n * ts)
+                    rc = lib.blosc2_schunk_get_slice_buffer(sc, start, start + n, buf, n * ts)
+                    assert rc == 0
+                    assert buf.raw == want[start * ts:(start + n) * ts], (dtype, start, n)
+        finally:
+            lib.blosc2_schunk_free(sc)

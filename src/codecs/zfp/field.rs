@@ -61,6 +61,19 @@ impl Field {
         }
     }
 
+    /// The cell holding item `item` of the C-order array (its number in
+    /// coding order) and the item's place among the cell's values.
+    pub(super) fn cell_of(&self, item: usize) -> (usize, usize) {
+        let (mut cell, mut cells_before, mut within) = (0, 1, 0);
+        for a in 0..self.dims {
+            let coord = (item / self.stride[a]) % self.ext[a];
+            cell += (coord / 4) * cells_before;
+            cells_before *= self.ext[a].div_ceil(4);
+            within |= (coord % 4) << (2 * a);
+        }
+        (cell, within)
+    }
+
     /// Offsets (in items, from a cell's origin) of a whole cell's values,
     /// in the cell's own order (x fastest).
     fn cell_offsets(&self) -> [usize; MAX_VALUES] {
@@ -157,6 +170,23 @@ pub(super) fn decode<R: Real>(f: &Field, p: &Params, r: &mut Reader<'_>, dst: &m
             }
         }
     });
+}
+
+/// Decodes the cell at `r` and writes its values from number `within` on
+/// (consecutive along the contiguous axis) into `dst`.
+pub(super) fn decode_cell_items<R: Real>(
+    f: &Field,
+    p: &Params,
+    r: &mut Reader<'_>,
+    within: usize,
+    dst: &mut [u8],
+) {
+    let n = 1usize << (2 * f.dims);
+    let mut cell = [R::default(); MAX_VALUES];
+    block::decode(r, p, f.dims, &mut cell[..n]);
+    for (v, out) in cell[within..n].iter().zip(dst.chunks_exact_mut(R::BYTES)) {
+        v.put_le(out);
+    }
 }
 
 #[cfg(test)]

@@ -228,6 +228,53 @@ pub(crate) fn decode(
     Ok(dst.len())
 }
 
+/// Decodes the items `first..first + out.len() / typesize` of a fixed-rate
+/// stream ([`RATE`]) of one whole block by decoding only the cell that holds
+/// them, when one does (they sit in one row of one cell); `Ok(false)` when
+/// not, and then the caller decodes the block. Every cell of a fixed-rate
+/// stream takes exactly the same number of bits, so a cell's bits are found
+/// without reading those before it; the values are the ones a whole decode
+/// gives. This is the reference's `getitem` shortcut for one item, which it
+/// takes for runs of a few items too (and then reads values of another row).
+pub(crate) fn decode_items(
+    meta: u8,
+    typesize: i32,
+    block_shape: &[i64],
+    src: &[u8],
+    first: usize,
+    out: &mut [u8],
+) -> crate::Result<bool> {
+    let (Some(item), 1..=4) = (Item::of(typesize), block_shape.len()) else {
+        return Ok(false);
+    };
+    if block_shape.iter().any(|&e| e <= 0 || e > i64::from(i32::MAX)) {
+        return Ok(false);
+    }
+    let count = out.len() / item.bytes();
+    let row = *block_shape.last().unwrap_or(&1) as usize;
+    let last = first + count.max(1) - 1;
+    let total = block_shape.iter().try_fold(1usize, |n, &e| n.checked_mul(e as usize));
+    if count == 0 || !matches!(total, Some(t) if last < t) {
+        return Ok(false);
+    }
+    // One cell row: the same row of the block and the same four columns.
+    if first / row != last / row || (first % row) / 4 != (last % row) / 4 {
+        return Ok(false);
+    }
+    let (field, p) = field_and_params(RATE, meta, block_shape, item);
+    let (cell, within) = field.cell_of(first);
+    let mut r = bitstream::Reader::new(src);
+    r.skip(cell as u64 * p.maxbits);
+    match item {
+        Item::F32 => field::decode_cell_items::<f32>(&field, &p, &mut r, within, out),
+        Item::F64 => field::decode_cell_items::<f64>(&field, &p, &mut r, within, out),
+    }
+    if r.overrun() {
+        crate::bail!(Data, "zfp stream of {} bytes is too short for its block", src.len());
+    }
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,6 +321,75 @@ mod tests {
             let mut back = vec![0u8; src.len()];
             decode(compcode, meta, typesize, Some(shape), &stream[..got], &mut back).unwrap();
             assert_eq!(fnv(&back), values_hash, "{shape:?} {compcode}");
+        }
+    }
+
+    #[test]
+    fn items_of_one_cell_decode_alone_to_the_whole_decodes_values() {
+        for (shape, typesize) in [
+            (&[37][..], 4),
+            (&[9, 10][..], 8),
+            (&[4, 5, 6][..], 4),
+            (&[5, 4, 6, 5][..], 8),
+        ] {
+            let n = shape.iter().product::<i64>() as usize;
+            let src: Vec<u8> = (0..n)
+                .flat_map(|i| {
+                    let v = ((i * 7) % 13) as f64 * 0.25 - 1.0 + (i % 5) as f64 * 1e-3;
+                    if i % 17 == 3 {
+                        // Some all-zero cells as well.
+                        vec![0u8; typesize as usize]
+                    } else if typesize == 4 {
+                        (v as f32).to_le_bytes().to_vec()
+                    } else {
+                        v.to_le_bytes().to_vec()
+                    }
+                })
+                .collect();
+            for meta in [5u8, 12, 25] {
+                let mut stream = vec![0u8; src.len()];
+                let got = encode(RATE, meta, typesize, Some(shape), &src, &mut stream).unwrap();
+                assert!(got > 0);
+                let stream = &stream[..got];
+                let mut whole = vec![0u8; src.len()];
+                decode(RATE, meta, typesize, Some(shape), stream, &mut whole).unwrap();
+                let ts = typesize as usize;
+                let row = *shape.last().unwrap() as usize;
+                for first in 0..n {
+                    for count in 1..=4 {
+                        let mut out = vec![0u8; count * ts];
+                        let last = first + count - 1;
+                        let one_cell = last < n
+                            && first / row == last / row
+                            && (first % row) / 4 == (last % row) / 4;
+                        let done =
+                            decode_items(meta, typesize, shape, stream, first, &mut out).unwrap();
+                        assert_eq!(done, one_cell, "{shape:?} {first} {count}");
+                        if done {
+                            let want = &whole[first * ts..(last + 1) * ts];
+                            assert_eq!(out, want, "{shape:?} {first}");
+                        }
+                    }
+                }
+                // The cell's own bits are all it reads: a stream cut right
+                // after the first cell still gives that cell's items, which a
+                // whole decode refuses.
+                let p = params(RATE, meta, shape.len(), Item::of(typesize).unwrap());
+                let cut = &stream[..(p.maxbits as usize).div_ceil(64) * 8];
+                let mut out = vec![0u8; ts];
+                assert!(decode_items(meta, typesize, shape, cut, 0, &mut out).unwrap());
+                assert_eq!(out, whole[..ts]);
+                let mut again = vec![0u8; src.len()];
+                assert!(decode(RATE, meta, typesize, Some(shape), cut, &mut again).is_err());
+                // Past the stream: an error, not a read out of bounds.
+                let last_item = n - 1;
+                assert_eq!(
+                    decode_items(meta, typesize, shape, cut, last_item, &mut out)
+                        .unwrap_err()
+                        .code(),
+                    -3
+                );
+            }
         }
     }
 
