@@ -114,9 +114,10 @@ pub(crate) struct SchunkBox {
     borrowed_cframe: *mut u8,
     avoid_cframe_free: bool,
     /// Whether `core` is a stand-in because the real one is lent to an array
-    /// call (`crate::ffi::b2nd::lend`) or still being made ([`SchunkSlot`]). Codecs and filters that call may
-    /// reach this object; calls that would work on the stand-in are refused
-    /// meanwhile (see [`with_schunk`]). Atomic: they may run on workers.
+    /// call (`crate::ffi::b2nd::lend`) or still being made ([`SchunkSlot`]).
+    /// Codecs and filters that call runs may reach this object; calls that
+    /// would work on the stand-in are refused meanwhile (see [`with_schunk`]).
+    /// Atomic: those codecs and filters may run on workers.
     pub(crate) lent: AtomicBool,
 }
 
