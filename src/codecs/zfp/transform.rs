@@ -27,88 +27,61 @@ pub(super) trait BlockInt: Copy + Default + Eq + core::fmt::Debug {
 pub(super) trait Word: Copy + Default + Eq + core::fmt::Debug {
     /// Bits in the word (the number of bit planes).
     const BITS: u32;
+    /// Alternating bits `1010…`: adding it and xor-ing with it maps two's
+    /// complement to base -2.
+    const NEGA: Self;
     /// Bit `k`, as 0 or 1.
     fn bit(self, k: u32) -> u64;
     /// Sets bit `k` (known to be clear).
     fn set(&mut self, k: u32);
 }
 
-impl Word for u32 {
-    const BITS: u32 = 32;
-    #[inline]
-    fn bit(self, k: u32) -> u64 {
-        u64::from((self >> k) & 1)
-    }
-    #[inline]
-    fn set(&mut self, k: u32) {
-        *self |= 1 << k;
-    }
+/// The `f32` and `f64` sides differ only in width: one macro writes both
+/// pairs of impls, so the two stay the same code.
+macro_rules! block_int {
+    ($int:ty, $word:ty) => {
+        impl Word for $word {
+            const BITS: u32 = <$word>::BITS;
+            // The complement of `MAX / 3`, which is `0101…`.
+            const NEGA: $word = !(<$word>::MAX / 3);
+            #[inline]
+            fn bit(self, k: u32) -> u64 {
+                u64::from((self >> k) & 1)
+            }
+            #[inline]
+            fn set(&mut self, k: u32) {
+                *self |= 1 << k;
+            }
+        }
+
+        impl BlockInt for $int {
+            type Word = $word;
+            #[inline]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline]
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline]
+            fn half(self) -> Self {
+                self >> 1
+            }
+            #[inline]
+            fn to_word(self) -> $word {
+                (self as $word).wrapping_add(<$word as Word>::NEGA) ^ <$word as Word>::NEGA
+            }
+            #[inline]
+            fn from_word(w: $word) -> Self {
+                (w ^ <$word as Word>::NEGA).wrapping_sub(<$word as Word>::NEGA) as $int
+            }
+        }
+    };
 }
 
-impl Word for u64 {
-    const BITS: u32 = 64;
-    #[inline]
-    fn bit(self, k: u32) -> u64 {
-        (self >> k) & 1
-    }
-    #[inline]
-    fn set(&mut self, k: u32) {
-        *self |= 1 << k;
-    }
-}
-
-/// Alternating bits `1010…`: adding it and xor-ing with it maps two's
-/// complement to base -2.
-const NEGA32: u32 = 0xaaaa_aaaa;
-const NEGA64: u64 = 0xaaaa_aaaa_aaaa_aaaa;
-
-impl BlockInt for i32 {
-    type Word = u32;
-    #[inline]
-    fn add(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    #[inline]
-    fn sub(self, o: Self) -> Self {
-        self.wrapping_sub(o)
-    }
-    #[inline]
-    fn half(self) -> Self {
-        self >> 1
-    }
-    #[inline]
-    fn to_word(self) -> u32 {
-        (self as u32).wrapping_add(NEGA32) ^ NEGA32
-    }
-    #[inline]
-    fn from_word(w: u32) -> Self {
-        (w ^ NEGA32).wrapping_sub(NEGA32) as i32
-    }
-}
-
-impl BlockInt for i64 {
-    type Word = u64;
-    #[inline]
-    fn add(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    #[inline]
-    fn sub(self, o: Self) -> Self {
-        self.wrapping_sub(o)
-    }
-    #[inline]
-    fn half(self) -> Self {
-        self >> 1
-    }
-    #[inline]
-    fn to_word(self) -> u64 {
-        (self as u64).wrapping_add(NEGA64) ^ NEGA64
-    }
-    #[inline]
-    fn from_word(w: u64) -> Self {
-        (w ^ NEGA64).wrapping_sub(NEGA64) as i64
-    }
-}
+block_int!(i32, u32);
+block_int!(i64, u64);
 
 /// Forward lifting of the four values at `at`, `at + s`, `at + 2s`, `at + 3s`:
 /// (a, b, c, d) becomes roughly (a+b+c+d)/4 and three detail terms, by the
