@@ -34,51 +34,6 @@ pub(super) trait Real: Copy + Default + PartialOrd + core::fmt::Debug {
     fn dequantize(ints: &[Self::Int], emax: i32, out: &mut [Self]);
 }
 
-/// `2^k` as an `f32`, rounded as `ldexpf(1, k)` rounds it.
-fn pow2_f32(k: i32) -> f32 {
-    if k > 127 {
-        f32::INFINITY
-    } else if k >= -126 {
-        f32::from_bits(((k + 127) as u32) << 23)
-    } else if k >= -149 {
-        f32::from_bits(1u32 << (k + 149))
-    } else {
-        // 2^-150 is a tie between 0 and the least subnormal: even is 0.
-        0.0
-    }
-}
-
-/// `2^k` as an `f64`, rounded as `ldexp(1, k)` rounds it.
-fn pow2_f64(k: i32) -> f64 {
-    if k > 1023 {
-        f64::INFINITY
-    } else if k >= -1022 {
-        f64::from_bits(((k + 1023) as u64) << 52)
-    } else if k >= -1074 {
-        f64::from_bits(1u64 << (k + 1074))
-    } else {
-        0.0
-    }
-}
-
-/// Truncation toward zero; out of range or NaN gives `i32::MIN`.
-fn to_i32(v: f32) -> i32 {
-    if (-2_147_483_648.0..2_147_483_648.0).contains(&v) {
-        v as i32
-    } else {
-        i32::MIN
-    }
-}
-
-/// Truncation toward zero; out of range or NaN gives `i64::MIN`.
-fn to_i64(v: f64) -> i64 {
-    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&v) {
-        v as i64
-    } else {
-        i64::MIN
-    }
-}
-
 /// The largest magnitude of a block, skipping NaNs (a NaN never compares
 /// greater), 0 for a block of zeros.
 fn max_abs<R: Real>(block: &[R], abs: impl Fn(R) -> R) -> R {
@@ -92,86 +47,91 @@ fn max_abs<R: Real>(block: &[R], abs: impl Fn(R) -> R) -> R {
     m
 }
 
-impl Real for f32 {
-    type Int = i32;
-    const BYTES: usize = 4;
-    const EBITS: u32 = 8;
-    const BIAS: i32 = 127;
+/// `f32` and `f64` differ only in their widths: one macro writes both (with
+/// `$bits` the float's bit pattern type and `$int` its block integer), with
+/// `$pow2` (`2^k` rounded as `ldexp(1, k)` rounds it) and `$to_int`
+/// (truncation toward zero; out of range or NaN gives the integer minimum).
+macro_rules! real {
+    (
+        $float:ident,
+        $bits:ident,
+        $int:ident,
+        $pow2:ident,
+        $to_int:ident,
+        ebits $ebits:expr,
+        mantissa $mant:expr
+    ) => {
+        fn $pow2(k: i32) -> $float {
+            const BIAS: i32 = (1 << ($ebits - 1)) - 1;
+            if k > BIAS {
+                $float::INFINITY
+            } else if k >= 1 - BIAS {
+                $float::from_bits(((k + BIAS) as $bits) << $mant)
+            } else if k >= 1 - BIAS - $mant {
+                $float::from_bits(1 << (k + BIAS - 1 + $mant))
+            } else {
+                // 2^(least exponent - 1) is a tie between 0 and the least
+                // subnormal: even is 0.
+                0.0
+            }
+        }
 
-    #[inline]
-    fn from_le(b: &[u8]) -> Self {
-        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
-    }
-    #[inline]
-    fn put_le(self, b: &mut [u8]) {
-        b[..4].copy_from_slice(&self.to_le_bytes());
-    }
-    fn max_exponent(block: &[Self]) -> i32 {
-        let m = max_abs(block, f32::abs);
-        if m <= 0.0 {
-            return -Self::BIAS;
+        fn $to_int(v: $float) -> $int {
+            // -2^(bits-1) and 2^(bits-1) are exact in the float type.
+            let limit = -($int::MIN as $float);
+            if (-limit..limit).contains(&v) {
+                v as $int
+            } else {
+                $int::MIN
+            }
         }
-        let biased = ((m.to_bits() >> 23) & 0xff) as i32;
-        match biased {
-            0xff => 0,
-            // Subnormals: their frexp exponent is below the clamp.
-            0 => 1 - Self::BIAS,
-            b => (b - 126).max(1 - Self::BIAS),
+
+        impl Real for $float {
+            type Int = $int;
+            const BYTES: usize = core::mem::size_of::<$float>();
+            const EBITS: u32 = $ebits;
+            const BIAS: i32 = (1 << ($ebits - 1)) - 1;
+
+            #[inline]
+            fn from_le(b: &[u8]) -> Self {
+                $float::from_le_bytes(b[..Self::BYTES].try_into().unwrap())
+            }
+            #[inline]
+            fn put_le(self, b: &mut [u8]) {
+                b[..Self::BYTES].copy_from_slice(&self.to_le_bytes());
+            }
+            fn max_exponent(block: &[Self]) -> i32 {
+                let m = max_abs(block, $float::abs);
+                if m <= 0.0 {
+                    return -Self::BIAS;
+                }
+                let all_ones = (1 << $ebits) - 1;
+                let biased = ((m.to_bits() >> $mant) & all_ones) as i32;
+                match biased {
+                    b if b == all_ones as i32 => 0,
+                    // Subnormals: their frexp exponent is below the clamp.
+                    0 => 1 - Self::BIAS,
+                    b => (b - (Self::BIAS - 1)).max(1 - Self::BIAS),
+                }
+            }
+            fn quantize(block: &[Self], emax: i32, out: &mut [$int]) {
+                let s = $pow2($int::BITS as i32 - 2 - emax);
+                for (o, &v) in out.iter_mut().zip(block) {
+                    *o = $to_int(s * v);
+                }
+            }
+            fn dequantize(ints: &[$int], emax: i32, out: &mut [Self]) {
+                let s = $pow2(emax - ($int::BITS as i32 - 2));
+                for (o, &v) in out.iter_mut().zip(ints) {
+                    *o = s * v as $float;
+                }
+            }
         }
-    }
-    fn quantize(block: &[Self], emax: i32, out: &mut [i32]) {
-        let s = pow2_f32(30 - emax);
-        for (o, &v) in out.iter_mut().zip(block) {
-            *o = to_i32(s * v);
-        }
-    }
-    fn dequantize(ints: &[i32], emax: i32, out: &mut [Self]) {
-        let s = pow2_f32(emax - 30);
-        for (o, &v) in out.iter_mut().zip(ints) {
-            *o = s * v as f32;
-        }
-    }
+    };
 }
 
-impl Real for f64 {
-    type Int = i64;
-    const BYTES: usize = 8;
-    const EBITS: u32 = 11;
-    const BIAS: i32 = 1023;
-
-    #[inline]
-    fn from_le(b: &[u8]) -> Self {
-        f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
-    }
-    #[inline]
-    fn put_le(self, b: &mut [u8]) {
-        b[..8].copy_from_slice(&self.to_le_bytes());
-    }
-    fn max_exponent(block: &[Self]) -> i32 {
-        let m = max_abs(block, f64::abs);
-        if m <= 0.0 {
-            return -Self::BIAS;
-        }
-        let biased = ((m.to_bits() >> 52) & 0x7ff) as i32;
-        match biased {
-            0x7ff => 0,
-            0 => 1 - Self::BIAS,
-            b => (b - 1022).max(1 - Self::BIAS),
-        }
-    }
-    fn quantize(block: &[Self], emax: i32, out: &mut [i64]) {
-        let s = pow2_f64(62 - emax);
-        for (o, &v) in out.iter_mut().zip(block) {
-            *o = to_i64(s * v);
-        }
-    }
-    fn dequantize(ints: &[i64], emax: i32, out: &mut [Self]) {
-        let s = pow2_f64(emax - 62);
-        for (o, &v) in out.iter_mut().zip(ints) {
-            *o = s * v as f64;
-        }
-    }
-}
+real!(f32, u32, i32, pow2_f32, to_i32, ebits 8, mantissa 23);
+real!(f64, u64, i64, pow2_f64, to_i64, ebits 11, mantissa 52);
 
 #[cfg(test)]
 mod tests {
