@@ -240,7 +240,7 @@ pub(crate) unsafe fn array<'a>(p: *const b2nd_array_t) -> Result<&'a mut ArrayBo
 pub(crate) fn lend<T>(ab: &mut ArrayBox, f: impl FnOnce(&mut NdArray) -> Result<T>) -> Result<T> {
     let swap = |core: &mut NdArray, sc: *mut blosc2_schunk, lent: bool| {
         // SAFETY: `sc` is the live super-chunk this box owns (or NULL:
-        // error); the reference ends with this closure.
+        // error); the `&mut` made here ends with this closure.
         let sb = unsafe { this(sc) }?;
         core.with_schunk(|s| {
             std::mem::swap(s, &mut sb.core);
