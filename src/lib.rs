@@ -26,5 +26,7 @@ pub mod schunk;
 pub mod ndarray;
 
 mod ffi;
+#[cfg(test)]
+mod test_rng;
 
 pub use error::{Error, Result};

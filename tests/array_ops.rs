@@ -5,10 +5,13 @@
 //! Also: legacy metalayers (6-entry b2nd, caterva) crafted after the seeds,
 //! and error codes, with file arrays left untouched by a failed call.
 
+mod common;
+
 use std::path::PathBuf;
 
 use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
 use b2nd::schunk::{SChunk, Storage};
+use common::XorShift as Rng;
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("b2nd-array-ops-{name}-{}", std::process::id()));
@@ -46,26 +49,6 @@ fn backends(dir: &std::path::Path, tag: &str) -> Vec<(String, ArrayStorage)> {
         ),
         ("decoded".into(), ArrayStorage::Decoded),
     ]
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: i64) -> i64 {
-        if n <= 0 {
-            0
-        } else {
-            (self.next() % n as u64) as i64
-        }
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
 }
 
 fn strides(shape: &[i64]) -> Vec<i64> {
@@ -118,11 +101,11 @@ fn naive_set(data: &mut [u8], shape: &[i64], ts: usize, start: &[i64], stop: &[i
 }
 
 fn random_region(rng: &mut Rng, shape: &[i64]) -> (Vec<i64>, Vec<i64>) {
-    let start: Vec<i64> = shape.iter().map(|&d| rng.below(d)).collect();
+    let start: Vec<i64> = shape.iter().map(|&d| rng.index(d)).collect();
     let stop: Vec<i64> = start
         .iter()
         .zip(shape)
-        .map(|(&s, &d)| (s + 1 + rng.below(d - s)).min(d))
+        .map(|(&s, &d)| (s + 1 + rng.index(d - s)).min(d))
         .collect();
     (start, stop)
 }
@@ -202,7 +185,7 @@ fn slices_selections_and_copies_match_the_naive_model() {
                     // Orthogonal selection (unsorted, repeated indices).
                     let sel: Vec<Vec<i64>> = shape
                         .iter()
-                        .map(|&d| (0..d.min(3)).map(|_| rng.below(d)).collect())
+                        .map(|&d| (0..d.min(3)).map(|_| rng.index(d)).collect())
                         .collect();
                     let sel_ref: Vec<&[i64]> = sel.iter().map(|v| &v[..]).collect();
                     let bshape: Vec<i64> = sel.iter().map(|v| v.len() as i64).collect();
@@ -233,7 +216,7 @@ fn slices_selections_and_copies_match_the_naive_model() {
                     });
                     assert_eq!(a.to_vec().unwrap(), data, "{what} set orthogonal");
                     // Sparse gather.
-                    let coords: Vec<i64> = (0..7).map(|_| rng.below(n)).collect();
+                    let coords: Vec<i64> = (0..7).map(|_| rng.index(n)).collect();
                     let mut got = vec![0u8; coords.len() * ts];
                     a.get_sparse_cbuffer(&coords, &mut got).unwrap();
                     let want: Vec<u8> = coords
@@ -820,10 +803,10 @@ fn small_reads_from_files_fetch_single_blocks_correctly() {
             drop(NdArray::from_cbuffer(&ctx, &data).unwrap());
             let a = NdArray::open(&path).unwrap();
             for _ in 0..40 {
-                let (r, c) = (rng.below(100), rng.below(90));
+                let (r, c) = (rng.index(100), rng.index(90));
                 let (r2, c2) = (
-                    (r + 1 + rng.below(4)).min(100),
-                    (c + 1 + rng.below(4)).min(90),
+                    (r + 1 + rng.index(4)).min(100),
+                    (c + 1 + rng.index(4)).min(90),
                 );
                 let ext = [r2 - r, c2 - c];
                 let mut got = vec![0u8; (ext[0] * ext[1] * 4) as usize];

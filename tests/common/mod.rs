@@ -10,23 +10,11 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// xorshift64 (shifts 13, 7, 17): small deterministic generator so failures
-/// reproduce. The seed must not be zero.
-pub struct XorShift(pub u64);
-
-impl XorShift {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// A value in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+/// xorshift64, the same generator the crate's unit tests use.
+#[path = "../../src/test_rng.rs"]
+mod test_rng;
+#[allow(unused_imports)] // as `dead_code` above: not every test file draws numbers
+pub use test_rng::XorShift;
 
 /// xorshift64* (shifts 12, 25, 27 and a multiply): the generator of the
 /// n-dimensional tests, which draw signed sizes and coordinates.

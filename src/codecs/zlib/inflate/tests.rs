@@ -55,18 +55,7 @@ fn deflate_with(src: &[u8], level: c_int, strategy: c_int) -> Vec<u8> {
     out
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::test_rng::XorShift as Rng;
 
 /// Inputs of every shape the decoder's paths care about.
 fn inputs() -> Vec<Vec<u8>> {
