@@ -34,6 +34,19 @@ def reference_library():
     return bind(ref)
 
 
+def compress(L, cparams, src: bytes, room: int = 64) -> tuple:
+    """`src` compressed by library `L` with `cparams` into a buffer `room` bytes larger:
+    (what blosc2_compress_ctx returned, the chunk bytes; empty unless it succeeded)."""
+    ctx = L.blosc2_create_cctx(cparams)
+    assert ctx
+    dest = ctypes.create_string_buffer(len(src) + room)
+    try:
+        n = L.blosc2_compress_ctx(ctx, src, len(src), dest, len(dest))
+    finally:
+        L.blosc2_free_ctx(ctx)
+    return n, dest.raw[:max(n, 0)]
+
+
 def decompress(L, chunk: bytes) -> bytes:
     """The whole chunk decoded by library `L` with default dparams (asserts success)."""
     nbytes = struct.unpack_from("<i", chunk, 4)[0]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from blosc2_structs import MAX_FILTERS, CParams, DParams
+import capi
 from capi import bind, reference_library
 
 
@@ -57,15 +58,9 @@ def our_compress(api, data: bytes, codec, clevel: int, typesize: int, filters, n
     for i, f in enumerate(filters_of(filters)):
         cp.filters[i] = int(f.value)
         cp.filters_meta[i] = 0
-    ctx = api.blosc2_create_cctx(cp)
-    assert ctx
-    dest = ctypes.create_string_buffer(len(data) + 32)
-    try:
-        n = api.blosc2_compress_ctx(ctx, data, len(data), dest, len(dest))
-    finally:
-        api.blosc2_free_ctx(ctx)
+    n, chunk = capi.compress(api, cp, data, room=32)
     assert n > 0, n
-    return dest.raw[:n]
+    return chunk
 
 
 def our_decompress(api, chunk: bytes, nbytes: int, nthreads: int = 1) -> bytes:

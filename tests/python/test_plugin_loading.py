@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from blosc2_structs import MAX_FILTERS
+import capi
 from capi import bind, decompress, reference_library
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -75,14 +76,7 @@ def compress(L, src: bytes, compcode: int, filters=(), meta=0, nthreads=1):
         cp.filters[i], cp.filters_meta[i] = 0, 0
     for i, f in enumerate(filters):
         cp.filters[MAX_FILTERS - len(filters) + i], cp.filters_meta[MAX_FILTERS - len(filters) + i] = f, meta
-    ctx = L.blosc2_create_cctx(cp)
-    assert ctx
-    dest = ctypes.create_string_buffer(len(src) + 64)
-    try:
-        n = L.blosc2_compress_ctx(ctx, src, len(src), dest, len(dest))
-    finally:
-        L.blosc2_free_ctx(ctx)
-    return n, dest.raw[:max(n, 0)]
+    return capi.compress(L, cp, src)
 
 
 def pairs(n: int, seed: int) -> bytes:
