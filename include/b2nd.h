@@ -1518,7 +1518,8 @@ int64_t blosc2_schunk_to_file(struct blosc2_schunk *schunk, const char *urlpath)
 int64_t blosc2_schunk_append_file(struct blosc2_schunk *schunk, const char *urlpath);
 
 // Frees a super-chunk and everything it owns (on-disk data stays). NULL is
-// accepted. Returns 0.
+// accepted. Returns 0, or `BLOSC2_ERROR_FAILURE` without freeing when a
+// codec or filter calls it on the super-chunk its call works on.
 //
 // # Safety
 // `schunk` is NULL or a live super-chunk, not used afterwards.

@@ -123,18 +123,44 @@ static void test_plugin_sees_its_super_chunk(const uint8_t *src, uint8_t *out) {
   CHECK(seen_c != NULL && seen_d != NULL);
   if (seen_c == NULL || seen_d == NULL) return;
 
+  int *cmeta = (int *)dlsym(lib, "testcodec_last_cmeta");
+  int *dmeta = (int *)dlsym(lib, "testcodec_last_dmeta");
+  int *cvlmeta = (int *)dlsym(lib, "testcodec_last_cvlmeta");
+  int *free_at_encode = (int *)dlsym(lib, "testcodec_free_at_encode");
+  int *cfree = (int *)dlsym(lib, "testcodec_last_cfree");
+  CHECK(cmeta && dmeta && cvlmeta && free_at_encode && cfree);
+  if (!(cmeta && dmeta && cvlmeta && free_at_encode && cfree)) return;
+
   blosc2_cparams cp = plain_cparams(200);
   blosc2_storage st = BLOSC2_STORAGE_DEFAULTS;
   st.cparams = &cp;
   blosc2_schunk *sc = blosc2_schunk_new(&st);
   CHECK(sc != NULL);
+  /* A metalayer the plugin reads during the calls (named "b2nd" because that is the one the
+   * test codec reads; its content is not an array's). */
+  uint8_t layer[5] = {1, 2, 3, 4, 5};
+  CHECK_EQ_INT(blosc2_meta_add(sc, "b2nd", layer, 5), 0);
   *seen_c = *seen_d = NULL;
+  *cmeta = *dmeta = *cvlmeta = 0;
   CHECK_EQ_INT(blosc2_schunk_append_buffer(sc, src, N), 1);
   CHECK(*seen_c == (void *)sc);
+  CHECK_EQ_INT(*cmeta, 5);
+  /* Other calls on it from inside the call are refused, not run on the object being changed. */
+  CHECK_EQ_INT(*cvlmeta, BLOSC2_ERROR_FAILURE);
+  CHECK_EQ_INT(blosc2_vlmeta_exists(sc, "none"), BLOSC2_ERROR_NOT_FOUND);
   CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 0, out, N), N);
   CHECK(*seen_d == (void *)sc);
+  CHECK_EQ_INT(*dmeta, 5);
   CHECK(memcmp(src, out, N) == 0);
-  blosc2_schunk_free(sc);
+
+  /* Freeing it from inside the call is refused; the super-chunk stays whole. */
+  *free_at_encode = 1;
+  CHECK_EQ_INT(blosc2_schunk_append_buffer(sc, src, N), 2);
+  CHECK_EQ_INT(*cfree, BLOSC2_ERROR_FAILURE);
+  CHECK_EQ_INT(sc->nchunks, 2);
+  CHECK_EQ_INT(blosc2_schunk_decompress_chunk(sc, 1, out, N), N);
+  CHECK(memcmp(src, out, N) == 0);
+  CHECK_EQ_INT(blosc2_schunk_free(sc), 0);
 
 }
 

@@ -35,10 +35,9 @@ mod ops;
 
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::schunk::{this, SchunkBox, SchunkSlot};
+use super::schunk::{claim, this, SchunkBox, SchunkSlot};
 use super::storage::{path_from_c, storage_from_c};
 use super::types::{
     b2nd_array_t, b2nd_context_t, blosc2_io, blosc2_metalayer, blosc2_schunk, blosc2_storage,
@@ -233,27 +232,30 @@ pub(crate) unsafe fn array<'a>(p: *const b2nd_array_t) -> Result<&'a mut ArrayBo
 /// Runs `f` on the core array with its real super-chunk lent from `sc`,
 /// then gives it back and refreshes both C structs.
 ///
-/// No reference to the C super-chunk is held while `f` runs: codecs and
-/// filters `f` calls may read it through `cparams->schunk`, from worker
-/// threads too. Its C fields keep showing the array meanwhile (see
-/// `SchunkBox::shown_meta`).
+/// No reference to the C super-chunk is held while `f` runs, only its
+/// claim: codecs and filters `f` calls may read its metalayers through
+/// `cparams->schunk`, from worker threads too, and see the array's
+/// (see `crate::ffi::schunk::read_meta`); other calls on it are refused.
 pub(crate) fn lend<T>(ab: &mut ArrayBox, f: impl FnOnce(&mut NdArray) -> Result<T>) -> Result<T> {
-    let swap = |core: &mut NdArray, sc: *mut blosc2_schunk, lent: bool| {
+    let swap = |core: &mut NdArray, sc: *mut blosc2_schunk| {
         // SAFETY: `sc` is the live super-chunk this box owns (or NULL:
         // error); the `&mut` made here ends with this closure.
-        let sb = unsafe { this(sc) }?;
+        let mut sb = unsafe { this(sc) }?;
         core.with_schunk(|s| {
             std::mem::swap(s, &mut sb.core);
             Ok(())
-        })?;
-        sb.lent.store(lent, Ordering::Release);
-        Ok(())
+        })
     };
-    swap(&mut ab.core, ab.c.sc, true)?;
-    let r = f(&mut ab.core);
-    let back = swap(&mut ab.core, ab.c.sc, false);
+    swap(&mut ab.core, ab.c.sc)?;
     // SAFETY: as above.
-    if let Ok(sb) = unsafe { this(ab.c.sc) } {
+    let r = unsafe { claim(ab.c.sc) }.and_then(|held| {
+        let r = f(&mut ab.core);
+        drop(held);
+        r
+    });
+    let back = swap(&mut ab.core, ab.c.sc);
+    // SAFETY: as above.
+    if let Ok(mut sb) = unsafe { this(ab.c.sc) } {
         sb.sync();
     }
     ab.sync();
@@ -613,7 +615,7 @@ pub unsafe extern "C" fn b2nd_from_schunk(
 /// As for `b2nd_from_schunk`.
 pub(crate) unsafe fn adopt(schunk: *mut blosc2_schunk, out: *mut *mut b2nd_array_t) -> Result<()> {
     // SAFETY: forwarded contract.
-    let sb = unsafe { this(schunk) }?;
+    let mut sb = unsafe { this(schunk) }?;
     if out.is_null() {
         crate::bail!(NullPointer, "array is NULL");
     }
@@ -634,6 +636,8 @@ pub(crate) unsafe fn adopt(schunk: *mut blosc2_schunk, out: *mut *mut b2nd_array
         Ok(())
     })?;
     sb.sync();
+    // Released before the array box syncs from it.
+    drop(sb);
     // SAFETY: `out` is non-NULL and writable per the contract.
     unsafe { put_array(out, ArrayBox::wrap(core, schunk)) };
     Ok(())

@@ -190,12 +190,12 @@ pub unsafe extern "C" fn blosc2_get_slice_nchunks(
 ) -> i64 {
     super::guard_code(|| {
         // SAFETY: forwarded contract.
-        let b = unsafe { this(schunk) }?;
+        let mut b = unsafe { this(schunk) }?;
         if start.is_null() || stop.is_null() || chunks_idx.is_null() {
             crate::bail!(NullPointer, "start, stop or chunks_idx is NULL");
         }
         // SAFETY: forwarded contract.
-        let idx = unsafe { slice_chunks(b, start, stop) }?;
+        let idx = unsafe { slice_chunks(&mut b, start, stop) }?;
         let p = if idx.is_empty() {
             core::ptr::null_mut()
         } else {
@@ -270,7 +270,7 @@ pub unsafe extern "C" fn blosc2_frame_get_offsets(schunk: *mut blosc2_schunk) ->
     guard(core::ptr::null_mut(), || {
         let r = (|| {
             // SAFETY: forwarded contract.
-            let b = unsafe { this(schunk) }?;
+            let mut b = unsafe { this(schunk) }?;
             if !b.core.is_frame() {
                 crate::bail!(FrameType, "the super-chunk has no frame");
             }

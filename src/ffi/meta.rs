@@ -15,7 +15,7 @@ use core::ffi::{c_char, c_int};
 
 use super::constants::BLOSC2_METALAYER_NAME_MAXLEN;
 use super::convert;
-use super::schunk::{malloc_copy, shown, with_schunk};
+use super::schunk::{malloc_copy, read_meta, with_schunk};
 use super::storage::cparams_from_c;
 use super::types::{blosc2_cparams, blosc2_schunk};
 use crate::Result;
@@ -87,10 +87,10 @@ pub unsafe extern "C" fn blosc2_meta_exists(
         // SAFETY: forwarded contract.
         let name = unsafe { name_from_c(name) }?;
         // SAFETY: forwarded contract.
-        let b =
-            unsafe { shown(schunk) }.map_err(|_| crate::err!(InvalidParam, "schunk is NULL"))?;
-        b.shown_meta(name)
-            .map(|(i, _)| i as i64)
+        let found = unsafe { read_meta(schunk, name, |m| m.map(|(i, _)| i)) }
+            .map_err(|_| crate::err!(InvalidParam, "schunk is NULL"))?;
+        found
+            .map(|i| i as i64)
             .ok_or_else(|| crate::err!(NotFound, "metalayer '{name}' not found"))
     }) as c_int
 }
@@ -170,12 +170,14 @@ pub unsafe extern "C" fn blosc2_meta_get(
             crate::bail!(InvalidParam, "NULL argument");
         }
         // SAFETY: forwarded contract.
-        let (b, name) = unsafe { (shown(schunk)?, name_from_c(name)?) };
-        let (i, bytes) = b
-            .shown_meta(name)
-            .ok_or_else(|| crate::err!(NotFound, "metalayer '{name}' not found"))?;
-        // SAFETY: writable per the contract.
-        unsafe { hand_out(bytes, content, content_len) }?;
+        let name = unsafe { name_from_c(name) }?;
+        // SAFETY: forwarded contract; `content`/`content_len` writable.
+        let found = unsafe {
+            read_meta(schunk, name, |m| {
+                m.map(|(i, bytes)| hand_out(bytes, content, content_len).map(|_| i))
+            })
+        }?;
+        let i = found.ok_or_else(|| crate::err!(NotFound, "metalayer '{name}' not found"))??;
         Ok(i as i64)
     }) as c_int
 }

@@ -44,11 +44,11 @@
 //! to `blosc2_schunk_from_buffer` with `copy == false` is never freed unless
 //! the caller asks for it with `blosc2_schunk_avoid_cframe_free(sc, false)`.
 
+mod busy;
 mod chunks;
 
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::guard;
 use super::storage::{cparams_to_c, dparams_to_c, path_from_c, storage_from_c};
@@ -113,12 +113,9 @@ pub(crate) struct SchunkBox {
     /// The caller's frame buffer given to `from_buffer` without copy.
     borrowed_cframe: *mut u8,
     avoid_cframe_free: bool,
-    /// Whether `core` is a stand-in because the real one is lent to an array
-    /// call (`crate::ffi::b2nd::lend`) or still being made ([`SchunkSlot`]).
-    /// Codecs and filters that call runs may reach this object; calls that
-    /// would work on the stand-in are refused meanwhile (see [`with_schunk`]).
-    /// Atomic: those codecs and filters may run on workers.
-    pub(crate) lent: AtomicBool,
+    /// The metalayers `metas` show, as a claim hands them to codecs and
+    /// filters reading them during a call (see [`busy`]).
+    meta_snapshot: busy::Metalayers,
 }
 
 impl SchunkBox {
@@ -157,7 +154,7 @@ impl SchunkBox {
             file_offset: 0,
             borrowed_cframe: core::ptr::null_mut(),
             avoid_cframe_free: true,
-            lent: AtomicBool::new(false),
+            meta_snapshot: std::sync::Arc::from(Vec::new()),
         });
         b.c.current_nchunk = -1;
         b.bind(user_cparams, user_dparams);
@@ -263,18 +260,6 @@ impl SchunkBox {
         }
     }
 
-    /// Index and content of the fixed-size metalayer `name` as the C fields
-    /// show it. They are what the reference reads (`schunk->metalayers`),
-    /// and they stay put while the core is lent to an array call (see
-    /// `crate::ffi::b2nd::lend`), so codecs and filters run by that call
-    /// read the array's metalayers through `cparams->schunk`.
-    pub(crate) fn shown_meta(&self, name: &str) -> Option<(usize, &[u8])> {
-        self.metas
-            .iter()
-            .position(|m| m.name.as_bytes() == name.as_bytes())
-            .map(|i| (i, self.metas[i].content.as_slice()))
-    }
-
     /// Rebuilds the metalayer entries if the core's differ; true if they did.
     fn sync_metas(&mut self) -> bool {
         let current = self.core.metalayers();
@@ -290,6 +275,10 @@ impl SchunkBox {
             *slot = &mut m.c;
         }
         self.c.nmetalayers = self.metas.len().min(16) as u16;
+        self.meta_snapshot = current
+            .iter()
+            .map(|m| (m.name.clone(), m.content.clone()))
+            .collect();
         true
     }
 
@@ -324,7 +313,11 @@ impl SchunkBox {
 /// in advance ([`SchunkSlot::name_in`]): it holds a stand-in core carrying
 /// the metalayers the array is made with, and receives the real core at
 /// [`SchunkSlot::fill`].
-pub(crate) struct SchunkSlot(*mut blosc2_schunk);
+pub(crate) struct SchunkSlot {
+    p: *mut blosc2_schunk,
+    /// Keeps calls other than metalayer reads off the stand-in.
+    claim: Option<busy::Claim>,
+}
 
 impl SchunkSlot {
     /// A slot whose stand-in carries `metalayers`, in order.
@@ -334,33 +327,35 @@ impl SchunkSlot {
             stand_in.meta_add(name, content)?;
         }
         let p = SchunkBox::into_c(stand_in, None);
-        // SAFETY: `p` is the live box just made, referred to by nothing else.
-        unsafe { &*p.cast::<SchunkBox>() }
-            .lent
-            .store(true, Ordering::Release);
-        Ok(SchunkSlot(p))
+        // Made here first so that a failed claim (none can fail: the address
+        // is new) would still free the box.
+        let mut slot = SchunkSlot { p, claim: None };
+        // SAFETY: `p` is the live box just made.
+        slot.claim = Some(unsafe { claim(p) }?);
+        Ok(slot)
     }
 
     /// Makes the parameters of `storage` name this slot as their C
     /// super-chunk, for the chunks written before [`SchunkSlot::fill`].
     pub(crate) fn name_in(&self, storage: &mut crate::schunk::Storage) {
-        let (cp, dp) = naming(&storage.cparams, &storage.dparams, self.0.cast());
+        let (cp, dp) = naming(&storage.cparams, &storage.dparams, self.p.cast());
         storage.cparams.user_data = Some(cp);
         storage.dparams.user_data = Some(dp);
     }
 
     /// Moves `core` into the slot's super-chunk and returns it.
-    pub(crate) fn fill(self, core: SChunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
-        let p = self.0;
+    pub(crate) fn fill(mut self, core: SChunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
+        let (p, claim) = (self.p, self.claim.take());
         std::mem::forget(self);
-        // SAFETY: `p` is the live box this slot made and alone refers to.
+        // SAFETY: `p` is the live box this slot made and alone refers to;
+        // its claim keeps every other call from making a `&mut` to it.
         let b = unsafe { &mut *p.cast::<SchunkBox>() };
         b.core = core;
         if let Some(io) = io {
             b.io = io;
         }
         b.bind(None, None);
-        b.lent.store(false, Ordering::Release);
+        drop(claim);
         p
     }
 }
@@ -368,8 +363,10 @@ impl SchunkSlot {
 impl Drop for SchunkSlot {
     /// A slot never filled (the array could not be made) is freed.
     fn drop(&mut self) {
+        // Released first: a claimed super-chunk is not freed.
+        self.claim = None;
         // SAFETY: the slot owns its box, made by `into_c` and not handed out.
-        unsafe { blosc2_schunk_free(self.0) };
+        unsafe { blosc2_schunk_free(self.p) };
     }
 }
 
@@ -447,25 +444,84 @@ impl Drop for SchunkBox {
     }
 }
 
-/// The box behind a C pointer, or `NullPointer`.
+/// Claims the super-chunk behind `p` for the call running (see [`busy`]):
+/// `NullPointer` for NULL, `BLOSC2_ERROR_FAILURE` when a call already works
+/// on it.
 ///
 /// # Safety
 /// `p` is NULL or a pointer returned by this library and not yet freed.
-pub(crate) unsafe fn this<'a>(p: *mut blosc2_schunk) -> Result<&'a mut SchunkBox> {
-    // SAFETY: every non-NULL `blosc2_schunk*` we hand out is the address of a
-    // live `SchunkBox` whose first field is the C struct (repr(C)).
-    unsafe { p.cast::<SchunkBox>().as_mut() }
-        .ok_or_else(|| crate::err!(NullPointer, "schunk is NULL"))
+pub(crate) unsafe fn claim(p: *mut blosc2_schunk) -> Result<busy::Claim> {
+    let raw = p.cast::<SchunkBox>().cast_const();
+    if raw.is_null() {
+        crate::bail!(NullPointer, "schunk is NULL");
+    }
+    busy::claim(raw as usize, || {
+        // SAFETY: every non-NULL `blosc2_schunk*` we hand out is the address
+        // of a live `SchunkBox` (its first field is the C struct, repr(C)).
+        // It is not claimed, so no call holds a `&mut` to it; this shared
+        // borrow ends within the closure.
+        unsafe { &*raw }.meta_snapshot.clone()
+    })
 }
 
-/// The box behind a C pointer, for reading only (see [`this`]).
+/// The box behind a C pointer, claimed for the call running until the
+/// returned [`Held`] is dropped.
 ///
 /// # Safety
-/// As for [`this`]; nothing changes the box while the reference lives.
-pub(crate) unsafe fn shown<'a>(p: *mut blosc2_schunk) -> Result<&'a SchunkBox> {
-    // SAFETY: as in `this`.
-    unsafe { p.cast::<SchunkBox>().as_ref() }
-        .ok_or_else(|| crate::err!(NullPointer, "schunk is NULL"))
+/// `p` is NULL or a pointer returned by this library and not yet freed.
+pub(crate) unsafe fn this<'a>(p: *mut blosc2_schunk) -> Result<Held<'a>> {
+    // SAFETY: forwarded contract.
+    let claim = unsafe { claim(p) }?;
+    // SAFETY: `p` is a live box (see `claim`), and the claim just made keeps
+    // every other call from making a reference to it while this one lives.
+    let b = unsafe { &mut *p.cast::<SchunkBox>() };
+    Ok(Held { b, _claim: claim })
+}
+
+/// A super-chunk's box with the claim that makes this `&mut` the only way
+/// in (see [`this`]); the claim is released when it is dropped.
+pub(crate) struct Held<'a> {
+    b: &'a mut SchunkBox,
+    _claim: busy::Claim,
+}
+
+impl core::ops::Deref for Held<'_> {
+    type Target = SchunkBox;
+    fn deref(&self) -> &SchunkBox {
+        self.b
+    }
+}
+
+impl core::ops::DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut SchunkBox {
+        self.b
+    }
+}
+
+/// Runs `f` on index and content of the fixed-size metalayer `name` as the
+/// super-chunk behind `p` shows it (`None`: there is none). These are what
+/// the reference reads (`schunk->metalayers`). During a call on the
+/// super-chunk, they are read from its claim without touching the box, so
+/// codecs and filters that call runs read them through `cparams->schunk`
+/// (an array call shows the array's metalayers meanwhile).
+///
+/// # Safety
+/// As for [`this`].
+pub(crate) unsafe fn read_meta<R>(
+    p: *mut blosc2_schunk,
+    name: &str,
+    f: impl FnOnce(Option<(usize, &[u8])>) -> R,
+) -> Result<R> {
+    let raw = p.cast::<SchunkBox>().cast_const();
+    if raw.is_null() {
+        crate::bail!(NullPointer, "schunk is NULL");
+    }
+    let metas = busy::claimed_metas(raw as usize).unwrap_or_else(|| {
+        // SAFETY: a live box (see `claim`), not claimed: no call holds a
+        // `&mut` to it. The borrow ends with the clone.
+        unsafe { &*raw }.meta_snapshot.clone()
+    });
+    Ok(f(busy::find_meta(&metas, name)))
 }
 
 /// Runs `f` on the box behind `p`, syncs the C fields, and returns the value
@@ -479,17 +535,11 @@ pub(crate) unsafe fn with_schunk(
 ) -> i64 {
     super::guard_code(|| {
         // SAFETY: forwarded contract.
-        let b = unsafe { this(p) }?;
-        if b.lent.load(Ordering::Acquire) {
-            crate::bail!(
-                Failure,
-                "the super-chunk is in use by the b2nd call running: only its metalayers can be read"
-            );
-        }
+        let mut b = unsafe { this(p) }?;
         // With locking on, every call first catches up with writes made
         // through other handles (the reference checks for a stale frame on
         // each access); a no-op otherwise.
-        let r = b.core.sync_if_stale().and_then(|_| f(b));
+        let r = b.core.sync_if_stale().and_then(|_| f(&mut b));
         b.sync();
         r
     })
@@ -562,7 +612,7 @@ pub unsafe extern "C" fn blosc2_schunk_copy(
     guard(core::ptr::null_mut(), || {
         null_on_err((|| {
             // SAFETY: forwarded contracts.
-            let b = unsafe { this(schunk) }?;
+            let mut b = unsafe { this(schunk) }?;
             // SAFETY: forwarded contract.
             let st = unsafe { storage_from_c(storage) }?;
             let copy = b.core.copy(st);
@@ -687,7 +737,7 @@ pub unsafe extern "C" fn blosc2_schunk_avoid_cframe_free(
 ) {
     guard((), || {
         // SAFETY: forwarded contract.
-        if let Ok(b) = unsafe { this(schunk) } {
+        if let Ok(mut b) = unsafe { this(schunk) } {
             if b.core.is_frame() {
                 b.avoid_cframe_free = avoid_cframe_free;
             }
@@ -862,19 +912,26 @@ pub unsafe extern "C" fn blosc2_schunk_append_file(
 }
 
 /// Frees a super-chunk and everything it owns (on-disk data stays). NULL is
-/// accepted. Returns 0.
+/// accepted. Returns 0, or `BLOSC2_ERROR_FAILURE` without freeing when a
+/// codec or filter calls it on the super-chunk its call works on.
 ///
 /// # Safety
 /// `schunk` is NULL or a live super-chunk, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_schunk_free(schunk: *mut blosc2_schunk) -> c_int {
-    guard(0, || {
-        if !schunk.is_null() {
-            // SAFETY: `schunk` came from `Box::into_raw` of a `SchunkBox`
-            // (see `into_c`) and is released exactly once here.
-            drop(unsafe { Box::from_raw(schunk.cast::<SchunkBox>()) });
+    super::guard_code(|| {
+        if schunk.is_null() {
+            return Ok(0);
         }
-        0
+        // A codec or filter of a call on it cannot free it under that call.
+        // SAFETY: forwarded contract.
+        let claim = unsafe { claim(schunk) }?;
+        // SAFETY: `schunk` came from `Box::into_raw` of a `SchunkBox` (see
+        // `into_c`) and is released exactly once here; the claim shows no
+        // call is using it.
+        drop(unsafe { Box::from_raw(schunk.cast::<SchunkBox>()) });
+        drop(claim);
+        Ok(0)
     })
 }
 

@@ -19,8 +19,12 @@ void *testcodec_last_dschunk = NULL;
  * cannot be read), as the JPEG 2000 plugins read it. Only when built against the library. */
 int testcodec_last_cmeta = 0;
 int testcodec_last_dmeta = 0;
-/* What blosc2_vlmeta_exists(cparams->schunk, "none") returned at the last encode for an array. */
+/* What blosc2_vlmeta_exists(cparams->schunk, "none") returned at the last encode. */
 int testcodec_last_cvlmeta = 0;
+/* When set, the next encode calls blosc2_schunk_free(cparams->schunk) on the super-chunk whose
+ * call runs it and stores the result here (the library must refuse, not free it). */
+int testcodec_free_at_encode = 0;
+int testcodec_last_cfree = 0;
 
 #ifndef TESTCODEC_STANDALONE
 static int b2nd_meta_len(void *schunk) {
@@ -49,10 +53,13 @@ int testcodec_encode(const uint8_t *input, int32_t input_len, uint8_t *output, i
   testcodec_last_cschunk = cparams->schunk;
 #ifndef TESTCODEC_STANDALONE
   testcodec_last_cmeta = b2nd_meta_len(cparams->schunk);
-  /* Only for the test's b2nd arrays, where the call is refused without touching the super-chunk
-   * (for a plain super-chunk it would run inside the call that encodes). */
-  if (cparams->schunk != NULL && b2nd_meta_len(cparams->schunk) > 0) {
+  /* Calls other than metalayer reads on the super-chunk whose call runs this are refused. */
+  if (cparams->schunk != NULL) {
     testcodec_last_cvlmeta = blosc2_vlmeta_exists((blosc2_schunk *)cparams->schunk, "none");
+    /* Blocks are encoded on two threads: only one of them takes the request. */
+    if (__atomic_exchange_n(&testcodec_free_at_encode, 0, __ATOMIC_SEQ_CST)) {
+      testcodec_last_cfree = blosc2_schunk_free((blosc2_schunk *)cparams->schunk);
+    }
   }
 #endif
   if (input_len % 2 != 0 || output_len < 4 + input_len / 2) {

@@ -130,16 +130,20 @@ impl ArrayBox {
         sc: *mut blosc2_schunk,
         cfg: caterva_config_t,
     ) -> crate::Result<*mut caterva_array_t> {
-        // SAFETY: forwarded contract.
-        let sb = unsafe { crate::ffi::schunk::this(sc) }?;
         // Check the limits before taking the super-chunk over, so a refusal
         // leaves it with the caller.
-        let smeta = sb
-            .core
-            .meta_get("b2nd")
-            .or_else(|_| sb.core.meta_get("caterva"))?;
-        let (m, _) = NdMeta::from_stored_bytes(&smeta, sb.core.typesize())?;
-        check_caterva_limits(m.ndim(), sb.core.typesize())?;
+        let (smeta, typesize) = {
+            // SAFETY: forwarded contract; released at the end of the block,
+            // before `adopt` claims it again.
+            let sb = unsafe { crate::ffi::schunk::this(sc) }?;
+            let smeta = sb
+                .core
+                .meta_get("b2nd")
+                .or_else(|_| sb.core.meta_get("caterva"))?;
+            (smeta, sb.core.typesize())
+        };
+        let (m, _) = NdMeta::from_stored_bytes(&smeta, typesize)?;
+        check_caterva_limits(m.ndim(), typesize)?;
         let mut b2nd = core::ptr::null_mut();
         // SAFETY: `sc` is live; `b2nd` is a writable local.
         unsafe { crate::ffi::b2nd::adopt(sc, &mut b2nd) }?;
