@@ -34,14 +34,21 @@ def reference_library():
     return bind(ref)
 
 
-def compress(L, cparams, src: bytes, room: int = 64) -> tuple:
+def compress(L, cparams, src: bytes, room: int = 64, on_ctx=None) -> tuple:
     """`src` compressed by library `L` with `cparams` into a buffer `room` bytes larger:
-    (what blosc2_compress_ctx returned, the chunk bytes; empty unless it succeeded)."""
+    (what blosc2_compress_ctx returned, the chunk bytes; empty unless it succeeded), or
+    (None, b"") when the context cannot be made. `on_ctx(ctx)` runs on the context first."""
     ctx = L.blosc2_create_cctx(cparams)
-    assert ctx
+    if not ctx:
+        return None, b""
     dest = ctypes.create_string_buffer(len(src) + room)
+    # A copy: with three filters the reference's pipeline writes into the caller's source buffer
+    # (its third filter gets it as output), which would change `src` for the next call.
+    own = ctypes.create_string_buffer(src, len(src))
     try:
-        n = L.blosc2_compress_ctx(ctx, src, len(src), dest, len(dest))
+        if on_ctx is not None:
+            on_ctx(ctx)
+        n = L.blosc2_compress_ctx(ctx, own, len(src), dest, len(dest))
     finally:
         L.blosc2_free_ctx(ctx)
     return n, dest.raw[:max(n, 0)]

@@ -11,6 +11,7 @@ import blosc2
 import numpy as np
 import pytest
 
+import capi
 from capi import bind, decompress, reference_library
 from blosc2_structs import MAX_FILTERS, CParams
 
@@ -39,17 +40,11 @@ def compress(L, src: bytes, codec, typesize: int, filt) -> tuple:
     for i in range(MAX_FILTERS):
         cp.filters[i], cp.filters_meta[i] = 0, 0
     cp.filters[MAX_FILTERS - 1] = int(filt.value)
-    ctx = L.blosc2_create_cctx(cp)
-    assert ctx
-    try:
-        got = CParams()
-        L.blosc2_ctx_get_cparams(ctx, ctypes.byref(got))
-        dest = ctypes.create_string_buffer(len(src) + 32)
-        n = L.blosc2_compress_ctx(ctx, src, len(src), dest, len(dest))
-    finally:
-        L.blosc2_free_ctx(ctx)
+    got = CParams()
+    n, chunk = capi.compress(L, cp, src, room=32,
+                             on_ctx=lambda ctx: L.blosc2_ctx_get_cparams(ctx, ctypes.byref(got)))
     assert n > 0, n
-    return dest.raw[:n], got.instr_codec
+    return chunk, got.instr_codec
 
 
 def without_speeds(chunk: bytes) -> bytes:

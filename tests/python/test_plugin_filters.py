@@ -4,12 +4,12 @@ and INT_TRUNC (36), against python-blosc2 (the reference C-Blosc2 3.3.x) and its
 Chunks written by the reference decode here to the reference's own result, ours are byte-identical
 to the reference's for the deterministic codecs, and the reference decodes ours.
 """
-import ctypes
 
 import blosc2
 import numpy as np
 import pytest
 
+import capi
 from capi import bind, decompress, reference_library
 from blosc2_structs import MAX_FILTERS
 
@@ -30,18 +30,7 @@ def compress(L, src: bytes, codec, typesize: int, filters, metas, blocksize=0):
     for i in range(MAX_FILTERS):
         cp.filters[i] = int(getattr(filters[i - pad], "value", filters[i - pad])) if i >= pad else 0
         cp.filters_meta[i] = (metas[i - pad] & 0xFF) if i >= pad else 0
-    ctx = L.blosc2_create_cctx(cp)
-    if not ctx:
-        return None, b""
-    try:
-        dest = ctypes.create_string_buffer(len(src) + 32)
-        # A copy: with three filters the reference's pipeline writes into the caller's source
-        # buffer (its third filter gets it as output), which would change `src` for the next call.
-        own = ctypes.create_string_buffer(src, len(src))
-        n = L.blosc2_compress_ctx(ctx, own, len(src), dest, len(dest))
-    finally:
-        L.blosc2_free_ctx(ctx)
-    return n, dest.raw[: max(n, 0)]
+    return capi.compress(L, cp, src, room=32)
 
 
 def sample(typesize: int) -> bytes:

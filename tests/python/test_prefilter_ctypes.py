@@ -10,6 +10,7 @@ import ctypes
 import numpy as np
 import pytest
 
+import capi
 from capi import bind, decompress, reference_library
 from blosc2_structs import MAX_FILTERS
 
@@ -61,16 +62,11 @@ def compress(L, src: bytes, typesize: int, callback, output_typesize=0, disposab
     cp.filters[MAX_FILTERS - 1] = 1
     cp.prefilter = ctypes.cast(fn, ctypes.c_void_p)
     cp.preparams = ctypes.cast(ctypes.pointer(params), ctypes.c_void_p)
-    ctx = L.blosc2_create_cctx(cp)
-    if not ctx:
+    n, chunk = capi.compress(L, cp, src, room=32)
+    if n is None:
         return b"", calls
-    try:
-        dest = ctypes.create_string_buffer(len(src) + 32)
-        n = L.blosc2_compress_ctx(ctx, src, len(src), dest, len(dest))
-    finally:
-        L.blosc2_free_ctx(ctx)
     assert n > 0, n
-    return dest.raw[:n], calls
+    return chunk, calls
 
 
 SRC = np.arange(100_000, dtype=np.int64).tobytes()
