@@ -7,7 +7,7 @@
  * memcpy_MBps (the machine's memory bandwidth, the ceiling).
  *
  * Usage: bench [--quick] [--only SUBSTRING] [--exact ROW] [--list] [--out FILE] [--tmp DIR]
- *              [--reps N]
+ *              [--reps N] [--clevels L,L,...]
  *   --exact runs the one row (configuration) of that name, --list prints the names of the
  *   rows that would run instead of running them, --out appends the lines to FILE, --reps runs
  *   each timed operation exactly N times.
@@ -120,9 +120,28 @@ static void bench_memcpy(int32_t nbytes, double mintime) {
   free(b);
 }
 
+/* The chunk rows' clevels: 1 and 5 unless --clevels lists others (1..9), which --quick keeps. */
+static int clevels[9] = {1, 5};
+static int nclevels = 2, custom_clevels = 0;
+
+/* Parses --clevels' comma-separated list; 0 if it is not one of 1..9 items in 1..9. */
+static int parse_clevels(const char *s) {
+  int n = 0;
+  while (*s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < 1 || v > 9 || n == 9 || (*end != ',' && *end != '\0')) return 0;
+    clevels[n++] = (int)v;
+    s = *end ? end + 1 : end;
+  }
+  if (n == 0) return 0;
+  nclevels = n;
+  custom_clevels = 1;
+  return 1;
+}
+
 static int bench_chunks(dataset *ds, int nds, const char *only, double mintime, int quick) {
   const char *codecs[] = {"blosclz", "lz4", "lz4hc", "zlib", "zstd"};
-  const int clevels[] = {1, 5};
   /* 35 is BLOSC_FILTER_BYTEDELTA (blosc2/filters-registry.h), a global plugin of the reference
      that python-blosc2 recommends after a shuffle; its rows are run for LZ4 and Zstd only. */
   const int filters[] = {BLOSC_SHUFFLE, BLOSC_BITSHUFFLE, 35};
@@ -132,10 +151,10 @@ static int bench_chunks(dataset *ds, int nds, const char *only, double mintime, 
     uint8_t *comp = malloc((size_t)nbytes + BLOSC2_MAX_OVERHEAD);
     uint8_t *back = malloc((size_t)nbytes);
     for (int c = 0; c < 5; c++)
-      for (int l = 0; l < 2; l++)
+      for (int l = 0; l < nclevels; l++)
         for (int f = 0; f < 3; f++)
           for (int nt = 1; nt <= 2; nt++) {
-            if (quick && (l == 0 || nt == 2)) continue;
+            if (quick && ((!custom_clevels && l == 0) || nt == 2)) continue;
             if (f == 2 && strcmp(codecs[c], "lz4") != 0 && strcmp(codecs[c], "zstd") != 0) continue;
             char row[160];
             snprintf(row, sizeof row, "chunk/%s/%s/c%d/%s/t%d", ds[d].name, codecs[c], clevels[l], fnames[f], nt);
@@ -336,6 +355,7 @@ int bench_run(int argc, char **argv) {
   exact_row = NULL;
   fixed_reps = 0;
   list_rows = 0;
+  clevels[0] = 1, clevels[1] = 5, nclevels = 2, custom_clevels = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
@@ -344,6 +364,12 @@ int bench_run(int argc, char **argv) {
     else if (!strcmp(argv[i], "--out") && i + 1 < argc) outpath = argv[++i];
     else if (!strcmp(argv[i], "--tmp") && i + 1 < argc) tmpdir = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) fixed_reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--clevels") && i + 1 < argc) {
+      if (!parse_clevels(argv[++i])) {
+        fprintf(stderr, "--clevels wants a comma-separated list of 1..9 clevels in 1..9\n");
+        return 2;
+      }
+    }
   }
   out = outpath ? fopen(outpath, "a") : stdout;
   if (out == NULL) {

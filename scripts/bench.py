@@ -9,7 +9,8 @@ round is a new driver process (which library goes first alternates); each librar
 per row is kept. Prints one table: throughputs, ratios and latencies with ours/reference ratios (>1 is
 better for throughput, <1 is better for latency), and memcpy bandwidth.
 
-Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING] [--aa]
+Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING] [--clevels L,L,...] [--aa]
+(--clevels replaces the chunk rows' clevels 1 and 5, e.g. --only /zlib/ --clevels 2,3,4,6,7,8,9)
 (--aa runs the reference against itself: the spread of its ratios is the machine's noise floor)
 (run via scripts/bench.sh, which sets up the environment and builds the release library first)
 """
@@ -52,6 +53,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only")
+    ap.add_argument("--clevels", help="the chunk rows' clevels, comma-separated (default 1,5)")
     ap.add_argument("--aa", action="store_true",
                     help="A/A run: the reference against itself, so the table shows the noise floor")
     opts = ap.parse_args()
@@ -76,6 +78,7 @@ def main() -> None:
                     "-o", str(driver)], check=True)
 
     args = (["--quick"] if opts.quick else []) + (["--only", opts.only] if opts.only else [])
+    args += ["--clevels", opts.clevels] if opts.clevels else []
     ours_tsv, ref_tsv = work / "b2nd.tsv", work / "ref.tsv"
     # One driver process per round: where each library's buffers land in memory is drawn once
     # per process and changes a row's speed by up to a third on this kind of machine, so every
