@@ -234,8 +234,9 @@ fn an_external_executor_replaces_the_pool() {
 /// bug once seen with a reused zlib-rs stream).
 #[test]
 fn zlib_output_does_not_depend_on_stream_history() {
-    // Both levels the own encoder runs (1: one-candidate parse, 5: chains).
-    for clevel in [1u8, 5] {
+    // The levels the own encoder runs (1: one-candidate parse, 2, 5 and 6:
+    // greedy on chains, 7 and 8: lazy), and 9 (zlib-rs).
+    for clevel in [1u8, 2, 5, 6, 7, 8, 9] {
         let src = data(262_147, 8);
         let cp = move |ts: i32, bs: i32| CParams {
             clevel,

@@ -1,6 +1,8 @@
 //! Zlib (deflate with zlib framing) through zlib-rs (`libz-rs-sys`), except
-//! compression at levels 1 and 5 and all decompression, which this library
-//! does itself (both below).
+//! compression at levels 1, 2 and 5 to 8 and all decompression, which this
+//! library does itself (both below). zlib-rs compresses levels 3, 4 and 9,
+//! where zlib-ng's parse makes smaller streams than the own encoder's (see
+//! `encoder::parse_of`).
 //!
 //! Why zlib-rs and not the stock zlib that `libz-sys` builds: the reference
 //! wheel links zlib-ng, and zlib-rs is a port of zlib-ng in Rust. Measured

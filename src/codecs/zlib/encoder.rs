@@ -1,5 +1,5 @@
-//! This library's own zlib-format encoder, for levels 1 and 5 (see the
-//! parent module for why those).
+//! This library's own zlib-format encoder, for levels 1, 2 and 5 to 8 (see
+//! [`parse_of`] for why those).
 //!
 //! Level 1 tries one candidate per position, the latest with the same hash,
 //! takes a match whole without hashing the positions inside it (zlib-ng's
@@ -12,16 +12,18 @@
 //! the python cross-check bounds its chunks at 1.005x the reference's size,
 //! and skipping after 32 misses instead of 64 broke that bound.
 //!
-//! Level 5's parse is greedy on a hash-chain match finder over the whole input at
-//! once: every position is hashed on its first four bytes, the chain is
+//! Levels 2 and 5 to 8 parse on a hash-chain match finder over the whole
+//! input at once, greedily but for 7 and 8, with each level's effort: every position is hashed on its first four bytes, the chain is
 //! walked for at most `chain` candidates within the 32 KiB window, a match of
 //! `nice` bytes or more ends the walk, and every position a match covers is
 //! still hashed. One refinement brings its sizes to zlib-ng's level 5 (whose
 //! `deflate_medium` does the like): a match that reaches back over the whole
-//! of the match before it replaces that one. A lazy parse (keep a match only
-//! if the next position has no longer one) was tried: smaller on text-like
-//! data but up to 11% larger on unshuffled small integers, where it trades
-//! cheap matched bytes for costly literals.
+//! of the match before it replaces that one. Levels 7 and 8 parse lazily
+//! (a match shorter than the level's `lazy` length is kept only if the next
+//! position has no longer one), which brings them to zlib-ng's sizes there.
+//! At level 5 a lazy parse was smaller on text-like data but up to 11%
+//! larger on unshuffled small integers, where it trades cheap matched bytes
+//! for costly literals.
 //!
 //! Where the time goes less than in zlib's streaming design: the input is
 //! matched in place (no window to copy and slide), the tables are kept
@@ -54,6 +56,9 @@ struct Effort {
     chain: u32,
     /// A match this long ends the search.
     nice: usize,
+    /// A match shorter than this is kept only if the next position has no
+    /// longer one (0: never looked at, a greedy parse).
+    lazy: usize,
 }
 
 /// How this encoder parses a zlib level.
@@ -62,23 +67,39 @@ enum Parse {
     /// One candidate per position, the latest with the same hash, and no
     /// chains; the positions inside a match are not hashed.
     Quick,
-    /// Hash chains walked with the given effort.
-    Greedy(Effort),
+    /// Hash chains walked with the given effort, greedy or lazy.
+    Chained(Effort),
 }
 
 /// The parse this encoder runs a zlib level with, or `None` for the levels
-/// left to zlib-rs. Level 1 looks at as many candidates as zlib-ng's level 1
-/// (`deflate_quick`: one); level 5 walks as many and stops at the same
-/// length as zlib-ng's level 5.
+/// left to zlib-rs. Each level looks at as many candidates and stops at the
+/// same length as zlib-ng's (`deflate.c`'s configuration table; level 1:
+/// one candidate, as `deflate_quick`), and levels 7 and 8 parse lazily, as
+/// zlib-ng's `deflate_slow` does there. What decided each level, on
+/// `tests/python/test_chunk_ctypes.py`'s data against the reference:
+/// - 2 (`deflate_fast` there): greedy, at most 0.5% larger, most often
+///   smaller.
+/// - 3 and 4 stay with zlib-rs: zlib-ng's `deflate_medium` keeps chunks of
+///   unshuffled 2- and 4-byte integers 7-10% smaller than this parse does,
+///   greedy or lazy, at any chain length tried (6 to 64).
+/// - 5 and 6 (`deflate_medium` too): greedy with the refinement below
+///   comes within 0.1%; a lazy parse there cost up to 11% on the same
+///   integers.
+/// - 7 and 8: lazy, within 0.2%; greedy was up to 2% larger.
+/// - 9 stays with zlib-rs: zlib-ng's level 9 searches harder
+///   (`longest_match_slow`) and its shuffled 4-byte integer chunks came out
+///   22% smaller than this parse's, greedy or lazy.
 fn parse_of(level: i32) -> Option<Parse> {
-    match level {
-        1 => Some(Parse::Quick),
-        5 => Some(Parse::Greedy(Effort {
-            chain: 32,
-            nice: 32,
-        })),
-        _ => None,
-    }
+    let (chain, nice, lazy) = match level {
+        1 => return Some(Parse::Quick),
+        2 => (4, 8, 0),
+        5 => (32, 32, 0),
+        6 => (128, 128, 0),
+        7 => (256, 128, 32),
+        8 => (1024, 258, 128),
+        _ => return None,
+    };
+    Some(Parse::Chained(Effort { chain, nice, lazy }))
 }
 
 /// Whether [`Encoder::compress`] handles `level`.
@@ -186,7 +207,7 @@ impl Encoder {
         let mut w = BitWriter::new(&mut dst[2..2 + body_room]);
         match parse {
             Parse::Quick => self.parse_quick(src, &mut w),
-            Parse::Greedy(effort) => self.parse(src, &mut w, effort),
+            Parse::Chained(effort) => self.parse(src, &mut w, effort),
         }
         let Some(body) = w.finish() else {
             return Some(0);
@@ -260,12 +281,32 @@ impl Encoder {
         };
         let mut i = 0;
         let mut block_start = 0;
+        // A match found at `i` by the lazy look one position ahead.
+        let mut ahead = None;
         while i < n {
-            let found = if i < hash_end {
-                search(chains, &mut hashed, i)
-            } else {
-                None
+            let found = match ahead.take() {
+                Some(m) => Some(m),
+                None if i < hash_end => search(chains, &mut hashed, i),
+                None => None,
             };
+            // Lazy: a longer match at the next position wins, and `i` goes
+            // out as a literal.
+            if let Some((len, _)) = found {
+                if len < effort.lazy && i + 1 < hash_end {
+                    if let Some(next) = search(chains, &mut hashed, i + 1) {
+                        if next.0 > len {
+                            symbols.push_literal(src[i]);
+                            i += 1;
+                            ahead = Some(next);
+                            continue_block(w, symbols, src, &mut block_start, i);
+                            if w.overflowed() {
+                                return;
+                            }
+                            continue;
+                        }
+                    }
+                }
+            }
             let Some((mut len, dist)) = found else {
                 symbols.push_literal(src[i]);
                 i += 1;
@@ -561,12 +602,13 @@ mod tests {
     #[test]
     fn streams_decode_to_the_input_with_zlib_framing() {
         let mut enc = Encoder::new();
-        for (level, flevel) in [(1, 0), (5, 1)] {
+        for (level, flevel) in [(1, 0), (2, 1), (5, 1), (6, 2), (7, 3), (8, 3)] {
             for src in inputs() {
                 let mut dst = vec![0u8; src.len() + src.len() / 8 + 64];
                 let n = enc.compress(&src, &mut dst, level).unwrap();
                 assert!(n > 6, "len {}", src.len());
-                // zlib's header check and level class (0: levels 0-1, 1: 2-5).
+                // zlib's header check and level class (0: levels 0-1, 1: 2-5,
+                // 2: 6, 3: 7-9).
                 assert_eq!(
                     (
                         dst[0],
@@ -592,7 +634,7 @@ mod tests {
     /// big for the output is refused rather than cut.
     #[test]
     fn output_does_not_depend_on_earlier_inputs_and_never_overflows() {
-        for level in [1, 5] {
+        for level in [1, 2, 5, 6, 7, 8] {
             history_independence_and_room(level);
         }
     }
@@ -635,8 +677,8 @@ mod tests {
     }
 
     /// Total sizes of our streams and zlib-rs's at `level` over the inputs
-    /// of 4 KiB or more, each of ours at most 0.5% above zlib-rs's.
-    fn sizes_against_zlib(level: i32) -> (usize, usize) {
+    /// of 4 KiB or more, each of ours at most `bound` times zlib-rs's.
+    fn sizes_against_zlib(level: i32, bound: f64) -> (usize, usize) {
         let mut enc = Encoder::new();
         let (mut ours, mut theirs) = (0usize, 0usize);
         for src in inputs().into_iter().filter(|s| s.len() >= 4096) {
@@ -645,7 +687,7 @@ mod tests {
             let na = enc.compress(&src, &mut a, level).unwrap();
             let nb = super::super::compress(&src, &mut b, level);
             assert!(
-                na as f64 <= nb as f64 * 1.005 + 16.0,
+                na as f64 <= nb as f64 * bound + 16.0,
                 "level {level} len {}: {na} vs zlib {nb}",
                 src.len()
             );
@@ -657,11 +699,23 @@ mod tests {
     }
 
     /// Level 5 comes within 0.1% of zlib-rs's level 5 in total (which
-    /// writes zlib-ng's streams, the reference's).
+    /// writes zlib-ng's streams, the reference's), each input within 0.5%.
+    /// Levels 6 to 8 likewise; level 8 is up to 1% above on one text-like
+    /// input and below on others.
     #[test]
-    fn sizes_match_zlib_level_five() {
-        let (ours, theirs) = sizes_against_zlib(5);
-        assert!(ours <= theirs + theirs / 1000);
+    fn sizes_match_zlib_at_levels_five_to_eight() {
+        for (level, bound) in [(5, 1.005), (6, 1.005), (7, 1.005), (8, 1.01)] {
+            let (ours, theirs) = sizes_against_zlib(level, bound);
+            assert!(ours <= theirs + theirs / 1000, "level {level}");
+        }
+    }
+
+    /// Level 2 (zlib-ng's `deflate_fast`) comes out smaller in total, and
+    /// at most 3% larger on a short text-like input.
+    #[test]
+    fn level_two_sizes_stay_below_zlib_level_two() {
+        let (ours, theirs) = sizes_against_zlib(2, 1.03);
+        assert!(ours < theirs);
     }
 
     /// Level 1 sends the one-candidate parse with codes fitted to each
@@ -669,7 +723,7 @@ mod tests {
     /// `deflate_quick`, the reference's).
     #[test]
     fn level_one_sizes_stay_below_zlib_level_one() {
-        let (ours, theirs) = sizes_against_zlib(1);
+        let (ours, theirs) = sizes_against_zlib(1, 1.005);
         assert!(ours < theirs);
     }
 }
