@@ -75,20 +75,18 @@ enum Parse {
 /// left to zlib-rs. Each level looks at as many candidates and stops at the
 /// same length as zlib-ng's (`deflate.c`'s configuration table; level 1:
 /// one candidate, as `deflate_quick`), and levels 7 and 8 parse lazily, as
-/// zlib-ng's `deflate_slow` does there. What decided each level, on
-/// `tests/python/test_chunk_ctypes.py`'s data against the reference:
-/// - 2 (`deflate_fast` there): greedy, at most 0.5% larger, most often
-///   smaller.
-/// - 3 and 4 stay with zlib-rs: zlib-ng's `deflate_medium` keeps chunks of
-///   unshuffled 2- and 4-byte integers 7-10% smaller than this parse does,
-///   greedy or lazy, at any chain length tried (6 to 64).
-/// - 5 and 6 (`deflate_medium` too): greedy with the refinement below
-///   comes within 0.1%; a lazy parse there cost up to 11% on the same
-///   integers.
-/// - 7 and 8: lazy, within 0.2%; greedy was up to 2% larger.
+/// zlib-ng's `deflate_slow` does there. The levels taken keep every chunk of
+/// `tests/python/test_chunk_ctypes.py::test_zlib_at_every_level` within 0.5%
+/// of the reference's size. What decided the others (ad-hoc comparisons
+/// with the reference on that test's data, not kept as a command):
+/// - 3 and 4 stay with zlib-rs: zlib-ng's `deflate_medium` kept chunks of
+///   unshuffled 4-byte integers about 7% smaller than this parse did,
+///   greedy or lazy, at every chain length tried (6 to 64).
+/// - 7 and 8 are lazy: greedy was up to 2% larger on this module's test
+///   inputs. At 5 and 6 lazy was the larger one (see the module docs).
 /// - 9 stays with zlib-rs: zlib-ng's level 9 searches harder
-///   (`longest_match_slow`) and its shuffled 4-byte integer chunks came out
-///   22% smaller than this parse's, greedy or lazy.
+///   (`longest_match_slow`) and kept shuffled 4-byte integer chunks about
+///   22% smaller than this parse did, greedy or lazy.
 fn parse_of(level: i32) -> Option<Parse> {
     let (chain, nice, lazy) = match level {
         1 => return Some(Parse::Quick),
