@@ -96,6 +96,49 @@ fn bytes_are_identical_for_one_to_four_threads() {
     }
 }
 
+/// Stored (memcpyed) chunks decode as one copy split over the threads, and
+/// through the per-block path when a block mask is set: both give the data,
+/// for every thread count, with a short last block and across the 256 KiB
+/// pieces the copy is cut into.
+#[test]
+fn stored_chunks_decode_whole_and_masked_on_any_thread_count() {
+    let _g = EXECUTOR_GUARD.read().unwrap();
+    for &(n, blocksize) in &[
+        (1usize, 0i32),
+        (100, 0),
+        (300_001, 16 * 1024),
+        ((3 << 20) + 5, 0),
+        ((1 << 20) + 100, 40_000),
+    ] {
+        let src = data(n, 1);
+        let mut cp = cparams(1, 1, 1, blocksize);
+        cp.clevel = 0;
+        let c = compress(&cp, &src);
+        assert_ne!(c[2] & 0x02, 0, "{n} bytes: a stored chunk");
+        for nthreads in 1..=4i16 {
+            assert!(decompress(&c, n, nthreads) == src, "{n} bytes, {nthreads} threads");
+            // Every other block masked out: those keep the destination's bytes.
+            let bs = u32::from_le_bytes(c[8..12].try_into().unwrap()) as usize;
+            let nblocks = n.div_ceil(bs);
+            let mask: Vec<bool> = (0..nblocks).map(|j| j % 2 == 1).collect();
+            let mut d = Decompressor::new(DParams {
+                nthreads,
+                ..DParams::default()
+            });
+            d.set_maskout(&mask).unwrap();
+            let mut out = vec![0xeeu8; n];
+            assert_eq!(d.decompress(&c, &mut out).unwrap(), n);
+            for (j, (o, s)) in out.chunks(bs).zip(src.chunks(bs)).enumerate() {
+                if mask[j] {
+                    assert!(o.iter().all(|&b| b == 0xee), "{n} bytes: block {j} masked");
+                } else {
+                    assert!(o == s, "{n} bytes: block {j}");
+                }
+            }
+        }
+    }
+}
+
 /// Decompresses `c` with a postfilter that copies each block and records the
 /// thread it ran on (slowly, so that the workers get blocks too).
 fn threads_seen(c: &[u8], nbytes: usize, nthreads: i16) -> (Vec<u8>, HashSet<ThreadId>) {

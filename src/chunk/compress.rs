@@ -515,24 +515,6 @@ fn place_in_order(
     Ok(p.at)
 }
 
-/// Copies `src` into `dst` (same length) with up to `nthreads` threads: the
-/// memcpyed chunk, which the reference also copies block by block on its
-/// threads.
-fn copy_parallel(dst: &mut [u8], src: &[u8], nthreads: usize) -> crate::Result<()> {
-    const PIECE: usize = 256 * 1024;
-    if nthreads <= 1 || src.len() <= PIECE {
-        dst.copy_from_slice(src);
-        return Ok(());
-    }
-    let pieces: Vec<(&mut [u8], &[u8])> = dst.chunks_mut(PIECE).zip(src.chunks(PIECE)).collect();
-    with_worker(|w| {
-        pool::run_scoped(pieces, nthreads, w, |_: &mut EncWorker, _tid, (d, s)| {
-            d.copy_from_slice(s);
-            Ok(())
-        })
-    })
-}
-
 /// Writes the run of `value` (negative csize, then a token for non-zero
 /// values) at `out[at..]`; returns its length, `None` when it does not fit.
 fn put_run(out: &mut [u8], at: usize, value: u8) -> Option<usize> {
@@ -828,11 +810,8 @@ impl Compressor {
         hdr.cbytes = (nbytes + Fmt::EXT_HEADER) as i32;
         dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
         let nthreads = pool::threads_for(cp.nthreads, nbytes);
-        copy_parallel(
-            &mut dst[Fmt::EXT_HEADER..Fmt::EXT_HEADER + nbytes],
-            data,
-            nthreads,
-        )?;
+        let body = &mut dst[Fmt::EXT_HEADER..Fmt::EXT_HEADER + nbytes];
+        with_worker(|w: &mut EncWorker| pool::copy(w, body, data, nthreads))?;
         Ok(nbytes + Fmt::EXT_HEADER)
     }
 

@@ -792,6 +792,21 @@ impl Decompressor {
         mask: Option<&[bool]>,
         fetched: Option<Fetched>,
     ) -> crate::Result<()> {
+        // A stored chunk read whole is one copy (see `pool::copy`): its
+        // blocks lie back to back as they do in `dst`, and the per-block
+        // steps below would only slow it down.
+        if p.memcpyed
+            && p.special == 0
+            && mask.is_none()
+            && fetched.is_none()
+            && self.dparams.postfilter.is_none()
+        {
+            let Some(body) = p.src.get(p.hlen..p.hlen + dst.len()) else {
+                crate::bail!(ReadBuffer, "memcpyed chunk is short");
+            };
+            let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
+            return with_worker(|w| pool::copy(w, dst, body, nthreads));
+        }
         let dp = self.dparams.clone();
         let skip = |j: usize| mask.is_some_and(|m| m[j]);
         let needs_ref =
