@@ -694,3 +694,84 @@ fn blocks_with_repeated_bytes_decode_like_the_others() {
         }
     }
 }
+
+/// Items whose low half is noise (its byte planes end up stored verbatim)
+/// and whose high half climbs slowly (its planes compress), the shape of
+/// float data that makes a split block mix stored and compressed streams.
+fn half_noise(items: usize, typesize: usize, trailing: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut out = Vec::with_capacity(items * typesize + trailing);
+    for i in 0..items {
+        for b in 0..typesize {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            out.push(if b < typesize / 2 { x as u8 } else { (i / 700 + b) as u8 });
+        }
+    }
+    out.extend((0..trailing).map(|t| t as u8 ^ 0x5a));
+    out
+}
+
+/// Sizes of the streams of a split block: (stored verbatim, compressed).
+fn stream_kinds(c: &[u8], nblock: usize, bsize: usize, nstreams: usize) -> (usize, usize) {
+    let rd = |at: usize| i32::from_le_bytes(c[at..at + 4].try_into().unwrap());
+    let mut pos = rd(32 + 4 * nblock) as usize;
+    let (mut stored, mut packed) = (0, 0);
+    for _ in 0..nstreams {
+        let csize = rd(pos);
+        pos += 4;
+        if csize as usize == bsize / nstreams {
+            stored += 1;
+        } else if csize > 0 {
+            packed += 1;
+        }
+        pos += csize.max(0) as usize;
+    }
+    (stored, packed)
+}
+
+#[test]
+fn split_blocks_mixing_stored_and_compressed_planes_round_trip() {
+    // BLOSC_ALWAYS_SPLIT: one stream per byte plane, whatever the codec.
+    const ALWAYS_SPLIT: i32 = 1;
+    for compcode in [0u8, 1] {
+        for typesize in [2usize, 3, 4, 8, 16] {
+            for trailing in [0usize, typesize - 1] {
+                let bsize = 4096 * typesize;
+                // Five whole blocks and a short last one.
+                let src = half_noise(5 * 4096 + 333, typesize, trailing);
+                let cp = CParams {
+                    compcode,
+                    typesize: typesize as i32,
+                    blocksize: bsize as i32,
+                    splitmode: ALWAYS_SPLIT,
+                    ..CParams::default()
+                };
+                let c = compress(&cp, &src);
+                let what = format!("codec {compcode} typesize {typesize} trailing {trailing}");
+                // The case under test really occurs: block 1 keeps some
+                // planes verbatim and compresses the others.
+                let (stored, packed) = stream_kinds(&c, 1, bsize, typesize);
+                assert!(stored > 0 && packed > 0, "{what}: {stored} stored, {packed} packed");
+                for nthreads in [1i16, 2] {
+                    let mut d = Decompressor::new(DParams {
+                        nthreads,
+                        ..DParams::default()
+                    });
+                    let mut out = vec![0u8; src.len()];
+                    assert_eq!(d.decompress(&c, &mut out).unwrap(), src.len());
+                    assert!(out == src, "{what} nthreads {nthreads}");
+                    // A partial read from the middle of a block.
+                    let start = 4096 + 17;
+                    let mut items = vec![0u8; 100 * typesize];
+                    d.getitem(&c, start, 100, &mut items).unwrap();
+                    assert!(
+                        items[..] == src[start * typesize..(start + 100) * typesize],
+                        "{what} getitem"
+                    );
+                }
+            }
+        }
+    }
+}

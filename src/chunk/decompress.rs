@@ -21,6 +21,7 @@ use super::stream::{self, CodecState, DecDict};
 use super::{DParams, Fmt, PostfilterArgs, Special};
 use crate::codecs::registry::CallInfo;
 use crate::codecs::{zfp, zstd, Codec};
+use crate::filters::shuffle;
 
 /// Supplies the bytes of a lazy chunk's blocks (and dictionary).
 ///
@@ -549,6 +550,19 @@ impl<'a> Prepared<'a> {
             user: dp.user_data.as_ref(),
         };
         let use_tmp = filtered || postfilter.is_some();
+        // Shuffle alone over a block split into one stream per byte plane:
+        // the unshuffle reads each plane where it lies, so the planes stored
+        // uncompressed (often most of them, for floats) are not copied into
+        // the scratch first, as the reference does.
+        let planes_in_place = filtered
+            && postfilter.is_none()
+            && !vl
+            && nstreams == typesize
+            && neblock * nstreams == bsize
+            && pipeline::only_shuffle_of(&self.h.filters, &self.h.filters_meta, typesize)
+            && shuffle::planes_are_fast(typesize);
+        // For each plane stored uncompressed, where it starts in `bytes`.
+        let mut stored_at = [None::<usize>; 16];
         let mut work = std::mem::take(&mut w.a);
         if use_tmp {
             // Every byte gets written below (streams, then the tail), so the
@@ -563,7 +577,7 @@ impl<'a> Prepared<'a> {
             // Bytes past the last whole stream (none when the block divides).
             target[neblock * nstreams..].fill(0);
             let mut pos = 0usize;
-            for dst in target.chunks_exact_mut(neblock).take(nstreams) {
+            for (k, dst) in target.chunks_exact_mut(neblock).take(nstreams).enumerate() {
                 let csize = rd_i32(bytes, pos)?;
                 pos += 4;
                 if vl {
@@ -609,8 +623,9 @@ impl<'a> Prepared<'a> {
                     let Some(s) = bytes.get(pos..pos + csize) else {
                         crate::bail!(ReadBuffer, "stream of block {j} extends past the chunk");
                     };
-                    pos += csize;
-                    if csize == neblock {
+                    if csize == neblock && planes_in_place {
+                        stored_at[k] = Some(pos);
+                    } else if csize == neblock {
                         dst.copy_from_slice(s);
                     } else {
                         let cf = self.h.compformat();
@@ -626,6 +641,7 @@ impl<'a> Prepared<'a> {
                             dp.block_shape.as_deref(),
                         )?;
                     }
+                    pos += csize;
                 }
             }
             Ok(pos)
@@ -640,6 +656,19 @@ impl<'a> Prepared<'a> {
         // Whether the output is a function of `bytes[..consumed]` alone.
         let repeatable = self.block_is_copyable(dp, j).then_some(consumed);
         if !use_tmp {
+            w.a = work;
+            return Ok(repeatable);
+        }
+        if planes_in_place {
+            // At most 16 planes (`planes_are_fast`).
+            let mut planes: [&[u8]; 16] = [&[]; 16];
+            for (k, plane) in planes.iter_mut().enumerate().take(nstreams) {
+                *plane = match stored_at[k] {
+                    Some(at) => &bytes[at..at + neblock],
+                    None => &work[k * neblock..(k + 1) * neblock],
+                };
+            }
+            shuffle::unshuffle_planes(&planes[..nstreams], out);
             w.a = work;
             return Ok(repeatable);
         }

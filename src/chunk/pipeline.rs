@@ -32,6 +32,18 @@ pub(crate) fn any_backward(filters: &[u8; 6]) -> bool {
     filters.iter().any(|&f| active_backward(f))
 }
 
+/// Whether the only filter that runs when decompressing is a byte shuffle
+/// of `typesize`-byte items.
+pub(crate) fn only_shuffle_of(filters: &[u8; 6], meta: &[u8; 6], typesize: usize) -> bool {
+    let mut active = (0..6).filter(|&i| active_backward(filters[i]));
+    match (active.next(), active.next()) {
+        (Some(i), None) => {
+            filters[i] == Fmt::SHUFFLE && (meta[i] == 0 || usize::from(meta[i]) == typesize)
+        }
+        _ => false,
+    }
+}
+
 /// Whether filter `f` decodes a block from that block's bytes alone (plus,
 /// for DELTA, the chunk's first block): every built-in filter and the
 /// reference's global ones. User filters may read anything, so they do not.

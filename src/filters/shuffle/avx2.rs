@@ -100,10 +100,10 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     // SAFETY: as in `shuffle`.
     let done = unsafe {
         match typesize {
-            2 => unshuffle_pow2::<2, 1>(n, src, dst),
-            4 => unshuffle_pow2::<4, 2>(n, src, dst),
-            8 => unshuffle_pow2::<8, 3>(n, src, dst),
-            16 => unshuffle_pow2::<16, 4>(n, src, dst),
+            2 => unshuffle_pow2::<2, 1, _>(n, &Strided { src, n }, dst),
+            4 => unshuffle_pow2::<4, 2, _>(n, &Strided { src, n }, dst),
+            8 => unshuffle_pow2::<8, 3, _>(n, &Strided { src, n }, dst),
+            16 => unshuffle_pow2::<16, 4, _>(n, &Strided { src, n }, dst),
             12 => unshuffle_12(n, src, dst),
             _ => unshuffle_windows(typesize, n, src, dst),
         }
@@ -189,14 +189,74 @@ unsafe fn shuffle_2(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
     groups * 16
 }
 
-/// Inverse of [`shuffle_pow2`], `P = log2(N)`.
+/// Where an unshuffle kernel finds row (byte plane) `j`: its 32 bytes from
+/// item `e0` on.
+trait Rows {
+    /// # Safety
+    /// AVX2 is available; row `j` holds at least `e0 + 32` bytes.
+    unsafe fn row(&self, j: usize, e0: usize) -> __m256i;
+}
+
+/// Rows of `n` bytes one after the other in `src` (a shuffled buffer).
+struct Strided<'a> {
+    src: &'a [u8],
+    n: usize,
+}
+
+impl Rows for Strided<'_> {
+    #[inline(always)]
+    unsafe fn row(&self, j: usize, e0: usize) -> __m256i {
+        load(self.src, j * self.n + e0)
+    }
+}
+
+/// Rows wherever they lie, one slice each.
+struct Planes<'a>(&'a [&'a [u8]]);
+
+impl Rows for Planes<'_> {
+    #[inline(always)]
+    unsafe fn row(&self, j: usize, e0: usize) -> __m256i {
+        // The caller's contract covers `j` as well as the bytes.
+        load(self.0.get_unchecked(j), e0)
+    }
+}
+
+/// Unshuffle from `planes.len()` separate byte planes of `n` bytes each
+/// into `dst` (`n * planes.len()` bytes): see `super::unshuffle_planes`.
+/// Item sizes 2, 4, 8 and 16 run the vector kernel, others the scalar loop.
+///
+/// # Panics
+/// If a plane is shorter than `n` or `dst` shorter than `n * planes.len()`.
+pub(crate) fn unshuffle_planes(planes: &[&[u8]], n: usize, dst: &mut [u8]) {
+    assert!(planes.iter().all(|p| p.len() >= n) && dst.len() >= n * planes.len());
+    if !is_x86_feature_detected!("avx2") {
+        return scalar::unshuffle_plane_items(planes, n, 0, dst);
+    }
+    let rows = Planes(planes);
+    // SAFETY: AVX2 was detected just above; the assert gives every plane
+    // (`planes.len()` of them, the kernel's `N`) `n` bytes and `dst` `n * N`.
+    let done = unsafe {
+        match planes.len() {
+            2 => unshuffle_pow2::<2, 1, _>(n, &rows, dst),
+            4 => unshuffle_pow2::<4, 2, _>(n, &rows, dst),
+            8 => unshuffle_pow2::<8, 3, _>(n, &rows, dst),
+            16 => unshuffle_pow2::<16, 4, _>(n, &rows, dst),
+            _ => 0,
+        }
+    };
+    scalar::unshuffle_plane_items(planes, n, done, dst);
+}
+
+/// Inverse of [`shuffle_pow2`], `P = log2(N)`, reading the `N` rows (byte
+/// planes) through `src`.
 ///
 /// # Safety
-/// AVX2 is available; `src` and `dst` hold at least `n * N` bytes.
+/// AVX2 is available; each of `src`'s first `N` rows holds at least `n`
+/// bytes and `dst` at least `n * N`.
 #[target_feature(enable = "avx2")]
-unsafe fn unshuffle_pow2<const N: usize, const P: usize>(
+unsafe fn unshuffle_pow2<const N: usize, const P: usize, R: Rows>(
     n: usize,
-    src: &[u8],
+    src: &R,
     dst: &mut [u8],
 ) -> usize {
     let groups = n / LANES;
@@ -204,7 +264,7 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize>(
         let e0 = g * LANES;
         let mut v = [_mm256_setzero_si256(); N];
         for (j, x) in v.iter_mut().enumerate() {
-            *x = load(src, j * n + e0);
+            *x = src.row(j, e0);
         }
         for _ in 0..P {
             zip(&mut v);

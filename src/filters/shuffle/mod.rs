@@ -37,6 +37,54 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     unshuffle_with(cpu::level(), typesize, src, dst);
 }
 
+/// [`unshuffle`] of a shuffled buffer given as its byte planes, wherever
+/// each lies: `dst[i * typesize + j] = planes[j][i]`, `typesize =
+/// planes.len()`. A split chunk block stores one plane per stream, so the
+/// planes a codec left uncompressed can be read from the chunk itself
+/// instead of being copied next to the others first.
+///
+/// # Panics
+/// If `dst.len()` is not a multiple of `planes.len()`, or a plane's length
+/// differs from `dst.len() / planes.len()` (caller bugs).
+pub(crate) fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
+    unshuffle_planes_with(cpu::level(), planes, dst);
+}
+
+/// Whether [`unshuffle_planes`] runs a vector kernel for items of
+/// `typesize` bytes on this machine; where it does not, gathering the
+/// planes and calling [`unshuffle`] is faster.
+pub(crate) fn planes_are_fast(typesize: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        matches!(typesize, 2 | 4 | 8 | 16) && cpu::level() == SimdLevel::Avx2
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = typesize;
+        false
+    }
+}
+
+/// [`unshuffle_planes`] on an explicitly chosen kernel tier.
+pub(crate) fn unshuffle_planes_with(level: SimdLevel, planes: &[&[u8]], dst: &mut [u8]) {
+    let typesize = planes.len();
+    assert!(
+        typesize > 0 && dst.len() % typesize == 0,
+        "unshuffle_planes: {} bytes are not whole items of {typesize}",
+        dst.len()
+    );
+    let n = dst.len() / typesize;
+    assert!(
+        planes.iter().all(|p| p.len() == n),
+        "unshuffle_planes: a plane is not {n} bytes long"
+    );
+    match level {
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => avx2::unshuffle_planes(planes, n, dst),
+        _ => scalar::unshuffle_plane_items(planes, n, 0, dst),
+    }
+}
+
 /// [`shuffle`] on an explicitly chosen kernel tier (tests compare the tiers).
 pub(crate) fn shuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &mut [u8]) {
     assert_eq!(

@@ -38,6 +38,21 @@ pub(crate) fn shuffle_items(typesize: usize, n: usize, first: usize, src: &[u8],
     }
 }
 
+/// Unshuffles items `first..n` from separate byte planes (plane `j` holds
+/// byte `j` of every item) into `dst`.
+pub(crate) fn unshuffle_plane_items(planes: &[&[u8]], n: usize, first: usize, dst: &mut [u8]) {
+    let typesize = planes.len();
+    if first >= n || typesize == 0 {
+        return;
+    }
+    let items = &mut dst[first * typesize..n * typesize];
+    for (j, plane) in planes.iter().enumerate() {
+        for (item, &s) in items.chunks_exact_mut(typesize).zip(&plane[first..n]) {
+            item[j] = s;
+        }
+    }
+}
+
 /// Unshuffles items `first..n` of a buffer holding `n` whole items.
 pub(crate) fn unshuffle_items(typesize: usize, n: usize, first: usize, src: &[u8], dst: &mut [u8]) {
     if first >= n {

@@ -97,3 +97,35 @@ fn every_tier_reproduces_the_reference_fixture() {
         assert!(out == ramp, "unshuffle {level:?}");
     }
 }
+
+#[test]
+fn unshuffle_from_separate_planes_matches_the_contiguous_unshuffle() {
+    let mut rng = Rng::new(3);
+    for level in cpu::available() {
+        for typesize in 1..=20usize {
+            for n in (0..=140).chain([1021, 4099]) {
+                let shuffled = rng.bytes(n * typesize);
+                let mut want = vec![0u8; n * typesize];
+                unshuffle_with(SimdLevel::Scalar, typesize, &shuffled, &mut want);
+                // Each plane in its own allocation, as stored planes lie in
+                // the chunk and decoded ones in the scratch.
+                let owned: Vec<Vec<u8>> =
+                    shuffled.chunks(n.max(1)).take(typesize).map(<[u8]>::to_vec).collect();
+                let mut planes: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+                planes.resize(typesize, &[]);
+                let mut got = vec![0xa5u8; n * typesize];
+                unshuffle_planes_with(level, &planes, &mut got);
+                assert!(want == got, "{level:?} typesize {typesize} items {n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn planes_of_the_wrong_length_are_refused() {
+    let a = [1u8, 2, 3];
+    let b = [4u8, 5];
+    let mut dst = [0u8; 6];
+    let r = std::panic::catch_unwind(move || unshuffle_planes(&[&a, &b], &mut dst));
+    assert!(r.is_err());
+}
