@@ -78,6 +78,50 @@ fn chunk_seeds() -> Vec<Vec<u8>> {
             }
         }
     }
+    // Split blocks (BLOSC_ALWAYS_SPLIT) whose low byte planes are noise,
+    // stored verbatim, and whose high ones compress: the decoder reads
+    // stored planes in place from the chunk, so mutated stream sizes must
+    // land on that path too.
+    for compcode in [0u8, 1] {
+        for typesize in [2usize, 8, 16] {
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            let src: Vec<u8> = (0..700 * typesize)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    if i % typesize < typesize / 2 {
+                        x as u8
+                    } else {
+                        (i / typesize / 40) as u8
+                    }
+                })
+                .collect();
+            let cp = CParams {
+                compcode,
+                typesize: typesize as i32,
+                filters: [0, 0, 0, 0, 0, 1],
+                blocksize: (256 * typesize) as i32,
+                splitmode: 1,
+                ..CParams::default()
+            };
+            let mut dst = vec![0u8; src.len() + 64];
+            let n = chunk::compress(&cp, &src, &mut dst).unwrap();
+            dst.truncate(n);
+            // Block 0 really mixes the two: count its streams by size.
+            let rd = |at: usize| i32::from_le_bytes(dst[at..at + 4].try_into().unwrap());
+            let mut pos = rd(32) as usize;
+            let (mut stored, mut packed) = (0, 0);
+            for _ in 0..typesize {
+                let csize = rd(pos);
+                stored += usize::from(csize == 256);
+                packed += usize::from(csize > 0 && csize < 256);
+                pos += 4 + csize.max(0) as usize;
+            }
+            assert!(stored > 0 && packed > 0, "split seed: {stored} stored, {packed} packed planes");
+            seeds.push(dst);
+        }
+    }
     // zfp, each mode, over blocks of 256 f32 or 64 f64 items shaped as
     // chunk_decode tries them ([n], [4, n/4], [4, 4, n/16], [4, 4, 4, n/64]).
     for (compcode, meta) in [(33u8, 253u8), (34, 14), (35, 40)] {
