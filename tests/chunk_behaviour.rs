@@ -2,6 +2,8 @@
 //! decodes: special chunks, DELTA under partial decodes, VL blocks, lazy
 //! chunks, runs and memcpy layouts, thread-count independence, user codecs.
 
+mod common;
+
 use b2nd::chunk::{
     self, BlockSource, CParams, ChunkHeader, Compressor, DParams, Decompressor, Special,
 };
@@ -713,24 +715,6 @@ fn half_noise(items: usize, typesize: usize, trailing: usize) -> Vec<u8> {
     out
 }
 
-/// Sizes of the streams of a split block: (stored verbatim, compressed).
-fn stream_kinds(c: &[u8], nblock: usize, bsize: usize, nstreams: usize) -> (usize, usize) {
-    let rd = |at: usize| i32::from_le_bytes(c[at..at + 4].try_into().unwrap());
-    let mut pos = rd(32 + 4 * nblock) as usize;
-    let (mut stored, mut packed) = (0, 0);
-    for _ in 0..nstreams {
-        let csize = rd(pos);
-        pos += 4;
-        if csize as usize == bsize / nstreams {
-            stored += 1;
-        } else if csize > 0 {
-            packed += 1;
-        }
-        pos += csize.max(0) as usize;
-    }
-    (stored, packed)
-}
-
 #[test]
 fn split_blocks_mixing_stored_and_compressed_planes_round_trip() {
     // BLOSC_ALWAYS_SPLIT: one stream per byte plane, whatever the codec.
@@ -752,7 +736,7 @@ fn split_blocks_mixing_stored_and_compressed_planes_round_trip() {
                 let what = format!("codec {compcode} typesize {typesize} trailing {trailing}");
                 // The case under test really occurs: block 1 keeps some
                 // planes verbatim and compresses the others.
-                let (stored, packed) = stream_kinds(&c, 1, bsize, typesize);
+                let (stored, packed) = common::split_stream_kinds(&c, 1, bsize, typesize);
                 assert!(stored > 0 && packed > 0, "{what}: {stored} stored, {packed} packed");
                 for nthreads in [1i16, 2] {
                     let mut d = Decompressor::new(DParams {

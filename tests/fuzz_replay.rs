@@ -108,16 +108,8 @@ fn chunk_seeds() -> Vec<Vec<u8>> {
             let mut dst = vec![0u8; src.len() + 64];
             let n = chunk::compress(&cp, &src, &mut dst).unwrap();
             dst.truncate(n);
-            // Block 0 really mixes the two: count its streams by size.
-            let rd = |at: usize| i32::from_le_bytes(dst[at..at + 4].try_into().unwrap());
-            let mut pos = rd(32) as usize;
-            let (mut stored, mut packed) = (0, 0);
-            for _ in 0..typesize {
-                let csize = rd(pos);
-                stored += usize::from(csize == 256);
-                packed += usize::from(csize > 0 && csize < 256);
-                pos += 4 + csize.max(0) as usize;
-            }
+            // Block 0 really mixes the two.
+            let (stored, packed) = common::split_stream_kinds(&dst, 0, 256 * typesize, typesize);
             assert!(stored > 0 && packed > 0, "split seed: {stored} stored, {packed} packed planes");
             seeds.push(dst);
         }

@@ -257,3 +257,23 @@ impl Drop for TempDir {
         }
     }
 }
+
+/// How block `nblock` of a split chunk (one stream per byte plane, `nstreams`
+/// of them, `bsize` bytes) was encoded: (streams stored verbatim, streams
+/// compressed). Runs (size 0 or negative) count as neither.
+pub fn split_stream_kinds(chunk: &[u8], nblock: usize, bsize: usize, nstreams: usize) -> (usize, usize) {
+    let rd = |at: usize| i32::from_le_bytes(chunk[at..at + 4].try_into().unwrap());
+    let mut pos = rd(32 + 4 * nblock) as usize;
+    let (mut stored, mut packed) = (0, 0);
+    for _ in 0..nstreams {
+        let csize = rd(pos);
+        pos += 4;
+        if csize as usize == bsize / nstreams {
+            stored += 1;
+        } else if csize > 0 {
+            packed += 1;
+        }
+        pos += csize.max(0) as usize;
+    }
+    (stored, packed)
+}
