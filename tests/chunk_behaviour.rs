@@ -697,24 +697,6 @@ fn blocks_with_repeated_bytes_decode_like_the_others() {
     }
 }
 
-/// Items whose low half is noise (its byte planes end up stored verbatim)
-/// and whose high half climbs slowly (its planes compress), the shape of
-/// float data that makes a split block mix stored and compressed streams.
-fn half_noise(items: usize, typesize: usize, trailing: usize) -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut out = Vec::with_capacity(items * typesize + trailing);
-    for i in 0..items {
-        for b in 0..typesize {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            out.push(if b < typesize / 2 { x as u8 } else { (i / 700 + b) as u8 });
-        }
-    }
-    out.extend((0..trailing).map(|t| t as u8 ^ 0x5a));
-    out
-}
-
 #[test]
 fn split_blocks_mixing_stored_and_compressed_planes_round_trip() {
     // BLOSC_ALWAYS_SPLIT: one stream per byte plane, whatever the codec.
@@ -724,7 +706,7 @@ fn split_blocks_mixing_stored_and_compressed_planes_round_trip() {
             for trailing in [0usize, typesize - 1] {
                 let bsize = 4096 * typesize;
                 // Five whole blocks and a short last one.
-                let src = half_noise(5 * 4096 + 333, typesize, trailing);
+                let src = common::half_noise(5 * 4096 + 333, typesize, trailing, 700);
                 let cp = CParams {
                     compcode,
                     typesize: typesize as i32,

@@ -84,19 +84,7 @@ fn chunk_seeds() -> Vec<Vec<u8>> {
     // land on that path too.
     for compcode in [0u8, 1] {
         for typesize in [2usize, 8, 16] {
-            let mut x = 0x2545_f491_4f6c_dd1du64;
-            let src: Vec<u8> = (0..700 * typesize)
-                .map(|i| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    if i % typesize < typesize / 2 {
-                        x as u8
-                    } else {
-                        (i / typesize / 40) as u8
-                    }
-                })
-                .collect();
+            let src = common::half_noise(700, typesize, 0, 40);
             let cp = CParams {
                 compcode,
                 typesize: typesize as i32,

@@ -277,3 +277,21 @@ pub fn split_stream_kinds(chunk: &[u8], nblock: usize, bsize: usize, nstreams: u
     }
     (stored, packed)
 }
+
+/// `items` items of `typesize` bytes, then `trailing` bytes: the low half of
+/// each item is noise (its byte planes end up stored verbatim) and the high
+/// half climbs by one every `climb_every` items (its planes compress). This
+/// is the shape of float data that makes a split block mix stored and
+/// compressed streams.
+pub fn half_noise(items: usize, typesize: usize, trailing: usize, climb_every: usize) -> Vec<u8> {
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    let mut out = Vec::with_capacity(items * typesize + trailing);
+    for i in 0..items {
+        for b in 0..typesize {
+            let noise = rng.next() as u8;
+            out.push(if b < typesize / 2 { noise } else { (i / climb_every + b) as u8 });
+        }
+    }
+    out.extend((0..trailing).map(|t| t as u8 ^ 0x5a));
+    out
+}
