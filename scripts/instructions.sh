@@ -4,12 +4,18 @@
 # the instructions of the second blosc2_compress_ctx and blosc2_decompress_ctx call (the first
 # one sets up scratch and state), for this library and for the reference.
 #
-# Usage: bash scripts/instructions.sh chunk/smooth3d-f8/lz4/c5/shuffle/t1
+# Usage: bash scripts/instructions.sh chunk/smooth3d-f8/lz4/c5/shuffle/t1 [--functions N]
+# With --functions N it then lists, per library and operation, the N functions that cost the most
+# instructions themselves (callgrind's self cost), so a total can be traced to where it differs.
 # Needs valgrind (apt-get install valgrind). Counts are for the calling thread: use t1 rows.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
-row="${1:?usage: scripts/instructions.sh CHUNK_ROW}"
+row="${1:?usage: scripts/instructions.sh CHUNK_ROW [--functions N]}"
+functions=0
+if [ "${2:-}" = --functions ]; then
+  functions="${3:?--functions needs a count}"
+fi
 command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 2; }
 cargo build --release --locked >/dev/null 2>&1
 wheel="$("$B2ND_PYTHON" -c 'import blosc2, os; print(os.path.dirname(blosc2.__file__))')"
@@ -29,7 +35,22 @@ for op in compress decompress; do
     # One dump per call: the second is the warm one.
     second="$(ls "$out".* | sort -t. -k3 -n | sed -n 2p)"
     count[$lib]="$(callgrind_annotate "$second" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')"
+    cp "$second" "$work/warm.$lib.$op"
   done
   printf '%-40s %16s %16s %9.3f\n' "$op" "${count[b2nd]}" "${count[ref]}" \
     "$("$B2ND_PYTHON" -c "print(${count[b2nd]} / ${count[ref]})")"
 done
+if [ "$functions" -gt 0 ]; then
+  for op in compress decompress; do
+    for lib in b2nd ref; do
+      echo
+      echo "$op, $lib: the $functions functions with the highest self cost"
+      # callgrind_annotate lists functions by self cost, highest first, but also gives the frames
+      # that enclose the measured call (main, bench_run, ...) the whole total: those are dropped.
+      callgrind_annotate --inclusive=no --threshold=100 "$work/warm.$lib.$op" |
+        awk '/PROGRAM TOTALS/ {total = $1; next}
+             /^ *[0-9][0-9,]* +\( *[0-9.]+%\) +[^ ]/ && $1 != total' |
+        head -n "$functions"
+    done
+  done
+fi
