@@ -47,10 +47,11 @@ if [ "$functions" -gt 0 ]; then
       echo "$op, $lib: the $functions functions with the highest self cost"
       # callgrind_annotate lists functions by self cost, highest first, but also gives the frames
       # that enclose the measured call (main, bench_run, ...) the whole total: those are dropped.
+      # awk stops printing itself rather than a `head` cutting the pipe, which pipefail would
+      # turn into a failure of the script.
       callgrind_annotate --inclusive=no --threshold=100 "$work/warm.$lib.$op" |
-        awk '/PROGRAM TOTALS/ {total = $1; next}
-             /^ *[0-9][0-9,]* +\( *[0-9.]+%\) +[^ ]/ && $1 != total' |
-        head -n "$functions"
+        awk -v n="$functions" '/PROGRAM TOTALS/ {total = $1; next}
+             /^ *[0-9][0-9,]* +\( *[0-9.]+%\) +[^ ]/ && $1 != total && shown < n {print; shown++}'
     done
   done
 fi
