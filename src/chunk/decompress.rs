@@ -156,6 +156,45 @@ struct VlLayout {
     cbytes: Vec<usize>,
 }
 
+/// What turns a block's decoded streams into the block, the same for every
+/// block of a chunk, so it is derived once (in [`Prepared::new`]): re-deriving
+/// it for each of a chunk's hundreds of blocks, and running the general
+/// pipeline for a lone shuffle, was a good part of what this library spent
+/// per block beyond the codec and the kernel, which the reference does not
+/// (`scripts/instructions.sh ROW --functions N`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unfilter {
+    /// No filter runs backward (or the chunk is instrumented, whose records
+    /// are not filtered): the streams decode straight into the output.
+    Nothing,
+    /// A byte shuffle of `group`-byte items is the only filter, so its
+    /// kernel is called directly instead of going through the pipeline.
+    /// `planes`: it can also read a split block's byte planes where they lie
+    /// (`shuffle::unshuffle_planes`), which needs `group` to be the typesize,
+    /// fixed-size blocks and a fast kernel for that size.
+    Shuffle { group: usize, planes: bool },
+    /// Any other filters: [`pipeline::backward`].
+    Pipeline,
+}
+
+impl Unfilter {
+    fn of(h: &ChunkHeader) -> Self {
+        if h.is_instrumented() || !pipeline::any_backward(&h.filters) {
+            return Unfilter::Nothing;
+        }
+        let typesize = h.typesize();
+        match pipeline::sole_shuffle_group(&h.filters, &h.filters_meta, typesize) {
+            Some(group) => Unfilter::Shuffle {
+                group,
+                planes: group == typesize
+                    && !h.vl_blocks()
+                    && shuffle::planes_are_fast(typesize),
+            },
+            None => Unfilter::Pipeline,
+        }
+    }
+}
+
 /// A validated chunk, ready to decode blocks from.
 struct Prepared<'a> {
     h: ChunkHeader,
@@ -171,6 +210,10 @@ struct Prepared<'a> {
     dict: Option<Arc<DecDict>>,
     vl: Option<VlLayout>,
     has_delta: bool,
+    unfilter: Unfilter,
+    /// Whether blocks stored as the same bytes decode to the same output,
+    /// as far as the chunk alone says (see [`Prepared::block_is_copyable`]).
+    repeats_copyable: bool,
 }
 
 fn rd_i32(b: &[u8], at: usize) -> crate::Result<i32> {
@@ -246,6 +289,12 @@ impl<'a> Prepared<'a> {
         let blocksize = if vl { 0 } else { h.blocksize() };
         let leftover = h.leftover();
         let has_delta = h.filters.contains(&Fmt::DELTA);
+        let unfilter = Unfilter::of(&h);
+        let repeats_copyable = !vl
+            && !memcpyed
+            && special == 0
+            && h.compcode() <= Codec::ZSTD
+            && h.filters.iter().all(|&f| pipeline::reads_only_its_block(f));
         let mut p = Prepared {
             src,
             hlen,
@@ -258,6 +307,8 @@ impl<'a> Prepared<'a> {
             dict: None,
             vl: None,
             has_delta,
+            unfilter,
+            repeats_copyable,
             h,
         };
         if p.h.nbytes == 0 && p.h.cbytes() == hlen && special == 0 {
@@ -434,17 +485,7 @@ impl<'a> Prepared<'a> {
     /// against itself, the others against it).
     fn block_is_copyable(&self, dp: &DParams, j: usize) -> bool {
         let postfilter = dp.postfilter.is_some() && !self.h.is_instrumented();
-        self.vl.is_none()
-            && !self.memcpyed
-            && self.special == 0
-            && !postfilter
-            && self.h.compcode() <= crate::codecs::Codec::ZSTD
-            && self
-                .h
-                .filters
-                .iter()
-                .all(|&f| pipeline::reads_only_its_block(f))
-            && !(j == 0 && self.has_delta)
+        self.repeats_copyable && !postfilter && !(j == 0 && self.has_delta)
     }
 
     /// The length of block `j`'s streams at the start of `bytes` (the
@@ -531,7 +572,7 @@ impl<'a> Prepared<'a> {
             Some(vl) => &bytes[..bytes.len().min(vl.cbytes[j])],
             None => bytes,
         };
-        let filtered = pipeline::any_backward(&self.h.filters) && !self.h.is_instrumented();
+        let filtered = self.unfilter != Unfilter::Nothing;
         let typesize = self.h.typesize();
         let vl = self.vl.is_some();
         let nstreams = self.nstreams(j, bsize);
@@ -554,13 +595,10 @@ impl<'a> Prepared<'a> {
         // the unshuffle reads each plane where it lies, so the planes stored
         // uncompressed (often most of them, for floats) are not copied into
         // the scratch first, as the reference does.
-        let planes_in_place = filtered
+        let planes_in_place = matches!(self.unfilter, Unfilter::Shuffle { planes: true, .. })
             && postfilter.is_none()
-            && !vl
             && nstreams == typesize
-            && neblock * nstreams == bsize
-            && pipeline::only_shuffle_of(&self.h.filters, &self.h.filters_meta, typesize)
-            && shuffle::planes_are_fast(typesize);
+            && neblock * nstreams == bsize;
         // For each plane stored uncompressed, where it starts in `bytes`.
         let mut stored_at = [None::<usize>; 16];
         let mut work = std::mem::take(&mut w.a);
@@ -574,8 +612,11 @@ impl<'a> Prepared<'a> {
         }
         let result = (|| -> crate::Result<usize> {
             let target: &mut [u8] = if use_tmp { &mut work[..] } else { &mut *out };
-            // Bytes past the last whole stream (none when the block divides).
-            target[neblock * nstreams..].fill(0);
+            // Bytes past the last whole stream (none when the block divides,
+            // and then no call to memset for nothing).
+            if neblock * nstreams < bsize {
+                target[neblock * nstreams..].fill(0);
+            }
             let mut pos = 0usize;
             for (k, dst) in target.chunks_exact_mut(neblock).take(nstreams).enumerate() {
                 let csize = rd_i32(bytes, pos)?;
@@ -669,6 +710,12 @@ impl<'a> Prepared<'a> {
                 };
             }
             shuffle::unshuffle_planes(&planes[..nstreams], out);
+            w.a = work;
+            return Ok(repeatable);
+        }
+        if let (Unfilter::Shuffle { group, .. }, None) = (self.unfilter, postfilter) {
+            // What `pipeline::backward` would do for this one filter.
+            shuffle::unshuffle(group, &work[..bsize], out);
             w.a = work;
             return Ok(repeatable);
         }

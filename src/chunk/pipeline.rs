@@ -32,15 +32,17 @@ pub(crate) fn any_backward(filters: &[u8; 6]) -> bool {
     filters.iter().any(|&f| active_backward(f))
 }
 
-/// Whether the only filter that runs when decompressing is a byte shuffle
-/// of `typesize`-byte items.
-pub(crate) fn only_shuffle_of(filters: &[u8; 6], meta: &[u8; 6], typesize: usize) -> bool {
+/// The item size of the byte shuffle when it is the only filter that runs
+/// when decompressing (meta 0 stands for `typesize`, as in [`backward`]);
+/// `None` when another filter runs too, or none does.
+pub(crate) fn sole_shuffle_group(filters: &[u8; 6], meta: &[u8; 6], typesize: usize) -> Option<usize> {
     let mut active = (0..6).filter(|&i| active_backward(filters[i]));
     match (active.next(), active.next()) {
-        (Some(i), None) => {
-            filters[i] == Fmt::SHUFFLE && (meta[i] == 0 || usize::from(meta[i]) == typesize)
-        }
-        _ => false,
+        (Some(i), None) if filters[i] == Fmt::SHUFFLE => Some(match meta[i] {
+            0 => typesize,
+            m => usize::from(m),
+        }),
+        _ => None,
     }
 }
 
@@ -388,5 +390,28 @@ mod glue {
     }
     pub(super) fn int_trunc(bits: i8, ts: i32, src: &[u8], dst: &mut [u8]) -> crate::Result<()> {
         int_trunc::truncate(bits, usize::try_from(ts).unwrap_or(0), src, dst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sole_shuffle_group_names_the_shuffle_only_when_nothing_else_runs_backward() {
+        let (sh, bit, delta, trunc) = (Fmt::SHUFFLE, Fmt::BITSHUFFLE, Fmt::DELTA, Fmt::TRUNC_PREC);
+        let cases: [([u8; 6], [u8; 6], Option<usize>); 7] = [
+            ([0; 6], [0; 6], None),
+            ([0, 0, 0, 0, 0, sh], [0; 6], Some(8)),
+            ([0, 0, 0, 0, 0, sh], [0, 0, 0, 0, 0, 2], Some(2)),
+            // TRUNC_PREC has no backward step, so the shuffle is still alone.
+            ([0, 0, 0, 0, trunc, sh], [0, 0, 0, 0, 10, 0], Some(8)),
+            ([0, 0, 0, 0, delta, sh], [0; 6], None),
+            ([0, 0, 0, 0, 0, bit], [0; 6], None),
+            ([sh, 0, 0, 0, 0, sh], [0; 6], None),
+        ];
+        for (filters, meta, want) in cases {
+            assert_eq!(sole_shuffle_group(&filters, &meta, 8), want, "{filters:?} {meta:?}");
+        }
     }
 }
