@@ -449,7 +449,10 @@ fn reordered_blocks_are_told_from_other_differences() {
         ..CParams::default()
     };
     let mut dst = vec![0u8; src.len() + 64];
-    let n = Compressor::new(cp).unwrap().compress(&src, &mut dst).unwrap();
+    let n = Compressor::new(cp)
+        .unwrap()
+        .compress(&src, &mut dst)
+        .unwrap();
     let chunk = &dst[..n];
     let start = |j: usize| i32::from_le_bytes(chunk[32 + 4 * j..36 + 4 * j].try_into().unwrap());
     let (s0, s1, s2) = (start(0) as usize, start(1) as usize, start(2) as usize);

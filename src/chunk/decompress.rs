@@ -186,9 +186,7 @@ impl Unfilter {
         match pipeline::sole_shuffle_group(&h.filters, &h.filters_meta, typesize) {
             Some(group) => Unfilter::Shuffle {
                 group,
-                planes: group == typesize
-                    && !h.vl_blocks()
-                    && shuffle::planes_are_fast(typesize),
+                planes: group == typesize && !h.vl_blocks() && shuffle::planes_are_fast(typesize),
             },
             None => Unfilter::Pipeline,
         }

@@ -35,7 +35,11 @@ pub(crate) fn any_backward(filters: &[u8; 6]) -> bool {
 /// The item size of the byte shuffle when it is the only filter that runs
 /// when decompressing (meta 0 stands for `typesize`, as in [`backward`]);
 /// `None` when another filter runs too, or none does.
-pub(crate) fn sole_shuffle_group(filters: &[u8; 6], meta: &[u8; 6], typesize: usize) -> Option<usize> {
+pub(crate) fn sole_shuffle_group(
+    filters: &[u8; 6],
+    meta: &[u8; 6],
+    typesize: usize,
+) -> Option<usize> {
     let mut active = (0..6).filter(|&i| active_backward(filters[i]));
     match (active.next(), active.next()) {
         (Some(i), None) if filters[i] == Fmt::SHUFFLE => Some(match meta[i] {
@@ -411,7 +415,11 @@ mod tests {
             ([sh, 0, 0, 0, 0, sh], [0; 6], None),
         ];
         for (filters, meta, want) in cases {
-            assert_eq!(sole_shuffle_group(&filters, &meta, 8), want, "{filters:?} {meta:?}");
+            assert_eq!(
+                sole_shuffle_group(&filters, &meta, 8),
+                want,
+                "{filters:?} {meta:?}"
+            );
         }
     }
 }
