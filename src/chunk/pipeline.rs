@@ -32,9 +32,18 @@ pub(crate) fn any_backward(filters: &[u8; 6]) -> bool {
     filters.iter().any(|&f| active_backward(f))
 }
 
-/// The item size of the byte shuffle when it is the only filter that runs
-/// when decompressing (meta 0 stands for `typesize`, as in [`backward`]);
-/// `None` when another filter runs too, or none does.
+/// How many bytes a byte shuffle groups: its meta when set, else the
+/// typesize (the reference's rule, in both directions).
+fn shuffle_group(meta: u8, typesize: usize) -> usize {
+    match meta {
+        0 => typesize,
+        m => usize::from(m),
+    }
+}
+
+/// The item size of the byte shuffle (see [`shuffle_group`]) when it is the
+/// only filter that runs when decompressing; `None` when another filter runs
+/// too, or none does.
 pub(crate) fn sole_shuffle_group(
     filters: &[u8; 6],
     meta: &[u8; 6],
@@ -42,10 +51,7 @@ pub(crate) fn sole_shuffle_group(
 ) -> Option<usize> {
     let mut active = (0..6).filter(|&i| active_backward(filters[i]));
     match (active.next(), active.next()) {
-        (Some(i), None) if filters[i] == Fmt::SHUFFLE => Some(match meta[i] {
-            0 => typesize,
-            m => usize::from(m),
-        }),
+        (Some(i), None) if filters[i] == Fmt::SHUFFLE => Some(shuffle_group(meta[i], typesize)),
         _ => None,
     }
 }
@@ -151,10 +157,7 @@ fn apply_forward(
 ) -> crate::Result<()> {
     let ts = ctx.typesize;
     match f {
-        Fmt::SHUFFLE => {
-            let group = if meta == 0 { ts } else { usize::from(meta) };
-            glue::shuffle(group, src, dst)
-        }
+        Fmt::SHUFFLE => glue::shuffle(shuffle_group(meta, ts), src, dst),
         Fmt::BITSHUFFLE => glue::bitshuffle(ts, src, dst),
         Fmt::DELTA => {
             if ctx.offset == 0 {
@@ -237,10 +240,7 @@ pub(crate) fn backward(
         }
         let dst: &mut [u8] = if to_out { &mut *out } else { &mut tmp[..n] };
         match f {
-            Fmt::SHUFFLE => {
-                let group = if meta == 0 { ts } else { usize::from(meta) };
-                glue::unshuffle(group, data, dst)?;
-            }
+            Fmt::SHUFFLE => glue::unshuffle(shuffle_group(meta, ts), data, dst)?,
             Fmt::BITSHUFFLE => {
                 glue::bitunshuffle(ts, data, dst, ctx.version)?;
             }
