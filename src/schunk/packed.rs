@@ -146,6 +146,57 @@ fn section(buf: &[u8], field: usize, what: &str) -> Result<Option<usize>> {
     Ok(Some(v as usize))
 }
 
+/// Where one chunk of a packed buffer lies, and what its header claims.
+struct ChunkRange {
+    pos: usize,
+    /// The chunk's `cbytes`: `ChunkInfo::parse` has checked it is positive.
+    len: usize,
+    nbytes: i32,
+}
+
+/// Reads the data-starts block at `at` and checks every chunk before any is
+/// copied. The packed writer lays chunks end to end, each once, so chunks
+/// that overlap are refused: besides being malformed, a few thousand starts
+/// pointing at one large chunk would otherwise make `unpack` copy it a few
+/// thousand times, turning a buffer of a megabyte into gigabytes of memory.
+fn chunk_ranges(buf: &[u8], at: usize, nchunks: usize) -> Result<Vec<ChunkRange>> {
+    let mut chunks = Vec::with_capacity(nchunks);
+    for i in 0..nchunks {
+        let pos = get_u64(buf, at + i * 8);
+        if pos < PACKED_HEADER_LEN as u64 || pos >= buf.len() as u64 {
+            crate::bail!(InvalidHeader, "chunk {i} position {pos} outside the buffer");
+        }
+        let pos = pos as usize;
+        let info = ChunkInfo::parse(&buf[pos..])?;
+        let len = info.cbytes as usize;
+        if len > buf.len() - pos {
+            crate::bail!(
+                InvalidHeader,
+                "chunk {i} ({} bytes) runs past the buffer",
+                info.cbytes
+            );
+        }
+        chunks.push(ChunkRange {
+            pos,
+            len,
+            nbytes: info.nbytes,
+        });
+    }
+    let mut by_pos: Vec<&ChunkRange> = chunks.iter().collect();
+    by_pos.sort_unstable_by_key(|c| c.pos);
+    for w in by_pos.windows(2) {
+        if w[0].pos + w[0].len > w[1].pos {
+            crate::bail!(
+                InvalidHeader,
+                "packed chunks at {} and {} overlap",
+                w[0].pos,
+                w[1].pos
+            );
+        }
+    }
+    Ok(chunks)
+}
+
 /// Rebuilds an in-memory super-chunk from a packed buffer.
 pub fn unpack(buf: &[u8]) -> Result<SChunk> {
     if buf.len() < PACKED_HEADER_LEN {
@@ -205,32 +256,23 @@ pub fn unpack(buf: &[u8]) -> Result<SChunk> {
     if let Some(p) = section(buf, 64, "userdata")? {
         s.vlmetalayers = trailer::decode(&buf[p..])?;
     }
-    let mut uncompressed = 0i64;
-    if let Some(x) = starts_at {
-        for i in 0..nchunks as usize {
-            let pos = get_u64(buf, x + i * 8);
-            if pos < PACKED_HEADER_LEN as u64 || pos >= buf.len() as u64 {
-                crate::bail!(InvalidHeader, "chunk {i} position {pos} outside the buffer");
-            }
-            let chunk = &buf[pos as usize..];
-            let info = ChunkInfo::parse(chunk)?;
-            if info.cbytes as usize > chunk.len() {
-                crate::bail!(
-                    InvalidHeader,
-                    "chunk {i} ({} bytes) runs past the buffer",
-                    info.cbytes
-                );
-            }
-            s.append_chunk(&chunk[..info.cbytes as usize])?;
-            uncompressed += i64::from(info.nbytes) - i64::from(info.cbytes);
-        }
-    }
+    let chunks = match starts_at {
+        Some(x) => chunk_ranges(buf, x, nchunks as usize)?,
+        None => Vec::new(),
+    };
+    let uncompressed: i64 = chunks
+        .iter()
+        .map(|c| i64::from(c.nbytes) - c.len as i64)
+        .sum();
     let nbytes = get_u64(buf, 24);
     if nbytes as i64 != buf.len() as i64 + uncompressed {
         crate::bail!(
             InvalidHeader,
             "packed nbytes {nbytes} does not match the chunks"
         );
+    }
+    for c in &chunks {
+        s.append_chunk(&buf[c.pos..c.pos + c.len])?;
     }
     let chunksize = u32::from_le_bytes([buf[12], buf[13], buf[14], buf[15]]);
     if nchunks > 0 && chunksize as i64 != i64::from(s.chunksize()) {
@@ -313,6 +355,51 @@ mod tests {
         let mut bad = p;
         put_u64(&mut bad, 72, 0);
         assert!(unpack(&bad).is_err());
+    }
+
+    /// `n` data starts that all point at the one chunk of a packed buffer,
+    /// with every size field made consistent with that reading.
+    fn one_chunk_listed(n: usize) -> Vec<u8> {
+        let mut one = SChunk::new(Storage::in_memory(CParams::default())).unwrap();
+        let noise: Vec<u8> = (0..20_000u32)
+            .map(|x| (x.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        one.append_buffer(&noise).unwrap();
+        let p = pack(&mut one).unwrap();
+        let chunk = &p[PACKED_HEADER_LEN + 8..];
+        let info = ChunkInfo::parse(chunk).unwrap();
+        let at = (PACKED_HEADER_LEN + n * 8) as u64;
+        let mut out = p[..PACKED_HEADER_LEN].to_vec();
+        for _ in 0..n {
+            out.extend_from_slice(&at.to_le_bytes());
+        }
+        out.extend_from_slice(chunk);
+        let total = out.len() as u64;
+        let extra = n as u64 * (info.nbytes - info.cbytes) as u64;
+        put_u64(&mut out, 16, n as u64);
+        put_u64(&mut out, 24, total + extra);
+        put_u64(&mut out, 32, total);
+        out
+    }
+
+    #[test]
+    fn chunks_listed_twice_or_overlapping_are_refused() {
+        // The builder is right: with one start it gives a valid buffer.
+        assert_eq!(unpack(&one_chunk_listed(1)).unwrap().nchunks(), 1);
+        // 2000 starts on one 20 kB chunk would have been copied into 40 MB.
+        for n in [2, 2000] {
+            let e = unpack(&one_chunk_listed(n)).unwrap_err();
+            assert_eq!(e.code(), -11, "{n} starts: {e}");
+            assert!(e.to_string().contains("overlap"), "{e}");
+        }
+        // Three chunks, the first claiming one byte of the second.
+        let mut s = sample();
+        let mut p = pack(&mut s).unwrap();
+        let first = get_u64(&p, PACKED_HEADER_LEN) as usize;
+        let cbytes = u32::from_le_bytes(p[first + 12..first + 16].try_into().unwrap());
+        p[first + 12..first + 16].copy_from_slice(&(cbytes + 1).to_le_bytes());
+        let e = unpack(&p).unwrap_err();
+        assert!(e.to_string().contains("overlap"), "{e}");
     }
 
     #[test]
