@@ -15,7 +15,7 @@ mod bodies;
 use b2nd::chunk::{self, CParams};
 use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
 use b2nd::ndarray::meta::NdMeta;
-use b2nd::schunk::{SChunk, Storage};
+use b2nd::schunk::{packed, SChunk, Storage};
 use common::XorShift;
 
 /// Truncations at every interesting length plus `n` random mutations
@@ -260,6 +260,40 @@ fn frame_bodies_survive_mutated_frames() {
         }
     }
     assert!(runs > 300, "only {runs} frames replayed");
+}
+
+#[test]
+fn packed_body_survives_mutated_packed_buffers() {
+    let mut rng = XorShift(0x9ac_4ed);
+    let mut seeds = Vec::new();
+    // Empty; and three chunks of different kinds with a metalayer and a
+    // vlmetalayer, so mutations reach every section of the layout.
+    let mut sc = SChunk::new(Storage::default()).unwrap();
+    seeds.push(packed::pack(&mut sc).unwrap());
+    let mut sc = SChunk::new(Storage {
+        cparams: CParams {
+            typesize: 4,
+            ..CParams::default()
+        },
+        ..Storage::default()
+    })
+    .unwrap();
+    sc.meta_add("fuzz", b"\x93\x01\x02\x03").unwrap();
+    for kind in 0..3 {
+        sc.append_buffer(&sample(4000, kind)).unwrap();
+    }
+    sc.vlmeta_add("note", b"replayed", None).unwrap();
+    seeds.push(packed::pack(&mut sc).unwrap());
+    let mut runs = 0;
+    for seed in &seeds {
+        // Each seed must unpack, or the mutations below test only refusals.
+        assert!(packed::unpack(seed).is_ok());
+        for m in mutations(seed, 300, &mut rng) {
+            bodies::packed_unpack(&m);
+            runs += 1;
+        }
+    }
+    assert!(runs > 600, "only {runs} packed buffers replayed");
 }
 
 #[test]

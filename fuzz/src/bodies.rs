@@ -10,7 +10,7 @@
 use b2nd::chunk::{self, CParams, DParams, Decompressor};
 use b2nd::ndarray::array::NdArray;
 use b2nd::ndarray::meta::NdMeta;
-use b2nd::schunk::SChunk;
+use b2nd::schunk::{packed, SChunk};
 
 /// Most bytes a body lets one decode produce, so a header that claims
 /// gigabytes is rejected by the body instead of exhausting memory.
@@ -241,6 +241,33 @@ pub fn frame_open(data: &[u8]) {
     for n in 0..sc.nchunks().min(64) {
         let _ = sc.decompress_chunk(n, &mut out);
     }
+}
+
+/// A packed super-chunk (`b2nd_packed_unpack`): every chunk and metalayer it
+/// holds is read, and when it unpacks, packing it gives a buffer that unpacks
+/// and packs to the same bytes.
+pub fn packed_unpack(data: &[u8]) {
+    let Ok(mut sc) = packed::unpack(data) else {
+        return;
+    };
+    for name in sc.meta_names() {
+        let _ = sc.meta_get(&name);
+    }
+    for name in sc.vlmeta_names() {
+        let _ = sc.vlmeta_get(&name);
+    }
+    let chunksize = usize::try_from(sc.chunksize()).unwrap_or(0).min(MAX_DECODED);
+    let mut out = vec![0u8; chunksize];
+    for n in 0..sc.nchunks().min(64) {
+        let _ = sc.decompress_chunk(n, &mut out);
+    }
+    let repacked = packed::pack(&mut sc).expect("an unpacked super-chunk packs");
+    let mut again = packed::unpack(&repacked).expect("what we packed unpacks");
+    assert_eq!(
+        packed::pack(&mut again).expect("it packs again"),
+        repacked,
+        "packing is not stable"
+    );
 }
 
 /// A b2nd or caterva metalayer: when it parses, writing it back and parsing
