@@ -577,6 +577,9 @@ static void append_file_and_offsets(void) {
   }
   CHECK(b2nd_packed_unpack(packed, 50) == NULL);
   CHECK(b2nd_packed_unpack(NULL, 50) == NULL);
+  /* The data-starts block (at 96) listing chunk 0 twice is refused. */
+  memcpy(packed + 96 + 8, packed + 96, 8);
+  CHECK(b2nd_packed_unpack(packed, plen) == NULL);
   free(packed);
 
   blosc2_schunk_free(a);
