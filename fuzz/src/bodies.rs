@@ -224,12 +224,9 @@ pub fn blosclz_decode(data: &[u8]) {
     }
 }
 
-/// A contiguous frame from memory: header, trailer, index, metalayers and
-/// every chunk.
-pub fn frame_open(data: &[u8]) {
-    let Ok(mut sc) = SChunk::from_buffer(data, true) else {
-        return;
-    };
+/// Reads every metalayer and vlmetalayer of `sc` and decodes its first 64
+/// chunks; errors are fine, a panic is not.
+fn read_everything(sc: &mut SChunk) {
     for name in sc.meta_names() {
         let _ = sc.meta_get(&name);
     }
@@ -243,6 +240,15 @@ pub fn frame_open(data: &[u8]) {
     }
 }
 
+/// A contiguous frame from memory: header, trailer, index, metalayers and
+/// every chunk.
+pub fn frame_open(data: &[u8]) {
+    let Ok(mut sc) = SChunk::from_buffer(data, true) else {
+        return;
+    };
+    read_everything(&mut sc);
+}
+
 /// A packed super-chunk (`b2nd_packed_unpack`): every chunk and metalayer it
 /// holds is read, and when it unpacks, packing it gives a buffer that unpacks
 /// and packs to the same bytes.
@@ -250,17 +256,7 @@ pub fn packed_unpack(data: &[u8]) {
     let Ok(mut sc) = packed::unpack(data) else {
         return;
     };
-    for name in sc.meta_names() {
-        let _ = sc.meta_get(&name);
-    }
-    for name in sc.vlmeta_names() {
-        let _ = sc.vlmeta_get(&name);
-    }
-    let chunksize = usize::try_from(sc.chunksize()).unwrap_or(0).min(MAX_DECODED);
-    let mut out = vec![0u8; chunksize];
-    for n in 0..sc.nchunks().min(64) {
-        let _ = sc.decompress_chunk(n, &mut out);
-    }
+    read_everything(&mut sc);
     let repacked = packed::pack(&mut sc).expect("an unpacked super-chunk packs");
     let mut again = packed::unpack(&repacked).expect("what we packed unpacks");
     assert_eq!(
