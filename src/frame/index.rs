@@ -9,6 +9,17 @@
 //! stays one value until a change needs the entries, and the expansion, like
 //! every allocation sized by the file, is fallible: too little memory is an
 //! error, not an abort.
+//!
+//! Any other index is decoded whole on open, 8 bytes per declared chunk (plus,
+//! while it is decoded, the same again as raw bytes). The reference does that
+//! too when it opens a frame with a copy; without a copy it keeps the index
+//! compressed and reads single entries. So a hostile index that compresses
+//! well still costs memory in proportion to what it declares: a Zstd index of
+//! about 17 kB can declare 2^25 chunks, 256 MiB of entries, and the format
+//! caps an index at 2 GiB. The allocation is fallible, but a system that
+//! overcommits grants it and then pays as it is filled. Keeping the index
+//! compressed, with a decoded-block cache, would bound this by the file's
+//! size; it is not done.
 
 use crate::Result;
 
