@@ -374,11 +374,12 @@ mod tests {
             out.extend_from_slice(&at.to_le_bytes());
         }
         out.extend_from_slice(chunk);
-        let total = out.len() as u64;
-        let extra = n as u64 * (info.nbytes - info.cbytes) as u64;
+        let total = out.len() as i64;
+        // Negative when the chunk is stored (cbytes = nbytes + header).
+        let extra = n as i64 * i64::from(info.nbytes - info.cbytes);
         put_u64(&mut out, 16, n as u64);
-        put_u64(&mut out, 24, total + extra);
-        put_u64(&mut out, 32, total);
+        put_u64(&mut out, 24, (total + extra) as u64);
+        put_u64(&mut out, 32, total as u64);
         out
     }
 
