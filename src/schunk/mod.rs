@@ -102,6 +102,9 @@ pub struct SChunk {
     engine: Engine,
     /// Advisory frame lock, when locking is on (see [`SChunk::set_locking`]).
     lock: Option<FrameLock>,
+    /// Set while a copy fills a new in-memory frame: the frame is flushed
+    /// once at the end instead of after every chunk (see `copy`).
+    defer_flush: bool,
 }
 
 impl std::fmt::Debug for SChunk {
@@ -173,6 +176,7 @@ impl SChunk {
             engine,
             storage,
             lock: None,
+            defer_flush: false,
         })
     }
 
@@ -381,6 +385,7 @@ impl SChunk {
             engine,
             storage,
             lock: None,
+            defer_flush: false,
         };
         s.bind_cell_geometry()?;
         Ok(s)
@@ -662,6 +667,9 @@ impl SChunk {
 
     /// Writes header, offsets and trailer of a frame backend.
     fn flush(&mut self) -> Result<()> {
+        if self.defer_flush {
+            return Ok(());
+        }
         let h = self.frame_header();
         if let Backend::Frame(f) = &mut self.backend {
             f.flush(&h, &self.vlmetalayers)?;
