@@ -331,3 +331,77 @@ for i in range(s.nchunks):
         .collect();
     assert_eq!(got, want);
 }
+
+/// A frame of more chunks than `frame::index` decodes on open (140,000, an
+/// index of 1.1 MB, which stays compressed): python reads what this library
+/// wrote; reopened here, it reads chunk by chunk in any order; a vlmetalayer
+/// added here writes the index back as it was and an updated chunk writes it
+/// anew, and python reads both. (python-blosc2 itself takes minutes to append
+/// this many chunks, so the frame is written here; its index chunk is the
+/// reference's, byte for byte, as `test_frame_offsets_match_the_reference`
+/// checks.)
+#[test]
+fn frames_with_large_indices_agree_both_ways() {
+    let Some(py) = python() else { return };
+    const N: usize = 140_000;
+    let path = scratch("many-chunks.b2frame");
+    let cp = CParams {
+        typesize: 8,
+        clevel: 1,
+        ..CParams::default()
+    };
+    let mut s = SChunk::new(Storage::in_memory(cp.clone())).unwrap();
+    for i in 0..N as i64 {
+        s.append_buffer(&i.to_le_bytes()).unwrap();
+    }
+    std::fs::write(&path, s.to_buffer().unwrap()).unwrap();
+    drop(s);
+    let check = r#"
+import sys, blosc2, numpy as np
+s = blosc2.open(sys.argv[1])
+got = np.frombuffer(b"".join(s.decompress_chunk(i) for i in range(s.nchunks)), dtype=np.int64)
+want = np.arange(int(sys.argv[2]), dtype=np.int64)
+if len(sys.argv) > 3:
+    want[100_000] = -7
+print(s.nchunks, bool((got == want).all()), s.vlmeta.getall())
+"#;
+    let n = N.to_string();
+    let p = path.to_str().unwrap();
+    assert_eq!(run(&py, check, &[p, &n]), [format!("{N} True {{}}")]);
+
+    let read = |s: &mut SChunk, i: usize| {
+        let mut out = [0u8; 8];
+        assert_eq!(s.decompress_chunk(i as i64, &mut out).unwrap(), 8);
+        i64::from_le_bytes(out)
+    };
+    let mut s = SChunk::open(&path).unwrap();
+    assert_eq!(s.nchunks(), N as i64);
+    for i in [N - 1, 0, 70_001, 2047, 2048, 139_999, 1] {
+        assert_eq!(read(&mut s, i), i as i64, "chunk {i}");
+    }
+    for i in 0..N {
+        assert_eq!(read(&mut s, i), i as i64, "chunk {i}");
+    }
+    let before = std::fs::read(&path).unwrap();
+    s.vlmeta_add("note", &[0xa2, b'h', b'i'], None).unwrap();
+    drop(s);
+    let after = std::fs::read(&path).unwrap();
+    // Past the header (whose flags and lengths change), the data section and
+    // the index chunk are as they were, up to the last 1000 bytes of the old
+    // frame (its trailer and the index chunk's end).
+    let header_len = i32::from_be_bytes(before[11..15].try_into().unwrap()) as usize;
+    let old_trailer = before.len() - 1000;
+    assert!(before[header_len..old_trailer] == after[header_len..old_trailer]);
+
+    let mut one = SChunk::new(Storage::in_memory(cp)).unwrap();
+    one.append_buffer(&(-7i64).to_le_bytes()).unwrap();
+    let c = one.get_chunk(0).unwrap().into_owned();
+    let mut s = SChunk::open(&path).unwrap();
+    s.update_chunk(100_000, &c).unwrap();
+    assert_eq!(read(&mut s, 100_000), -7);
+    drop(s);
+    assert_eq!(
+        run(&py, check, &[p, &n, "edited"]),
+        [format!("{N} True {{'note': 'hi'}}")]
+    );
+}

@@ -6,7 +6,7 @@
 //! Everything goes through this module so that the frame code depends on
 //! one small surface of `crate::chunk`.
 
-use super::index::OffsetIndex;
+use super::index::{Compressed, OffsetIndex, KEEP_COMPRESSED_ABOVE};
 use super::offsets::SpecialOffset;
 use crate::Result;
 
@@ -119,9 +119,10 @@ pub(crate) fn repeated_offsets(value: i64, nchunks: usize) -> Result<Vec<u8>> {
 /// Block size the reference gives a repeated-value offsets index.
 const REPEAT_INDEX_BLOCKSIZE: i32 = 16 * 1024;
 
-/// Decodes an offsets index chunk that must hold `nchunks` entries. A
-/// special chunk (one value repeated) stays one value (see `frame::index`);
-/// any other is decompressed, with fallible allocations.
+/// Reads an offsets index chunk that must hold `nchunks` entries (see
+/// `frame::index`): a special chunk (one value repeated) stays one value, a
+/// large one stays compressed, and any other is decompressed, with fallible
+/// allocations.
 pub(crate) fn decompress_offsets(chunk: &[u8], nchunks: usize) -> Result<OffsetIndex> {
     let info = ChunkInfo::parse(chunk)?;
     let want = nchunks
@@ -147,8 +148,46 @@ pub(crate) fn decompress_offsets(chunk: &[u8], nchunks: usize) -> Result<OffsetI
             len: nchunks,
         });
     }
+    // A large index is kept compressed and read by blocks (see
+    // `frame::index`); that needs byte ranges to fall on item boundaries.
+    if want > KEEP_COMPRESSED_ABOVE && ts > 0 && 8 % ts == 0 {
+        let cbytes = info.cbytes as usize;
+        if cbytes > chunk.len() {
+            crate::bail!(
+                ReadBuffer,
+                "chunk says {cbytes} bytes, buffer has {}",
+                chunk.len()
+            );
+        }
+        // A block size the engine would not use as given means one block.
+        let blocksize = usize::try_from(info.blocksize)
+            .ok()
+            .filter(|&b| b > 0 && b <= want)
+            .unwrap_or(want);
+        return Ok(OffsetIndex::Compressed(Compressed::new(
+            chunk[..cbytes].to_vec(),
+            nchunks,
+            blocksize,
+            read_index_bytes,
+        )));
+    }
     let raw = decompress(chunk)?;
     Ok(OffsetIndex::Entries(super::offsets::from_le_bytes(&raw)?))
+}
+
+/// `out.len()` decoded bytes of an index chunk from byte `at`, for
+/// [`Compressed`]: both are multiples of 8 and the chunk's typesize divides 8.
+fn read_index_bytes(chunk: &[u8], at: usize, out: &mut [u8]) -> Result<()> {
+    let ts = usize::from(ChunkInfo::parse(chunk)?.typesize).max(1);
+    let n = engine::getitem(chunk, at / ts, out.len() / ts, out)?;
+    if n != out.len() {
+        crate::bail!(
+            Data,
+            "offsets index gave {n} bytes at {at}, {} expected",
+            out.len()
+        );
+    }
+    Ok(())
 }
 
 /// Decompresses a whole chunk into a new buffer.
@@ -307,6 +346,56 @@ mod tests {
 
     fn from_entries(raw: &[u8]) -> Vec<i64> {
         super::super::offsets::from_le_bytes(raw).unwrap()
+    }
+
+    /// An index that compresses far better than its entries take in memory
+    /// (here Zstd: 4 Mi entries, 32 MiB decoded) is kept as its chunk, and
+    /// reading an entry decodes only the block that holds it.
+    #[test]
+    fn a_large_compressible_index_is_kept_compressed() {
+        let n = 1usize << 22;
+        let value = |i: usize| if (i / 4096) % 2 == 0 { 0i64 } else { 32 };
+        let raw: Vec<u8> = (0..n).flat_map(|i| value(i).to_le_bytes()).collect();
+        let cp = crate::chunk::CParams {
+            compcode: crate::codecs::Codec::ZSTD,
+            clevel: 9,
+            typesize: 8,
+            blocksize: 64 * 1024,
+            nthreads: 1,
+            ..crate::chunk::CParams::default()
+        };
+        let mut dst = vec![0u8; raw.len() + crate::chunk::Fmt::MAX_OVERHEAD];
+        let len = crate::chunk::compress(&cp, &raw, &mut dst).unwrap();
+        drop(raw);
+        let index = decompress_offsets(&dst[..len], n).unwrap();
+        let OffsetIndex::Compressed(c) = &index else {
+            panic!("a {len}-byte index of {n} entries was decoded whole");
+        };
+        assert!(c.chunk().len() == len && len < 64 * 1024, "{len} bytes");
+        for i in [0, 4095, 4096, n - 1, 12_345, 0] {
+            assert_eq!(index.get(i), Some(value(i)), "entry {i}");
+        }
+        let mut count = 0;
+        index
+            .visit(|i, o| {
+                assert_eq!(o, value(i));
+                count += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(count, n);
+        // The same entries, one byte short of the threshold, are decoded.
+        let small = KEEP_COMPRESSED_ABOVE / 8;
+        let c = compress_offsets(&(0..small as i64).collect::<Vec<_>>()).unwrap();
+        assert!(matches!(
+            decompress_offsets(&c, small).unwrap(),
+            OffsetIndex::Entries(_)
+        ));
+        let c = compress_offsets(&(0..small as i64 + 1).collect::<Vec<_>>()).unwrap();
+        assert!(matches!(
+            decompress_offsets(&c, small + 1).unwrap(),
+            OffsetIndex::Compressed(_)
+        ));
     }
 
     #[test]

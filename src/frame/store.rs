@@ -2,7 +2,8 @@
 //! an offset inside a larger file), or as a sparse directory.
 //!
 //! The frame keeps only the header length, the data-section length and the
-//! decoded offsets index in memory; chunk bytes are read on demand. Every
+//! offsets index in memory (decoded, or as its compressed chunk when it is
+//! large: see `frame::index`); chunk bytes are read on demand. Every
 //! mutation is followed by [`Frame::flush`], which rewrites the offsets
 //! index, the trailer and the header, so the bytes are a valid frame after
 //! each call.
@@ -309,7 +310,7 @@ impl Frame {
             let mut obuf = vec![0u8; info.cbytes as usize];
             self.read(off_pos, &mut obuf, "offsets index")?;
             offsets = codec::decompress_offsets(&obuf, nchunks)?;
-            for (i, &o) in offsets.values().iter().enumerate() {
+            offsets.visit(|i, o| {
                 match ChunkLoc::decode(o)? {
                     ChunkLoc::Stored(v)
                         if !self.is_sparse()
@@ -323,9 +324,9 @@ impl Frame {
                             "sparse chunk id {v} of chunk {i} out of range"
                         )
                     }
-                    _ => {}
+                    _ => Ok(()),
                 }
-            }
+            })?;
         }
         self.header_len = header_len;
         self.data_len = data_len;
@@ -523,7 +524,7 @@ impl Frame {
         if self.is_sparse() {
             let id = self
                 .offsets
-                .values()
+                .entries_mut()?
                 .iter()
                 .copied()
                 .filter(|&o| o >= 0)
@@ -549,9 +550,10 @@ impl Frame {
         if old < 0
             || self
                 .offsets
+                .entries_mut()?
                 .iter()
                 .enumerate()
-                .any(|(i, o)| i != skip && o == old)
+                .any(|(i, &o)| i != skip && o == old)
         {
             return Ok(());
         }
@@ -654,6 +656,7 @@ impl Frame {
             );
         }
         let mut seen = vec![false; n];
+        let current = self.offsets.to_vec()?;
         let mut next = super::index::reserve(n)?;
         for &o in order {
             let i = usize::try_from(o)
@@ -666,7 +669,7 @@ impl Frame {
                     )
                 })?;
             seen[i] = true;
-            next.push(self.offsets.get(i).unwrap_or_default());
+            next.push(current[i]);
         }
         self.offsets = OffsetIndex::Entries(next);
         Ok(())
@@ -692,6 +695,7 @@ impl Frame {
             OffsetIndex::Repeated { value, len } => codec::repeated_offsets(*value, *len)?,
             OffsetIndex::Entries(v) if v.is_empty() => Vec::new(),
             OffsetIndex::Entries(v) => codec::compress_offsets(v)?,
+            OffsetIndex::Compressed(c) => c.chunk().to_vec(),
         };
         let tr = trailer::encode(vlmeta)?;
         h.frame_len = 0;
@@ -743,6 +747,7 @@ impl Frame {
 
 #[cfg(test)]
 mod tests {
+    use super::super::index::KEEP_COMPRESSED_ABOVE;
     use super::*;
 
     fn chunk(k: i64) -> Vec<u8> {
@@ -808,6 +813,58 @@ mod tests {
         assert_eq!(f.data_len(), len, "bytes still used by chunk 0 must stay");
         f.delete(0).unwrap();
         assert!(f.data_len() < len);
+    }
+
+    /// A frame with an index over `KEEP_COMPRESSED_ABOVE` bytes keeps it
+    /// compressed on open, reads every chunk through it in any order,
+    /// writes it back unchanged, and expands it on a change.
+    #[test]
+    fn a_large_index_stays_compressed_and_reads_like_its_entries() {
+        let n = KEEP_COMPRESSED_ABOVE / 8 + 3000;
+        let f = memory_frame(n as i64);
+        let want = f.offsets.to_vec().unwrap();
+        let bytes = f.into_memory().unwrap();
+        let (mut f, header, vlmeta) = Frame::open(Place::Memory(MemFile {
+            data: bytes.clone(),
+        }))
+        .unwrap();
+        let OffsetIndex::Compressed(c) = &f.offsets else {
+            panic!("index of {n} entries decoded on open");
+        };
+        assert!(c.chunk().len() < n, "{} bytes kept", c.chunk().len());
+        assert_eq!(f.offsets.to_vec().unwrap(), want);
+        let mut seen = Vec::new();
+        f.offsets
+            .visit(|i, o| {
+                assert_eq!(i, seen.len());
+                seen.push(o);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(seen, want);
+        for k in [0, n - 1, 2047, 2048, 1, n / 2, 2047, n - 1] {
+            assert_eq!(f.offsets.get(k), Some(want[k]), "entry {k}");
+            match f.chunk(k).unwrap() {
+                FrameChunk::Bytes(b) => assert_eq!(&b[..], &chunk(k as i64)[..], "chunk {k}"),
+                FrameChunk::Special(_) => panic!("chunk {k} should be stored"),
+            }
+        }
+        assert_eq!(f.offsets.get(n), None);
+        f.flush(&header, &vlmeta).unwrap();
+        assert!(matches!(f.offsets, OffsetIndex::Compressed(_)));
+        assert!(f.into_memory().unwrap() == bytes, "flush changed the frame");
+
+        let (mut f, _, _) = Frame::open(Place::Memory(MemFile { data: bytes })).unwrap();
+        f.delete(0).unwrap();
+        assert_eq!(
+            f.offsets,
+            OffsetIndex::Entries(
+                want[1..]
+                    .iter()
+                    .map(|&o| o - chunk(0).len() as i64)
+                    .collect()
+            )
+        );
     }
 
     #[test]
