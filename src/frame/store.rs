@@ -340,6 +340,18 @@ impl Frame {
         self.offsets.len()
     }
 
+    /// The offsets-index entry of chunk `n`: equal entries stand for the
+    /// same bytes (a stored chunk, a chunk file, or a special kind).
+    pub fn entry(&self, n: usize) -> Option<i64> {
+        self.offsets.get(n)
+    }
+
+    /// The index entries, for tests that make chunks share bytes.
+    #[cfg(test)]
+    pub(crate) fn entries_for_tests(&mut self) -> &mut Vec<i64> {
+        self.offsets.entries_mut().unwrap()
+    }
+
     /// The offsets index, one entry per chunk (a copy: a repeated index is
     /// kept as one value, see `frame::index`).
     pub fn offsets(&self) -> Result<Vec<i64>> {

@@ -40,6 +40,7 @@ mod write;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use crate::frame::Metalayer;
 pub use engine::{BlockSource, CParams, DParams, Special};
@@ -81,7 +82,7 @@ impl Storage {
 const MAX_VLMETALAYERS: usize = 8 * 1024;
 
 enum Backend {
-    Chunks(Vec<Vec<u8>>),
+    Chunks(Vec<Arc<[u8]>>),
     Frame(Frame),
 }
 

@@ -1,9 +1,12 @@
 //! Copies of a super-chunk into other storages and its serialization as
 //! a contiguous frame (buffer, file, or appended to a file).
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::{Backend, SChunk, Storage};
+use crate::frame::codec::ChunkInfo;
 use crate::frame::Place;
 use crate::Result;
 
@@ -43,10 +46,17 @@ impl SChunk {
         // the end; a copy to a file still flushes per chunk, so that a
         // failure part way leaves a valid frame behind.
         out.defer_flush = out.storage.urlpath.is_none();
+        let into_list = matches!(out.backend, Backend::Chunks(_));
+        let mut shared = SharedChunks::default();
         for i in 0..self.nchunks() {
-            let c = self.get_chunk(i)?.into_owned();
-            out.append_chunk(&c)
-                .map_err(|e| crate::err!(SchunkCopy, "chunk {i}: {}", e.detail()))?;
+            let appended = if into_list {
+                let c = shared.get(self, i)?;
+                out.append_shared(c)
+            } else {
+                let c = self.get_chunk(i)?.into_owned();
+                out.append_chunk(&c)
+            };
+            appended.map_err(|e| crate::err!(SchunkCopy, "chunk {i}: {}", e.detail()))?;
         }
         out.defer_flush = false;
         if self.chunksize == 0 && out.chunksize > 0 {
@@ -140,5 +150,114 @@ impl SChunk {
             Ok(())
         };
         r.map_err(|e| crate::err!(FileRemove, "{}: {e}", p.display()))
+    }
+}
+
+/// The chunks a copy into a chunk list has taken so far, by where they come
+/// from, so that chunks a frame stores once are held once. A frame can list
+/// one stored chunk (or one special kind) for millions of chunks in a few
+/// bytes of index; copying each would turn a 1.5 kB frame into 900 MB (the
+/// fuzzer found one), where sharing costs a pointer per chunk.
+#[derive(Default)]
+struct SharedChunks {
+    /// Keyed by the frame's index entry and, since special chunks are built
+    /// to size, the chunk's uncompressed size.
+    by_entry: HashMap<(i64, i32), Arc<[u8]>>,
+}
+
+impl SharedChunks {
+    fn get(&mut self, from: &mut SChunk, i: i64) -> Result<Arc<[u8]>> {
+        let entry = match &from.backend {
+            Backend::Chunks(c) => return Ok(c[i as usize].clone()),
+            Backend::Frame(f) => f.entry(i as usize),
+        };
+        let stored_key = entry.filter(|&e| e >= 0).map(|e| (e, -1));
+        if let Some(c) = stored_key.and_then(|k| self.by_entry.get(&k)) {
+            return Ok(c.clone());
+        }
+        let chunk = from.get_chunk(i)?;
+        let key = match (stored_key, entry) {
+            (Some(k), _) => Some(k),
+            (None, Some(e)) => Some((e, ChunkInfo::parse(&chunk)?.nbytes)),
+            (None, None) => None,
+        };
+        if let Some(c) = key.and_then(|k| self.by_entry.get(&k)) {
+            return Ok(c.clone());
+        }
+        let c: Arc<[u8]> = Arc::from(&chunk[..]);
+        if let Some(k) = key {
+            self.by_entry.insert(k, c.clone());
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schunk::{CParams, Special};
+
+    fn list(s: &SChunk) -> &[Arc<[u8]>] {
+        match &s.backend {
+            Backend::Chunks(c) => c,
+            Backend::Frame(_) => panic!("not a chunk list"),
+        }
+    }
+
+    /// Chunks a frame stores once (one stored chunk listed twice, a special
+    /// kind listed for every chunk) are held once by a chunk-list copy, and
+    /// a chunk list copied again shares its chunks; every chunk still reads
+    /// back what was written.
+    #[test]
+    fn a_copy_into_a_chunk_list_holds_what_a_frame_shares_once() {
+        let frame = |s: &mut SChunk| match &mut s.backend {
+            Backend::Frame(f) => f.entries_for_tests().clone(),
+            Backend::Chunks(_) => panic!("not a frame"),
+        };
+        let cp = CParams {
+            typesize: 4,
+            ..CParams::default()
+        };
+        let storage = Storage {
+            contiguous: true,
+            cparams: cp,
+            ..Storage::default()
+        };
+
+        // A zero fill: three full chunks and a short one, all one entry.
+        let mut zeros = SChunk::new(storage.clone()).unwrap();
+        zeros
+            .fill_special(4000 * 3 + 1000, Special::Zero, 16000)
+            .unwrap();
+        let entries = frame(&mut zeros);
+        assert!(entries.iter().all(|&e| e == entries[0]) && entries.len() == 4);
+        let copy = SChunk::from_buffer(&zeros.to_buffer().unwrap(), true).unwrap();
+        let c = list(&copy);
+        assert!(Arc::ptr_eq(&c[0], &c[1]) && Arc::ptr_eq(&c[0], &c[2]));
+        assert!(
+            !Arc::ptr_eq(&c[0], &c[3]),
+            "the short chunk has other bytes"
+        );
+
+        // Two stored chunks, the second entry then pointed at the first.
+        let data: Vec<u8> = (0..4000u32).flat_map(|x| (x * 7).to_le_bytes()).collect();
+        let mut two = SChunk::new(storage).unwrap();
+        two.append_buffer(&data).unwrap();
+        two.append_buffer(&data.iter().map(|b| b ^ 1).collect::<Vec<_>>())
+            .unwrap();
+        if let Backend::Frame(f) = &mut two.backend {
+            let e = f.entries_for_tests();
+            e[1] = e[0];
+        }
+        two.flush().unwrap();
+        let mut copy = SChunk::from_buffer(&two.to_buffer().unwrap(), true).unwrap();
+        assert!(Arc::ptr_eq(&list(&copy)[0], &list(&copy)[1]));
+        let mut out = vec![0u8; data.len()];
+        for i in 0..2 {
+            assert_eq!(copy.decompress_chunk(i, &mut out).unwrap(), data.len());
+            assert_eq!(out, data, "chunk {i}");
+        }
+        let again = copy.copy(Storage::default()).unwrap();
+        assert!(Arc::ptr_eq(&list(&copy)[0], &list(&again)[0]));
     }
 }

@@ -1,6 +1,6 @@
 //! Adding, replacing, removing and reordering the chunks of a super-chunk.
 
-use std::borrow::Cow;
+use std::sync::Arc;
 
 use super::{engine, fixed_chunk_nbytes, grow, Backend, SChunk, Special};
 use crate::frame::codec::ChunkInfo;
@@ -109,11 +109,14 @@ impl SChunk {
     /// Stores `bytes` at `n` in the backend (insert or replace); returns
     /// the stored size as counted in `cbytes` (what [`SChunk::stored_cbytes`]
     /// would now read back: 0 for a special offset, else the chunk's cbytes).
+    /// `shared`, when given, holds exactly `bytes`: a chunk list stores it
+    /// instead of a new copy (see `SChunk::copy`).
     pub(super) fn place_chunk(
         &mut self,
         n: usize,
         info: &ChunkInfo,
         bytes: &[u8],
+        shared: Option<Arc<[u8]>>,
         replace: bool,
     ) -> Result<i64> {
         let special = if self.chunksize > 0 {
@@ -123,10 +126,11 @@ impl SChunk {
         };
         match &mut self.backend {
             Backend::Chunks(c) => {
+                let stored = shared.unwrap_or_else(|| Arc::from(bytes));
                 if replace {
-                    c[n] = bytes.to_vec();
+                    c[n] = stored;
                 } else {
-                    c.insert(n, bytes.to_vec());
+                    c.insert(n, stored);
                 }
             }
             Backend::Frame(f) => {
@@ -179,6 +183,19 @@ impl SChunk {
     }
 
     fn insert_chunk_unlocked(&mut self, n: i64, chunk: &[u8]) -> Result<i64> {
+        self.insert_placed(n, chunk, None)
+    }
+
+    /// Appends `chunk`, which a chunk list keeps as it is, sharing its bytes
+    /// with whoever else holds them.
+    pub(super) fn append_shared(&mut self, chunk: Arc<[u8]>) -> Result<i64> {
+        self.locked(true, |s| {
+            let n = s.nchunks();
+            s.insert_placed(n, &chunk.clone(), Some(chunk))
+        })
+    }
+
+    fn insert_placed(&mut self, n: i64, chunk: &[u8], shared: Option<Arc<[u8]>>) -> Result<i64> {
         let nchunks = self.nchunks();
         if n < 0 || n > nchunks {
             crate::bail!(InvalidIndex, "insert position {n} outside 0..={nchunks}");
@@ -194,7 +211,9 @@ impl SChunk {
         if nchunks == 0 {
             self.vl_blocks = info.flags2 & 1 != 0;
         }
-        let stored = self.place_chunk(n, &info, bytes, false)?;
+        // A shared copy is only usable when it is the exact chunk.
+        let shared = shared.filter(|a| a.len() == bytes.len());
+        let stored = self.place_chunk(n, &info, bytes, shared, false)?;
         self.nbytes = grow(self.nbytes, nb)?;
         self.cbytes = grow(self.cbytes, stored)?;
         self.flush()?;
@@ -221,7 +240,7 @@ impl SChunk {
         } else {
             old_cb
         };
-        let new_cb = self.place_chunk(idx, &info, bytes, true)?;
+        let new_cb = self.place_chunk(idx, &info, bytes, None, true)?;
         self.nbytes = grow(self.nbytes, nb - old_nb)?;
         self.cbytes = grow(self.cbytes, new_cb - old_cb)?;
         self.flush()?;
@@ -292,7 +311,7 @@ impl SChunk {
                     seen[i] = true;
                 }
                 let old = std::mem::take(c);
-                let mut slots: Vec<Option<Vec<u8>>> = old.into_iter().map(Some).collect();
+                let mut slots: Vec<Option<Arc<[u8]>>> = old.into_iter().map(Some).collect();
                 *c = order
                     .iter()
                     .map(|&o| slots[o as usize].take().unwrap_or_default())
@@ -363,27 +382,24 @@ impl SChunk {
             self.flush()?;
             return Ok(self.nchunks());
         }
-        let full = engine::make_special(special, cs as usize, ts as usize, None)?;
+        // Every full chunk of the fill is the same bytes: a chunk list holds
+        // them once.
+        let full: Arc<[u8]> = engine::make_special(special, cs as usize, ts as usize, None)?.into();
         for i in 0..nchunks {
             let nb = if i == nchunks - 1 && total % cs != 0 {
                 total % cs
             } else {
                 cs
             };
-            let chunk = if nb == cs {
-                Cow::Borrowed(&full[..])
+            let chunk: Arc<[u8]> = if nb == cs {
+                full.clone()
             } else {
-                Cow::Owned(engine::make_special(
-                    special,
-                    nb as usize,
-                    ts as usize,
-                    None,
-                )?)
+                engine::make_special(special, nb as usize, ts as usize, None)?.into()
             };
             match &mut self.backend {
                 Backend::Chunks(c) => {
                     self.cbytes += chunk.len() as i64;
-                    c.push(chunk.into_owned());
+                    c.push(chunk);
                 }
                 Backend::Frame(f) => f.insert(i as usize, &chunk, offset_kind)?,
             }
