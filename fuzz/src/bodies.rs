@@ -240,14 +240,26 @@ fn read_everything(sc: &mut SChunk) {
     }
 }
 
-/// A contiguous frame from memory: header, trailer, index, metalayers and
-/// every chunk.
+/// A contiguous frame from memory, in place and as a copy: header,
+/// trailer, index, metalayers and chunks.
 pub fn frame_open(data: &[u8]) {
-    let Ok(mut sc) = SChunk::from_buffer(data, true) else {
+    let Ok(mut sc) = SChunk::from_buffer(data, false) else {
         return;
     };
     read_everything(&mut sc);
+    // A copy reads every chunk, so it may refuse what opens in place. It
+    // holds an entry per chunk, so a few bytes of index can ask for
+    // gigabytes (2^28 chunks at most); like MAX_DECODED, the limit keeps
+    // the fuzzer's memory for finding bugs.
+    if sc.nchunks() <= MAX_COPIED_CHUNKS {
+        if let Ok(mut copy) = SChunk::from_buffer(data, true) {
+            read_everything(&mut copy);
+        }
+    }
 }
+
+/// Most chunks `frame_open` copies into a chunk list.
+const MAX_COPIED_CHUNKS: i64 = 1 << 20;
 
 /// A packed super-chunk (`b2nd_packed_unpack`): every chunk and metalayer it
 /// holds is read, and when it unpacks, packing it gives a buffer that unpacks
