@@ -36,7 +36,10 @@ pub fn chunk_decode(data: &[u8]) {
         ..DParams::default()
     });
     let mut out2 = vec![0u8; nbytes];
-    let again = d2.decompress(data, &mut out2).ok().map(|n| out2[..n].to_vec());
+    let again = d2
+        .decompress(data, &mut out2)
+        .ok()
+        .map(|n| out2[..n].to_vec());
     assert_eq!(full, again, "1 and 2 threads disagree");
     // With a block shape, chunks that ask for NDCELL/NDMEAN reach the cell
     // decoder (any shape: a wrong one must be an error, not a crash).
@@ -76,7 +79,10 @@ pub fn chunk_decode(data: &[u8]) {
             let mut items_out = vec![0u8; count * typesize];
             if d4.getitem(data, start, count, &mut items_out).is_ok() {
                 let want = &out[start * typesize..(start + count) * typesize];
-                assert_eq!(items_out, want, "getitem {start}+{count} differs from the decode");
+                assert_eq!(
+                    items_out, want,
+                    "getitem {start}+{count} differs from the decode"
+                );
             }
         }
     }
@@ -195,11 +201,17 @@ fn zfp_roundtrip(p: &[u8], src: &[u8]) {
             ..DParams::default()
         });
         let mut back = vec![0u8; src.len()];
-        let m = d.decompress(&c[..n], &mut back).expect("decompress what we wrote");
+        let m = d
+            .decompress(&c[..n], &mut back)
+            .expect("decompress what we wrote");
         assert_eq!(m, src.len());
         back
     };
-    assert_eq!(decode(1), decode(2), "zfp decodes differently on two threads");
+    assert_eq!(
+        decode(1),
+        decode(2),
+        "zfp decodes differently on two threads"
+    );
 }
 
 fn roundtrip(cp: &CParams, src: &[u8]) {
@@ -211,7 +223,9 @@ fn roundtrip(cp: &CParams, src: &[u8]) {
         block_shape,
         ..DParams::default()
     });
-    let m = d.decompress(&c[..n], &mut back).expect("decompress what we wrote");
+    let m = d
+        .decompress(&c[..n], &mut back)
+        .expect("decompress what we wrote");
     assert_eq!(m, src.len());
     assert_eq!(back, src, "round trip changed the data");
 }
@@ -233,7 +247,9 @@ fn read_everything(sc: &mut SChunk) {
     for name in sc.vlmeta_names() {
         let _ = sc.vlmeta_get(&name);
     }
-    let chunksize = usize::try_from(sc.chunksize()).unwrap_or(0).min(MAX_DECODED);
+    let chunksize = usize::try_from(sc.chunksize())
+        .unwrap_or(0)
+        .min(MAX_DECODED);
     let mut out = vec![0u8; chunksize];
     for n in 0..sc.nchunks().min(64) {
         let _ = sc.decompress_chunk(n, &mut out);
