@@ -836,6 +836,37 @@ impl Decompressor {
             return self.decompress_with_source(chunk, &mut *src, dst, mask.as_deref());
         }
         let p = Prepared::new(chunk, false)?;
+        self.decode_whole(&p, dst, mask.as_deref())
+    }
+
+    /// Decodes a whole chunk into a new buffer of its `nbytes`; lazy chunks
+    /// are refused (they need [`Decompressor::decompress`]).
+    ///
+    /// The chunk is validated before anything is allocated, and the buffer
+    /// is then reserved fallibly. A header can claim up to 2 GiB; validating
+    /// first refuses a claim that the chunk's own bytes contradict without
+    /// allocating and zeroing that much. (The fuzzer found a 42-byte stored
+    /// chunk that claimed 2 GB as a vlmetalayer and took seconds to refuse.)
+    pub fn decompress_to_vec(&mut self, chunk: &[u8]) -> crate::Result<Vec<u8>> {
+        let mask = self.maskout.take();
+        let p = Prepared::new(chunk, false)?;
+        let nbytes = p.h.nbytes();
+        let mut out = Vec::new();
+        out.try_reserve_exact(nbytes)
+            .map_err(|_| crate::err!(MemoryAlloc, "no memory to decode {nbytes} bytes"))?;
+        out.resize(nbytes, 0);
+        self.decode_whole(&p, &mut out, mask.as_deref())?;
+        Ok(out)
+    }
+
+    /// Decodes a validated, non-lazy chunk into `dst`: the blocks `mask`
+    /// leaves in (all when `None`).
+    fn decode_whole(
+        &mut self,
+        p: &Prepared<'_>,
+        dst: &mut [u8],
+        mask: Option<&[bool]>,
+    ) -> crate::Result<usize> {
         if p.h.nbytes() > dst.len() {
             crate::bail!(
                 WriteBuffer,
@@ -844,7 +875,7 @@ impl Decompressor {
                 dst.len()
             );
         }
-        if let Some(m) = &mask {
+        if let Some(m) = mask {
             if m.len() != p.nblocks {
                 crate::bail!(
                     Data,
@@ -854,7 +885,7 @@ impl Decompressor {
                 );
             }
         }
-        self.decode_into(&p, &mut dst[..p.h.nbytes()], mask.as_deref(), None)?;
+        self.decode_into(p, &mut dst[..p.h.nbytes()], mask, None)?;
         Ok(p.h.nbytes())
     }
 

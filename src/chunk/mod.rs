@@ -306,6 +306,12 @@ pub fn decompress(chunk: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
     Decompressor::new(DParams::default()).decompress(chunk, dst)
 }
 
+/// One-shot decompression into a new buffer, allocated only once the chunk
+/// is validated (see [`Decompressor::decompress_to_vec`]).
+pub fn decompress_to_vec(chunk: &[u8]) -> crate::Result<Vec<u8>> {
+    Decompressor::new(DParams::default()).decompress_to_vec(chunk)
+}
+
 /// `(nbytes, cbytes, blocksize)` of a chunk, from its header.
 pub fn cbuffer_sizes(chunk: &[u8]) -> crate::Result<(usize, usize, usize)> {
     let h = ChunkHeader::parse_unchecked_len(chunk)?;

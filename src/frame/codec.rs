@@ -201,20 +201,8 @@ pub(crate) fn decompress(chunk: &[u8]) -> Result<Vec<u8>> {
             chunk.len()
         );
     }
-    // Sized by the chunk header: allocated fallibly.
-    let mut out = Vec::new();
-    out.try_reserve_exact(info.nbytes as usize)
-        .map_err(|_| crate::err!(MemoryAlloc, "no memory to decompress {} bytes", info.nbytes))?;
-    out.resize(info.nbytes as usize, 0);
-    let n = engine::decompress_into(&chunk[..info.cbytes as usize], &mut out)?;
-    if n != out.len() {
-        crate::bail!(
-            Data,
-            "chunk decompressed to {n} bytes, header says {}",
-            out.len()
-        );
-    }
-    Ok(out)
+    // Validated before the buffer its header asks for is allocated.
+    engine::decompress_to_vec(&chunk[..info.cbytes as usize])
 }
 
 /// Builds the chunk a special offset stands for.
@@ -254,8 +242,8 @@ mod engine {
         Ok(dst)
     }
 
-    pub(super) fn decompress_into(chunk: &[u8], out: &mut [u8]) -> Result<usize> {
-        crate::chunk::decompress(chunk, out)
+    pub(super) fn decompress_to_vec(chunk: &[u8]) -> Result<Vec<u8>> {
+        crate::chunk::decompress_to_vec(chunk)
     }
 
     /// `nitems` items from item `start`, decoding only the blocks holding them.

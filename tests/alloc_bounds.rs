@@ -1,0 +1,116 @@
+//! A chunk's header says how many bytes it decodes to (up to 2 GiB), and a
+//! reader that trusts it before checking the rest of the chunk can be made
+//! to allocate and zero gigabytes for a few bytes of input. These tests
+//! watch the largest allocation a read asks for.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use b2nd::chunk::{self, CParams};
+use b2nd::schunk::{SChunk, Storage};
+
+/// The system allocator, noting the largest request made on each thread.
+struct Watching;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    // `try_with`: the allocator also runs while a thread's locals are torn down.
+    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
+}
+
+// SAFETY: every call is passed unchanged to `System`, which upholds the
+// `GlobalAlloc` contract; noting a size touches only a const-initialised
+// thread-local `Cell`, which neither allocates nor unwinds.
+unsafe impl GlobalAlloc for Watching {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Watching = Watching;
+
+/// The largest single allocation `f` asks for on this thread.
+fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    LARGEST.with(|l| l.set(0));
+    let out = f();
+    (out, LARGEST.with(Cell::get))
+}
+
+const MIB: usize = 1 << 20;
+
+/// What the fuzzer found: 10 bytes stored verbatim (42 bytes with the
+/// header) whose header claims 2,000,000,000.
+fn stored_chunk_claiming_2gb() -> Vec<u8> {
+    let cp = CParams {
+        clevel: 0,
+        typesize: 1,
+        ..CParams::default()
+    };
+    let mut c = vec![0u8; 64];
+    let n = chunk::compress(&cp, b"0123456789", &mut c).unwrap();
+    assert_eq!(n, 42, "a stored chunk of 10 bytes");
+    c.truncate(n);
+    c[4..8].copy_from_slice(&2_000_000_000i32.to_le_bytes());
+    c
+}
+
+#[test]
+fn a_chunk_is_checked_before_its_claimed_size_is_allocated() {
+    let (r, largest) =
+        largest_allocation(|| chunk::decompress_to_vec(&stored_chunk_claiming_2gb()));
+    assert_eq!(r.unwrap_err().code(), -3, "BLOSC2_ERROR_DATA");
+    assert!(largest < MIB, "asked for {largest} bytes");
+
+    // The watch sees a real decode's buffer.
+    let data: Vec<u8> = (0..4 * MIB).map(|i| (i / 1000) as u8).collect();
+    let mut c = vec![0u8; data.len() + 64];
+    let n = chunk::compress(&CParams::default(), &data, &mut c).unwrap();
+    let (r, largest) = largest_allocation(|| chunk::decompress_to_vec(&c[..n]));
+    assert_eq!(r.unwrap(), data);
+    assert!(largest >= 4 * MIB, "asked for {largest} bytes");
+}
+
+#[test]
+fn a_vlmetalayer_is_checked_before_its_claimed_size_is_allocated() {
+    let cp = CParams {
+        clevel: 0,
+        typesize: 1,
+        ..CParams::default()
+    };
+    let content = *b"vlmeta-\x01\x02\x03\x04\x05\x06\x07\x08\x09";
+    let mut s = SChunk::new(Storage::in_memory(cp.clone())).unwrap();
+    s.vlmeta_add("note", &content, Some(&cp)).unwrap();
+    let frame = s.to_buffer().unwrap();
+
+    let s = SChunk::from_buffer(&frame, false).unwrap();
+    assert_eq!(s.vlmeta_get("note").unwrap(), content);
+
+    // The content is stored verbatim behind its 32-byte header, whose
+    // nbytes now claims 2,000,000,000.
+    let at = frame
+        .windows(content.len())
+        .position(|w| w == content)
+        .expect("stored content in the frame");
+    let mut bad = frame.clone();
+    bad[at - 28..at - 24].copy_from_slice(&2_000_000_000i32.to_le_bytes());
+    let s = SChunk::from_buffer(&bad, false).unwrap();
+    let (r, largest) = largest_allocation(|| s.vlmeta_get("note"));
+    assert_eq!(r.unwrap_err().code(), -3, "BLOSC2_ERROR_DATA");
+    assert!(largest < MIB, "asked for {largest} bytes");
+}
