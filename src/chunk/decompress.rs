@@ -846,7 +846,8 @@ impl Decompressor {
     /// is then reserved fallibly. A header can claim up to 2 GiB; validating
     /// first refuses a claim that the chunk's own bytes contradict without
     /// allocating and zeroing that much. (The fuzzer found a 42-byte stored
-    /// chunk that claimed 2 GB as a vlmetalayer and took seconds to refuse.)
+    /// chunk, read as a vlmetalayer, whose claimed 2 GB was allocated and
+    /// zeroed in full before the chunk was refused.)
     pub fn decompress_to_vec(&mut self, chunk: &[u8]) -> crate::Result<Vec<u8>> {
         let mask = self.maskout.take();
         let p = Prepared::new(chunk, false)?;
