@@ -114,3 +114,41 @@ fn a_vlmetalayer_is_checked_before_its_claimed_size_is_allocated() {
     assert_eq!(r.unwrap_err().code(), -3, "BLOSC2_ERROR_DATA");
     assert!(largest < MIB, "asked for {largest} bytes");
 }
+
+/// A read of a few bytes of a chunk in an on-disk frame fetches and decodes
+/// only the block holding them. It used to decode those blocks into a
+/// buffer of the chunk's whole nbytes (16 MiB here), which a header can set
+/// to 2 GiB.
+#[test]
+fn a_partial_read_of_an_on_disk_chunk_needs_one_block() {
+    let path =
+        std::env::temp_dir().join(format!("b2nd_alloc_bounds_{}.b2frame", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let data: Vec<u8> = (0..16 * MIB).map(|i| (i / 1000) as u8).collect();
+    let mut sc = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: CParams {
+            typesize: 8,
+            ..CParams::default()
+        },
+        ..Storage::default()
+    })
+    .unwrap();
+    sc.append_buffer(&data).unwrap();
+    drop(sc);
+
+    let mut sc = SChunk::open(&path).unwrap();
+    let lo = 8 * MIB + 4;
+    let mut out = [0u8; 80];
+    let (r, largest) = largest_allocation(|| sc.read_chunk_range(0, lo, &mut out));
+    r.unwrap();
+    assert_eq!(out, data[lo..lo + 80]);
+    assert!(largest < 2 * MIB, "a byte range asked for {largest} bytes");
+
+    let (r, largest) = largest_allocation(|| sc.get_slice_buffer(1000, 1010, &mut out));
+    r.unwrap();
+    assert_eq!(out, data[8000..8080]);
+    assert!(largest < 2 * MIB, "a slice asked for {largest} bytes");
+    let _ = std::fs::remove_file(&path);
+}

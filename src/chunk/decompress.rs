@@ -67,6 +67,8 @@ struct DecWorker {
     codec: CodecState,
     a: PageBuf,
     b: PageBuf,
+    /// A block that a partial read (`decode_range`) cuts, decoded whole.
+    edge: PageBuf,
 }
 
 /// A reusable decompression context.
@@ -1040,40 +1042,20 @@ impl Decompressor {
         if stop_b > p.h.nbytes() {
             crate::bail!(InvalidParam, "start + nitems out of bounds");
         }
-        let dp = self.dparams.clone();
         let bs = p.blocksize;
         let first = start_b / bs;
-        let last = (stop_b - 1) / bs;
-        if first == last && p.zfp_items(&dp, first, start_b - first * bs, &mut dst[..nbytes_out])? {
+        if first == (stop_b - 1) / bs
+            && p.zfp_items(
+                &self.dparams,
+                first,
+                start_b - first * bs,
+                &mut dst[..nbytes_out],
+            )?
+        {
             return Ok(nbytes_out);
         }
-        let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && last > 0;
-        with_worker(|w| {
-            let mut block0 = Vec::new();
-            if needs_ref {
-                let (_, s0) = p.block_span(0);
-                block0.resize(s0, 0);
-                p.decode_block(w, &dp, 0, p.block_bytes(0)?, &mut block0, None, 0)?;
-            }
-            let mut tmp = Vec::new();
-            let mut written = 0;
-            for j in first..=last {
-                let (off, size) = p.block_span(j);
-                tmp.clear();
-                tmp.resize(size, 0);
-                let dref = if needs_ref && j > 0 {
-                    Some(&block0[..])
-                } else {
-                    None
-                };
-                p.decode_block(w, &dp, j, p.block_bytes(j)?, &mut tmp, dref, 0)?;
-                let from = start_b.max(off) - off;
-                let to = stop_b.min(off + size) - off;
-                dst[written..written + (to - from)].copy_from_slice(&tmp[from..to]);
-                written += to - from;
-            }
-            Ok(written)
-        })
+        self.decode_range(&p, None, start_b, &mut dst[..nbytes_out])?;
+        Ok(nbytes_out)
     }
 
     /// [`Decompressor::getitem`] on a lazy chunk: only the blocks holding the
@@ -1086,7 +1068,7 @@ impl Decompressor {
         nitems: usize,
         dst: &mut [u8],
     ) -> crate::Result<usize> {
-        let p = Prepared::new(chunk, true)?;
+        let mut p = Prepared::new(chunk, true)?;
         if p.h.vl_blocks() {
             crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
         }
@@ -1103,14 +1085,126 @@ impl Decompressor {
             .checked_mul(ts)
             .filter(|&b| b.checked_add(len).is_some_and(|e| e <= nbytes))
             .ok_or_else(|| crate::err!(InvalidParam, "items {start}+{nitems} out of bounds"))?;
-        let bs = p.blocksize.max(1);
-        let mask: Vec<bool> = (0..p.nblocks)
-            .map(|j| j * bs >= lo + len || (j + 1) * bs <= lo)
-            .collect();
-        let mut full = vec![0u8; nbytes];
-        self.decompress_with_source(chunk, src, &mut full, Some(&mask))?;
-        dst[..len].copy_from_slice(&full[lo..lo + len]);
+        self.range_from_source(&mut p, chunk, src, lo, &mut dst[..len])?;
         Ok(len)
+    }
+
+    /// Decodes bytes `lo..lo + dst.len()` of a lazy chunk (its header and
+    /// block starts; see [`Decompressor::decompress_with_source`]), fetching
+    /// from `source` and decoding only the blocks that hold them.
+    pub fn decompress_range_with_source(
+        &mut self,
+        header_and_bstarts: &[u8],
+        source: &mut dyn BlockSource,
+        lo: usize,
+        dst: &mut [u8],
+    ) -> crate::Result<()> {
+        let mut p = Prepared::new(header_and_bstarts, true)?;
+        if p.h.vl_blocks() {
+            crate::bail!(
+                InvalidParam,
+                "a byte range does not apply to VL-block chunks"
+            );
+        }
+        let nbytes = p.h.nbytes();
+        if lo.checked_add(dst.len()).map_or(true, |e| e > nbytes) {
+            crate::bail!(
+                InvalidParam,
+                "range {lo}+{} outside the chunk's {nbytes} bytes",
+                dst.len()
+            );
+        }
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.range_from_source(&mut p, header_and_bstarts, source, lo, dst)
+    }
+
+    /// [`Decompressor::decode_range`] for a lazy chunk: fetches the blocks
+    /// the range needs first (special chunks need none).
+    fn range_from_source(
+        &self,
+        p: &mut Prepared<'_>,
+        header_and_bstarts: &[u8],
+        source: &mut dyn BlockSource,
+        lo: usize,
+        dst: &mut [u8],
+    ) -> crate::Result<()> {
+        if p.special != 0 {
+            return self.decode_range(p, None, lo, dst);
+        }
+        // The blocks holding the range, and block 0 when DELTA decodes the
+        // others against it.
+        let (first, last) = range_span(p, lo, dst.len());
+        let delta_ref = p.has_delta && !p.memcpyed && last > 0;
+        let needed = |j: usize| j >= first || (j == 0 && delta_ref);
+        let fetched = fetch_blocks(p, header_and_bstarts, source, last + 1, needed)?;
+        self.decode_range(p, Some(&fetched), lo, dst)
+    }
+
+    /// Decodes bytes `lo..lo + dst.len()` (not empty, within `nbytes`) of a
+    /// validated chunk that is not VL-block, decoding only the blocks that
+    /// hold them: a block the range covers whole straight into `dst`, a block
+    /// it cuts into the worker's block scratch, then the part needed. So a
+    /// partial read needs at most one block of scratch, whatever `nbytes`
+    /// the header claims. (The reference's getitem copies every block
+    /// through its scratch.)
+    fn decode_range(
+        &self,
+        p: &Prepared<'_>,
+        fetched: Option<&Fetched>,
+        lo: usize,
+        dst: &mut [u8],
+    ) -> crate::Result<()> {
+        let dp = &self.dparams;
+        let hi = lo + dst.len();
+        let (first, last) = range_span(p, lo, dst.len());
+        if p.special == Special::UNINIT_CODE && dp.postfilter.is_none() {
+            // As in the reference: nothing is written.
+            return Ok(());
+        }
+        let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && last > 0;
+        with_worker(|w| {
+            // Block 0 decoded, DELTA's reference for the others.
+            let mut block0 = Vec::new();
+            if needs_ref {
+                block0.resize(p.block_span(0).1, 0);
+                p.decode_block(w, dp, 0, bytes_of(p, fetched, 0)?, &mut block0, None, 0)?;
+            }
+            let mut edge = std::mem::take(&mut w.edge);
+            let result = (|| -> crate::Result<()> {
+                for j in first..=last {
+                    let (off, size) = p.block_span(j);
+                    let (from, to) = (lo.max(off) - off, hi.min(off + size) - off);
+                    let piece = &mut dst[off + from - lo..off + to - lo];
+                    if needs_ref && j == 0 {
+                        piece.copy_from_slice(&block0[from..to]);
+                        continue;
+                    }
+                    let dref = needs_ref.then_some(&block0[..]);
+                    let bytes = bytes_of(p, fetched, j)?;
+                    if from == 0 && to == size {
+                        p.decode_block(w, dp, j, bytes, piece, dref, 0)?;
+                        continue;
+                    }
+                    // Every byte of a block is written by its decode (an
+                    // uninitialised special chunk excepted), so the scratch
+                    // is only grown, not cleared.
+                    if edge.len() < size {
+                        edge.resize(size);
+                    }
+                    edge.truncate(size);
+                    if p.special == Special::UNINIT_CODE {
+                        edge.fill(0);
+                    }
+                    p.decode_block(w, dp, j, bytes, &mut edge, dref, 0)?;
+                    piece.copy_from_slice(&edge[from..to]);
+                }
+                Ok(())
+            })();
+            w.edge = edge;
+            result
+        })
     }
 
     /// Decodes block `nblock` of a VL-block chunk.
@@ -1177,45 +1271,65 @@ impl Decompressor {
                 );
             }
         }
-        // Lazy trailer: nchunk (i32), offset (i64), then one csize per block.
-        let trailer = p.bstarts_end + 12;
-        let hint = |j: usize| -> Option<usize> {
-            rd_i32(header_and_bstarts, trailer + 4 * j)
-                .ok()
-                .filter(|&c| c > 0)
-                .map(|c| c as usize)
-        };
-        if p.h.uses_dict() && !p.memcpyed {
-            let bytes = source.block(usize::MAX, p.bstarts_end as u32, None)?;
-            let (d, _) = read_dict(p.h.compformat(), &bytes)?;
-            p.dict = Some(Arc::new(d));
-        }
-        // Fetch every needed block first (the source is not shareable across threads).
-        let nblocks = p.nblocks;
         let skip = |j: usize| mask.is_some_and(|m| m[j]);
-        let mut fetched: Vec<Option<Vec<u8>>> = Vec::with_capacity(nblocks);
-        for j in 0..nblocks {
-            let needed = !skip(j) || (j == 0 && p.has_delta && !p.memcpyed && !p.h.vl_blocks());
-            if !needed {
-                fetched.push(None);
-                continue;
-            }
-            let offset = if p.memcpyed {
-                p.hlen + j * p.blocksize
-            } else {
-                p.bstart(j)? as usize
-            };
-            let offset = u32::try_from(offset)
-                .map_err(|_| crate::err!(InvalidHeader, "block offset overflows"))?;
-            fetched.push(Some(source.block(j, offset, hint(j))?.into_owned()));
-        }
+        let delta_ref = p.has_delta && !p.memcpyed && !p.h.vl_blocks();
+        let needed = |j: usize| !skip(j) || (j == 0 && delta_ref);
+        let nblocks = p.nblocks;
+        let fetched = fetch_blocks(&mut p, header_and_bstarts, source, nblocks, needed)?;
         if p.h.vl_blocks() {
             p.vl = Some(lazy_vl_layout(&p, &fetched)?);
         }
         let nb = p.h.nbytes();
-        self.decode_into(&p, &mut dst[..nb], mask, Some(Arc::new(fetched)))?;
+        self.decode_into(&p, &mut dst[..nb], mask, Some(fetched))?;
         Ok(nb)
     }
+}
+
+/// The first and last block holding bytes `lo..lo + len` (`len` > 0).
+fn range_span(p: &Prepared<'_>, lo: usize, len: usize) -> (usize, usize) {
+    (lo / p.blocksize, (lo + len - 1) / p.blocksize)
+}
+
+/// Fetches from `source` the blocks of a lazy chunk before `end` that
+/// `needed` names (and its dictionary, into `p`), each as one read;
+/// `header_and_bstarts` may carry the lazy trailer, whose block sizes are
+/// passed on as hints.
+fn fetch_blocks(
+    p: &mut Prepared<'_>,
+    header_and_bstarts: &[u8],
+    source: &mut dyn BlockSource,
+    end: usize,
+    needed: impl Fn(usize) -> bool,
+) -> crate::Result<Fetched> {
+    // Lazy trailer: nchunk (i32), offset (i64), then one csize per block.
+    let trailer = p.bstarts_end + 12;
+    let hint = |j: usize| -> Option<usize> {
+        rd_i32(header_and_bstarts, trailer + 4 * j)
+            .ok()
+            .filter(|&c| c > 0)
+            .map(|c| c as usize)
+    };
+    if p.h.uses_dict() && !p.memcpyed {
+        let bytes = source.block(usize::MAX, p.bstarts_end as u32, None)?;
+        let (d, _) = read_dict(p.h.compformat(), &bytes)?;
+        p.dict = Some(Arc::new(d));
+    }
+    let mut fetched: Vec<Option<Vec<u8>>> = Vec::with_capacity(end);
+    for j in 0..end {
+        if !needed(j) {
+            fetched.push(None);
+            continue;
+        }
+        let offset = if p.memcpyed {
+            p.hlen + j * p.blocksize
+        } else {
+            p.bstart(j)? as usize
+        };
+        let offset = u32::try_from(offset)
+            .map_err(|_| crate::err!(InvalidHeader, "block offset overflows"))?;
+        fetched.push(Some(source.block(j, offset, hint(j))?.into_owned()));
+    }
+    Ok(Arc::new(fetched))
 }
 
 /// Block sizes of a lazy VL-block chunk, from the fetched block bytes.
@@ -1234,9 +1348,9 @@ fn lazy_vl_layout(p: &Prepared<'_>, fetched: &[Option<Vec<u8>>]) -> crate::Resul
             crate::bail!(InvalidHeader, "invalid VL-block offsets in lazy chunk");
         }
         let csize = (next - bstart) as usize;
-        let nb = match &fetched[j] {
-            Some(b) => rd_i32(b, 0)?,
-            None => crate::bail!(
+        let nb = match fetched.get(j) {
+            Some(Some(b)) => rd_i32(b, 0)?,
+            _ => crate::bail!(
                 InvalidParam,
                 "masks are not supported for lazy VL-block chunks"
             ),

@@ -226,17 +226,17 @@ impl SChunk {
             Ok(i) => i,
             Err(_) => return Ok(None),
         };
-        let end = lo
+        if lo
             .checked_add(dst.len())
-            .filter(|&e| e <= info.nbytes as usize)
-            .ok_or_else(|| {
-                crate::err!(
-                    InvalidParam,
-                    "range {lo}+{} outside chunk {n} ({} bytes)",
-                    dst.len(),
-                    info.nbytes
-                )
-            })?;
+            .map_or(true, |e| e > info.nbytes as usize)
+        {
+            crate::bail!(
+                InvalidParam,
+                "range {lo}+{} outside chunk {n} ({} bytes)",
+                dst.len(),
+                info.nbytes
+            );
+        }
         if dst.is_empty() {
             return Ok(Some(0));
         }
@@ -254,13 +254,7 @@ impl SChunk {
         let Some(lazy) = self.lazy_chunk(n)? else {
             return Ok(None);
         };
-        let bs = info.blocksize as usize;
-        let nblocks = (info.nbytes as usize).div_ceil(bs);
-        let mask: Vec<bool> = (0..nblocks)
-            .map(|b| b * bs >= end || (b + 1) * bs <= lo)
-            .collect();
         let trailer = LazyTrailer::parse(&lazy)?;
-        let mut tmp = vec![0u8; info.nbytes as usize];
         let Backend::Frame(frame) = &mut self.backend else {
             return Ok(None);
         };
@@ -268,8 +262,7 @@ impl SChunk {
             frame.read_stored(n, pos, buf)
         });
         self.engine
-            .decompress_with_source(&lazy, &mut src, &mut tmp, Some(&mask))?;
-        dst.copy_from_slice(&tmp[lo..end]);
+            .decompress_range_with_source(&lazy, &mut src, lo, dst)?;
         Ok(Some(dst.len()))
     }
 

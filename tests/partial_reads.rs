@@ -1,0 +1,243 @@
+//! Reads of part of a chunk (`getitem`, `read_chunk_range`, slices, and the
+//! byte range of a lazy chunk) decode only the blocks that hold the bytes
+//! asked for: a block the range covers whole straight into the caller's
+//! buffer, a block it cuts through a scratch. Every range here is checked
+//! against the same bytes of the whole chunk, decoded in one call.
+
+mod common;
+
+use b2nd::chunk::{self, CParams, DParams, Decompressor, Special};
+use b2nd::schunk::{SChunk, Storage};
+use common::TempDir;
+
+const BLOCKSIZE: usize = 256;
+/// 15 whole blocks and a short last one.
+const NBYTES: usize = 15 * BLOCKSIZE + 160;
+
+/// Starts and lengths around block boundaries (and the chunk's ends).
+fn ranges(nbytes: usize) -> Vec<(usize, usize)> {
+    let starts = [
+        0,
+        1,
+        3,
+        255,
+        256,
+        257,
+        511,
+        512,
+        1000,
+        nbytes - 161,
+        nbytes - 160,
+        nbytes - 1,
+    ];
+    let lens = [1, 2, 4, 255, 256, 257, 512, 513, 1024, nbytes];
+    let mut out = Vec::new();
+    for &lo in &starts {
+        for &len in &lens {
+            out.push((lo, len.min(nbytes - lo)));
+        }
+    }
+    out
+}
+
+/// Parameters for each kind of chunk a range read meets: split and unsplit
+/// shuffled blocks, DELTA (every block decoded against block 0), blocks
+/// stored verbatim, and a chunk stored whole (clevel 0).
+fn kinds() -> Vec<(&'static str, CParams)> {
+    let base = CParams {
+        typesize: 4,
+        blocksize: BLOCKSIZE as i32,
+        ..CParams::default()
+    };
+    vec![
+        ("shuffle", base.clone()),
+        (
+            "shuffle-lz4-split",
+            CParams {
+                compcode: 1,
+                splitmode: 1,
+                ..base.clone()
+            },
+        ),
+        (
+            "delta",
+            CParams {
+                filters: [0, 0, 0, 0, 3, 1],
+                ..base.clone()
+            },
+        ),
+        (
+            "noise",
+            CParams {
+                filters: [0; 6],
+                ..base.clone()
+            },
+        ),
+        ("memcpyed", CParams { clevel: 0, ..base }),
+    ]
+}
+
+/// Data that compresses in some blocks and not in others.
+fn data(kind: &str) -> Vec<u8> {
+    let mut rng = common::XorShift(0x5eed_0001);
+    (0..NBYTES)
+        .map(|i| match kind {
+            "noise" => rng.next() as u8,
+            _ if (i / BLOCKSIZE) % 3 == 2 => rng.next() as u8,
+            _ => (i / 40) as u8,
+        })
+        .collect()
+}
+
+#[test]
+fn getitem_of_every_range_matches_the_whole_chunk() {
+    let mut chunks = Vec::new();
+    for (kind, cp) in kinds() {
+        let src = data(kind);
+        let mut c = vec![0u8; NBYTES + 64 + 16 * 4];
+        let n = chunk::compress(&cp, &src, &mut c).unwrap();
+        c.truncate(n);
+        chunks.push((kind, c, src));
+    }
+    let value = [1u8, 2, 3, 4];
+    let special = |kind, value| chunk::make_special(kind, NBYTES, 4, value).unwrap();
+    chunks.push(("zeros", special(Special::Zero, None), vec![0; NBYTES]));
+    chunks.push((
+        "value",
+        special(Special::Value, Some(&value[..])),
+        value.repeat(NBYTES / 4),
+    ));
+    let nan = f32::NAN.to_le_bytes();
+    chunks.push(("nans", special(Special::Nan, None), nan.repeat(NBYTES / 4)));
+    for (kind, c, src) in &chunks {
+        let mut d = Decompressor::new(DParams::default());
+        for (lo, len) in ranges(NBYTES) {
+            if lo % 4 != 0 || len % 4 != 0 || len == 0 {
+                continue;
+            }
+            let mut out = vec![0xa5u8; len + 3];
+            let got = d.getitem(c, lo / 4, len / 4, &mut out).unwrap();
+            assert_eq!(got, len, "{kind} {lo}+{len}");
+            assert_eq!(&out[..len], &src[lo..lo + len], "{kind} {lo}+{len}");
+            assert_eq!(
+                &out[len..],
+                &[0xa5; 3],
+                "{kind} {lo}+{len}: wrote past the items"
+            );
+        }
+    }
+}
+
+/// A super-chunk of one chunk of each kind (and two special chunks), on
+/// disk as a contiguous frame and as a sparse directory.
+fn on_disk(dir: &TempDir, contiguous: bool) -> (SChunk, Vec<Vec<u8>>) {
+    let name = if contiguous {
+        "parts.b2frame"
+    } else {
+        "parts.b2dir"
+    };
+    let path = dir.join(name);
+    let mut sc = SChunk::new(Storage {
+        contiguous,
+        urlpath: Some(path.clone()),
+        cparams: CParams {
+            typesize: 4,
+            blocksize: BLOCKSIZE as i32,
+            ..CParams::default()
+        },
+        ..Storage::default()
+    })
+    .unwrap();
+    let mut expect = Vec::new();
+    for (kind, cp) in kinds() {
+        let src = data(kind);
+        let mut c = vec![0u8; NBYTES + 64 + 16 * 4];
+        let n = chunk::compress(&cp, &src, &mut c).unwrap();
+        sc.append_chunk(&c[..n]).unwrap();
+        expect.push(src);
+    }
+    // Special chunks: a frame keeps a zero chunk as a special offset.
+    let value = [9u8, 8, 7, 6];
+    for (kind, value, src) in [
+        (Special::Zero, None, vec![0u8; NBYTES]),
+        (Special::Value, Some(&value[..]), value.repeat(NBYTES / 4)),
+    ] {
+        let c = chunk::make_special(kind, NBYTES, 4, value).unwrap();
+        sc.append_chunk(&c).unwrap();
+        expect.push(src);
+    }
+    drop(sc);
+    (SChunk::open(&path).unwrap(), expect)
+}
+
+#[test]
+fn byte_ranges_of_on_disk_chunks_match_the_whole_chunk() {
+    let dir = TempDir::new("partial_reads");
+    for contiguous in [true, false] {
+        let (mut sc, expect) = on_disk(&dir, contiguous);
+        assert_eq!(sc.nchunks() as usize, expect.len());
+        let mut d = Decompressor::new(DParams::default());
+        for (n, src) in expect.iter().enumerate() {
+            let lazy = sc.get_lazychunk(n as i64).unwrap().into_owned();
+            // Special chunks are handed out whole.
+            let is_lazy = lazy[31] & 0x08 != 0;
+            assert_eq!(is_lazy, n < kinds().len(), "chunk {n}");
+            for (lo, len) in ranges(NBYTES) {
+                let what = format!("contiguous={contiguous} chunk {n} {lo}+{len}");
+                let mut out = vec![0xa5u8; len];
+                sc.read_chunk_range(n, lo, &mut out).unwrap();
+                assert_eq!(out, &src[lo..lo + len], "read_chunk_range, {what}");
+
+                if !is_lazy {
+                    continue;
+                }
+                let mut out = vec![0xa5u8; len];
+                let mut blocks = sc.lazy_block_source(&lazy).unwrap();
+                d.decompress_range_with_source(&lazy, &mut *blocks, lo, &mut out)
+                    .unwrap();
+                assert_eq!(out, &src[lo..lo + len], "lazy range, {what}");
+            }
+        }
+        // Slices across chunk boundaries, in items.
+        let all: Vec<u8> = expect.concat();
+        for (start, stop) in [
+            (0, 1),
+            (NBYTES / 4 - 3, NBYTES / 4 + 70),
+            (100, all.len() / 4),
+        ] {
+            let mut out = vec![0u8; (stop - start) * 4];
+            sc.get_slice_buffer(start as i64, stop as i64, &mut out)
+                .unwrap();
+            assert_eq!(out, &all[start * 4..stop * 4], "slice {start}..{stop}");
+        }
+    }
+}
+
+#[test]
+fn a_range_outside_the_chunk_is_refused() {
+    let dir = TempDir::new("partial_reads_bounds");
+    let (mut sc, _) = on_disk(&dir, true);
+    let lazy = sc.get_lazychunk(0).unwrap().into_owned();
+    let mut blocks = sc.lazy_block_source(&lazy).unwrap();
+    let mut d = Decompressor::new(DParams::default());
+    let mut out = vec![0u8; 10];
+    for lo in [NBYTES - 9, NBYTES, usize::MAX - 4] {
+        let e = d
+            .decompress_range_with_source(&lazy, &mut *blocks, lo, &mut out)
+            .unwrap_err();
+        assert_eq!(e.code(), -12, "BLOSC2_ERROR_INVALID_PARAM for {lo}");
+        let e = sc.read_chunk_range(0, lo, &mut out).unwrap_err();
+        assert_eq!(e.code(), -12, "BLOSC2_ERROR_INVALID_PARAM for {lo}");
+    }
+}
+
+#[test]
+fn getitem_of_an_uninitialised_chunk_writes_nothing() {
+    // As the reference's getitem: the bytes of such a chunk are undefined,
+    // and nothing is written for them.
+    let c = chunk::make_special(Special::Uninit, 4096, 4, None).unwrap();
+    let mut d = Decompressor::new(DParams::default());
+    let mut out = vec![0xa5u8; 400];
+    assert_eq!(d.getitem(&c, 10, 100, &mut out).unwrap(), 400);
+    assert_eq!(out, vec![0xa5u8; 400]);
+}
