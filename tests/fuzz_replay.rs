@@ -256,6 +256,7 @@ fn frame_bodies_survive_mutated_frames() {
     for seed in &seeds {
         for m in mutations(seed, 40, &mut rng) {
             bodies::frame_open(&m);
+            bodies::frame_file(&m);
             runs += 1;
         }
     }

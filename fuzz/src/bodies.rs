@@ -277,6 +277,69 @@ pub fn frame_open(data: &[u8]) {
 /// Most chunks `frame_open` copies into a chunk list.
 const MAX_COPIED_CHUNKS: i64 = 1 << 20;
 
+/// A contiguous frame opened from a file. Besides what `frame_open` reads,
+/// this reaches the readers that fetch only part of a chunk from disk, which
+/// an in-memory frame never takes: lazy chunks decoded through their block
+/// source, byte ranges of a chunk and slices across chunks.
+pub fn frame_file(data: &[u8]) {
+    // One file per process and thread, rewritten for every input.
+    let path = std::env::temp_dir().join(format!(
+        "b2nd-fuzz-{}-{:?}.b2frame",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    if std::fs::write(&path, data).is_err() {
+        return;
+    }
+    if let Ok(mut sc) = SChunk::open(&path) {
+        read_everything(&mut sc);
+        read_parts(&mut sc);
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// Reads the first 64 chunks of `sc` as lazy chunks and in parts: a few
+/// bytes at each end, a range across the first block boundary and one
+/// through the middle; then a slice across the first two chunks.
+fn read_parts(sc: &mut SChunk) {
+    let mut d = Decompressor::new(sc.dparams().clone());
+    let mut out = vec![0u8; MAX_DECODED];
+    for n in 0..sc.nchunks().min(64) {
+        let Ok(lazy) = sc.get_lazychunk(n).map(|c| c.into_owned()) else {
+            continue;
+        };
+        if let Ok(mut src) = sc.lazy_block_source(&lazy) {
+            let _ = d.decompress_with_source(&lazy, &mut *src, &mut out, None);
+        }
+        let field = |at: usize| {
+            lazy.get(at..at + 4).map_or(0, |b| {
+                i32::from_le_bytes([b[0], b[1], b[2], b[3]]).max(0) as usize
+            })
+        };
+        let (nbytes, blocksize) = (field(4), field(8).max(1));
+        let ranges = [
+            (0, 5),
+            (nbytes.saturating_sub(7), 7),
+            (blocksize.saturating_sub(3), 9),
+            (nbytes / 3, nbytes / 3),
+        ];
+        for (lo, len) in ranges {
+            let len = len.min(nbytes.saturating_sub(lo)).min(MAX_DECODED);
+            let _ = sc.read_chunk_range(n as usize, lo, &mut out[..len]);
+        }
+    }
+    let typesize = i64::from(sc.typesize().max(1));
+    let items = i64::from(sc.chunksize().max(0)) / typesize;
+    let (start, stop) = (items / 2, (items + items / 2).min(sc.nbytes() / typesize));
+    if start < stop && ((stop - start) * typesize) as usize <= MAX_DECODED {
+        let _ = sc.get_slice_buffer(
+            start,
+            stop,
+            &mut out[..((stop - start) * typesize) as usize],
+        );
+    }
+}
+
 /// A packed super-chunk (`b2nd_packed_unpack`): every chunk and metalayer it
 /// holds is read, and when it unpacks, packing it gives a buffer that unpacks
 /// and packs to the same bytes.
