@@ -152,3 +152,52 @@ fn a_partial_read_of_an_on_disk_chunk_needs_one_block() {
     assert!(largest < 2 * MIB, "a slice asked for {largest} bytes");
     let _ = std::fs::remove_file(&path);
 }
+
+/// A chunk in a file frame whose header claims more compressed bytes than
+/// the frame holds is refused before a read sized by that claim: its lazy
+/// chunk's last block would otherwise run to the claimed end, and reading
+/// that block allocated and zeroed the claimed size first (the fuzzer's
+/// `frame_file` found a 775-byte frame doing so).
+#[test]
+fn a_file_chunk_claiming_more_bytes_than_the_frame_holds_is_refused() {
+    let path =
+        std::env::temp_dir().join(format!("b2nd_alloc_claim_{}.b2frame", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let data: Vec<u8> = (0..MIB)
+        .map(|i| (i % 251) as u8 ^ (i / 4096) as u8)
+        .collect();
+    let cp = CParams {
+        typesize: 4,
+        ..CParams::default()
+    };
+    let mut c = vec![0u8; data.len() + 64];
+    let n = chunk::compress(&cp, &data, &mut c).unwrap();
+    c.truncate(n);
+    let mut sc = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cp,
+        ..Storage::default()
+    })
+    .unwrap();
+    sc.append_chunk(&c).unwrap();
+    drop(sc);
+
+    let mut frame = std::fs::read(&path).unwrap();
+    let at = frame
+        .windows(c.len())
+        .position(|w| w == &c[..])
+        .expect("the chunk stored verbatim");
+    frame[at + 12..at + 16].copy_from_slice(&1_900_000_000i32.to_le_bytes());
+    std::fs::write(&path, &frame).unwrap();
+
+    let mut sc = SChunk::open(&path).unwrap();
+    let mut out = [0u8; 80];
+    let (r, largest) = largest_allocation(|| sc.read_chunk_range(0, MIB - 100, &mut out));
+    assert_eq!(r.unwrap_err().code(), -11, "BLOSC2_ERROR_INVALID_HEADER");
+    assert!(largest < 2 * MIB, "asked for {largest} bytes");
+    let (r, largest) = largest_allocation(|| sc.get_lazychunk(0).map(|c| c.len()));
+    assert_eq!(r.unwrap_err().code(), -11, "BLOSC2_ERROR_INVALID_HEADER");
+    assert!(largest < 2 * MIB, "asked for {largest} bytes");
+    let _ = std::fs::remove_file(&path);
+}

@@ -462,6 +462,41 @@ impl Frame {
         Ok(Ok((info, h)))
     }
 
+    /// Checks that stored chunk `n`, `cbytes` long by its header, lies within
+    /// its storage: the data section, or for a sparse frame its own file
+    /// (returned open, for the read that follows). So nothing sized by a
+    /// header is allocated for bytes that are not there.
+    pub(crate) fn check_stored_len(
+        &mut self,
+        n: usize,
+        cbytes: usize,
+    ) -> Result<Option<Box<dyn IoFile>>> {
+        match self.loc(n)? {
+            ChunkLoc::Special(_) => Ok(None),
+            ChunkLoc::Stored(id) if self.is_sparse() => {
+                let (io, path) = self.chunk_file(id)?;
+                let mut f = io.open(&path, OpenMode::Read)?;
+                let size = f.size()?;
+                if cbytes as u64 > size {
+                    crate::bail!(
+                        InvalidHeader,
+                        "chunk {n} says {cbytes} bytes, its file has {size}"
+                    );
+                }
+                Ok(Some(f))
+            }
+            ChunkLoc::Stored(off) => {
+                if off as u64 + cbytes as u64 > self.data_len {
+                    crate::bail!(
+                        InvalidHeader,
+                        "chunk {n} ({cbytes} bytes at {off}) runs past the data section"
+                    );
+                }
+                Ok(None)
+            }
+        }
+    }
+
     /// Chunk `n` as stored: its bytes, or the special kind its offset encodes.
     pub fn chunk(&mut self, n: usize) -> Result<FrameChunk<'_>> {
         let (info, header) = match self.chunk_header(n)? {
@@ -469,45 +504,15 @@ impl Frame {
             Ok(i) => i,
         };
         let cb = info.cbytes as usize;
+        let mut sparse_file = self.check_stored_len(n, cb)?;
         let loc = self.loc(n)?;
         if let (ChunkLoc::Stored(off), true) = (loc, matches!(self.place, Place::Memory(_))) {
-            if off as u64 + cb as u64 > self.data_len {
-                crate::bail!(
-                    InvalidHeader,
-                    "chunk {n} ({cb} bytes at {off}) runs past the data section"
-                );
-            }
             let start = self.header_len as usize + off as usize;
             let Place::Memory(m) = &self.place else {
                 crate::bail!(Failure, "frame place changed");
             };
             Ok(FrameChunk::Bytes(Cow::Borrowed(&m.data[start..start + cb])))
         } else {
-            // A sparse chunk file is opened once for the size check and the read.
-            let mut sparse_file = None;
-            match loc {
-                ChunkLoc::Stored(off)
-                    if !self.is_sparse() && off as u64 + cb as u64 > self.data_len =>
-                {
-                    crate::bail!(
-                        InvalidHeader,
-                        "chunk {n} ({cb} bytes at {off}) runs past the data section"
-                    )
-                }
-                ChunkLoc::Stored(id) if self.is_sparse() => {
-                    let (io, path) = self.chunk_file(id)?;
-                    let mut f = io.open(&path, OpenMode::Read)?;
-                    let size = f.size()?;
-                    if (cb as u64) > size {
-                        crate::bail!(
-                            InvalidHeader,
-                            "chunk {n} says {cb} bytes, its file has {size}"
-                        );
-                    }
-                    sparse_file = Some(f);
-                }
-                _ => {}
-            }
             // The header was just read by `chunk_header`: fetch only the rest.
             let mut buf = std::mem::take(&mut self.chunk_buf);
             if buf.len() < cb {

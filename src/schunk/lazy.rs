@@ -177,6 +177,9 @@ impl SChunk {
         if info.special != 0 {
             return Ok(None);
         }
+        // The block sizes below come from `cbytes`: it must not claim more
+        // than the storage holds, or a read would be sized by the claim.
+        f.check_stored_len(n, info.cbytes as usize)?;
         let nblocks = nblocks_of(&info)?;
         let bstarts_len = 4 * nblocks;
         if !info.memcpyed && EXTENDED_HEADER_LEN + bstarts_len > info.cbytes as usize {
