@@ -275,7 +275,34 @@ static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, 
 #endif /* BENCH_NO_SCHUNK */
 
 #ifndef BENCH_NO_B2ND
-/* b2nd rows: from_cbuffer, to_cbuffer, random 10x10x10 slices, full read of a file-backed array. */
+/* Median latency of 200 random 10x10x10 slices of `arr` (the same slices on every call),
+   printed as row/name. */
+static int slice_row(b2nd_array_t *arr, const int64_t shape[3], const char *row, const char *name) {
+  enum { NSLICES = 200 };
+  double lat[NSLICES];
+  double slice[1000];
+  int64_t sshape[3] = {10, 10, 10};
+  rng_state = 12345;
+  for (int i = 0; i < NSLICES; i++) {
+    int64_t start[3], stop[3];
+    for (int d = 0; d < 3; d++) {
+      start[d] = (int64_t)(rng() % (uint64_t)(shape[d] - 10));
+      stop[d] = start[d] + 10;
+    }
+    double t0 = now();
+    if (b2nd_get_slice_cbuffer(arr, start, stop, slice, sshape, sizeof slice) < 0) {
+      fprintf(stderr, "%s: get_slice_cbuffer failed (%s)\n", row, name);
+      return 1;
+    }
+    lat[i] = now() - t0;
+  }
+  qsort(lat, NSLICES, sizeof(double), cmp_double);
+  fprintf(out, "%s/%s\tslice_us\t%.2f\n", row, name, lat[NSLICES / 2] * 1e6);
+  return 0;
+}
+
+/* b2nd rows: from_cbuffer, to_cbuffer, random 10x10x10 slices, full read of a file-backed array
+   and the same slices from that file. */
 static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int quick) {
   const int64_t shape[3] = {quick ? 128 : 256, 256, 128}; /* 256*256*128*8 = 64 MiB */
   const int32_t chunkshape[3] = {64, 64, 64};
@@ -315,27 +342,7 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
     if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: to_cbuffer mismatch\n", row); return 1; }
     fprintf(out, "%s/to_cbuffer\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
 
-    /* Random small slices: median latency. */
-    enum { NSLICES = 200 };
-    double lat[NSLICES];
-    double slice[1000];
-    int64_t sshape[3] = {10, 10, 10};
-    rng_state = 12345;
-    for (int i = 0; i < NSLICES; i++) {
-      int64_t start[3], stop[3];
-      for (int d = 0; d < 3; d++) {
-        start[d] = (int64_t)(rng() % (uint64_t)(shape[d] - 10));
-        stop[d] = start[d] + 10;
-      }
-      double t0 = now();
-      if (b2nd_get_slice_cbuffer(arr, start, stop, slice, sshape, sizeof slice) < 0) {
-        fprintf(stderr, "%s: get_slice_cbuffer failed\n", row);
-        return 1;
-      }
-      lat[i] = now() - t0;
-    }
-    qsort(lat, NSLICES, sizeof(double), cmp_double);
-    fprintf(out, "%s/slice10x10x10\tslice_us\t%.2f\n", row, lat[NSLICES / 2] * 1e6);
+    if (slice_row(arr, shape, row, "slice10x10x10") != 0) return 1;
 
     /* Full read of a file-backed array. */
     blosc2_remove_urlpath(urlpath);
@@ -348,6 +355,8 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
     });
     if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: file read mismatch\n", row); return 1; }
     fprintf(out, "%s/file_full_read\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
+    /* The same slices from the file, where each reads only the blocks it needs from disk. */
+    if (slice_row(farr, shape, row, "file_slice10x10x10") != 0) return 1;
     fflush(out);
     b2nd_free(farr);
     b2nd_free(arr);
