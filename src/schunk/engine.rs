@@ -117,6 +117,18 @@ impl Engine {
         self.dec.getitem(chunk, start, nitems, dst)
     }
 
+    /// Decodes a chunk whose blocks come from `source`; `mask[i]` true skips block i.
+    pub(crate) fn decompress_with_source(
+        &mut self,
+        header_and_bstarts: &[u8],
+        source: &mut dyn BlockSource,
+        dst: &mut [u8],
+        mask: Option<&[bool]>,
+    ) -> Result<usize> {
+        self.dec
+            .decompress_with_source(header_and_bstarts, source, dst, mask)
+    }
+
     /// Decodes bytes `lo..lo + dst.len()` of a chunk whose blocks come from
     /// `source`, fetching and decoding only the blocks that hold them.
     pub(crate) fn decompress_range_with_source(

@@ -269,6 +269,43 @@ impl SChunk {
         Ok(Some(dst.len()))
     }
 
+    /// Decodes into `dst` the blocks of chunk `n` that `skip` leaves in
+    /// (`skip[b]` true skips block `b`), reading from an on-disk frame the
+    /// chunk's block starts once and then only those blocks. `None` when
+    /// the chunk is not read that way (in-memory storage, special chunks) or
+    /// its blocks are not the ones `skip` counts or `dst` holds: the caller
+    /// then decodes it whole.
+    pub fn decompress_blocks(
+        &mut self,
+        n: i64,
+        dst: &mut [u8],
+        skip: &[bool],
+    ) -> Result<Option<usize>> {
+        self.locked(false, |s| {
+            let idx = s.check_index(n)?;
+            let Some(lazy) = s.lazy_chunk(idx)? else {
+                return Ok(None);
+            };
+            let info = ChunkInfo::parse(&lazy)?;
+            let fits = info.flags2 & 1 == 0
+                && info.nbytes as usize == dst.len()
+                && nblocks_of(&info)? == skip.len();
+            if !fits {
+                return Ok(None);
+            }
+            let trailer = LazyTrailer::parse(&lazy)?;
+            let Backend::Frame(frame) = &mut s.backend else {
+                return Ok(None);
+            };
+            let mut src = LazyBlocks::new(trailer, |pos, buf: &mut [u8]| {
+                frame.read_stored(idx, pos, buf)
+            });
+            s.engine
+                .decompress_with_source(&lazy, &mut src, dst, Some(skip))
+                .map(Some)
+        })
+    }
+
     fn frame_site(&self) -> Option<FrameSite> {
         let Backend::Frame(f) = &self.backend else {
             return None;

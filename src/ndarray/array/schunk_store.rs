@@ -247,22 +247,11 @@ impl ChunkStore for SChunkStore {
         let Inner { sc, dec, .. } = &mut *inner;
         // On disk, when few blocks are needed, fetch just those (the
         // reference's compact path): the super-chunk reads the chunk's
-        // block index and then only the wanted blocks' bytes.
+        // block starts once and then only the wanted blocks' bytes.
         if let (true, Some(skip)) = (self.persistent, skip) {
             let needed = skip.iter().filter(|s| !**s).count();
-            if needed * 4 <= skip.len() {
-                let lazy = sc.get_lazychunk(n)?.into_owned();
-                if let Ok(h) = ChunkHeader::parse(&lazy) {
-                    if h.nbytes() == dst.len() && h.blocksize() > 0 && h.nblocks() == skip.len() {
-                        let (idx, bs) = (n as usize, h.blocksize());
-                        for (b, block) in dst.chunks_mut(bs).enumerate() {
-                            if !skip[b] {
-                                sc.read_chunk_range(idx, b * bs, block)?;
-                            }
-                        }
-                        return Ok(());
-                    }
-                }
+            if needed * 4 <= skip.len() && sc.decompress_blocks(n, dst, skip)?.is_some() {
+                return Ok(());
             }
         }
         // Borrowed, not copied: an in-memory chunk is decoded where it lies.
