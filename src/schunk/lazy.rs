@@ -94,12 +94,13 @@ impl LazyTrailer {
 }
 
 /// Serves the blocks of one lazy chunk through `read(position_in_chunk, buf)`,
-/// sized by the lazy trailer.
+/// sized by the lazy trailer. Each block is read into a buffer of its own,
+/// handed over owned: the decoder keeps every block it fetches, so a
+/// reused buffer would only be copied out again.
 pub(crate) struct LazyBlocks<R> {
     read: R,
     csizes: Vec<u32>,
     cbytes: u32,
-    buf: Vec<u8>,
 }
 
 impl<R: FnMut(u64, &mut [u8]) -> Result<()>> LazyBlocks<R> {
@@ -108,7 +109,6 @@ impl<R: FnMut(u64, &mut [u8]) -> Result<()>> LazyBlocks<R> {
             read,
             csizes: trailer.csizes,
             cbytes: trailer.cbytes,
-            buf: Vec::new(),
         }
     }
 }
@@ -141,9 +141,9 @@ impl<R: FnMut(u64, &mut [u8]) -> Result<()>> BlockSource for LazyBlocks<R> {
                 self.cbytes
             );
         }
-        self.buf.resize(len, 0);
-        (self.read)(u64::from(offset), &mut self.buf)?;
-        Ok(Cow::Borrowed(&self.buf))
+        let mut buf = vec![0u8; len];
+        (self.read)(u64::from(offset), &mut buf)?;
+        Ok(Cow::Owned(buf))
     }
 }
 
