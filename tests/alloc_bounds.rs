@@ -115,28 +115,37 @@ fn a_vlmetalayer_is_checked_before_its_claimed_size_is_allocated() {
     assert!(largest < MIB, "asked for {largest} bytes");
 }
 
+/// A contiguous frame file (named after `tag` and the process) holding one
+/// chunk.
+fn frame_file_of(tag: &str, cparams: CParams, chunk: &[u8]) -> std::path::PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("b2nd_alloc_{tag}_{}.b2frame", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let mut sc = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams,
+        ..Storage::default()
+    })
+    .unwrap();
+    sc.append_chunk(chunk).unwrap();
+    path
+}
+
 /// A read of a few bytes of a chunk in an on-disk frame fetches and decodes
 /// only the block holding them. It used to decode those blocks into a
 /// buffer of the chunk's whole nbytes (16 MiB here), which a header can set
 /// to 2 GiB.
 #[test]
 fn a_partial_read_of_an_on_disk_chunk_needs_one_block() {
-    let path =
-        std::env::temp_dir().join(format!("b2nd_alloc_bounds_{}.b2frame", std::process::id()));
-    let _ = std::fs::remove_file(&path);
     let data: Vec<u8> = (0..16 * MIB).map(|i| (i / 1000) as u8).collect();
-    let mut sc = SChunk::new(Storage {
-        contiguous: true,
-        urlpath: Some(path.clone()),
-        cparams: CParams {
-            typesize: 8,
-            ..CParams::default()
-        },
-        ..Storage::default()
-    })
-    .unwrap();
-    sc.append_buffer(&data).unwrap();
-    drop(sc);
+    let cp = CParams {
+        typesize: 8,
+        ..CParams::default()
+    };
+    let mut c = vec![0u8; data.len() + 64];
+    let n = chunk::compress(&cp, &data, &mut c).unwrap();
+    let path = frame_file_of("bounds", cp, &c[..n]);
 
     let mut sc = SChunk::open(&path).unwrap();
     let lo = 8 * MIB + 4;
@@ -160,9 +169,6 @@ fn a_partial_read_of_an_on_disk_chunk_needs_one_block() {
 /// `frame_file` found a 775-byte frame doing so).
 #[test]
 fn a_file_chunk_claiming_more_bytes_than_the_frame_holds_is_refused() {
-    let path =
-        std::env::temp_dir().join(format!("b2nd_alloc_claim_{}.b2frame", std::process::id()));
-    let _ = std::fs::remove_file(&path);
     let data: Vec<u8> = (0..MIB)
         .map(|i| (i % 251) as u8 ^ (i / 4096) as u8)
         .collect();
@@ -173,15 +179,7 @@ fn a_file_chunk_claiming_more_bytes_than_the_frame_holds_is_refused() {
     let mut c = vec![0u8; data.len() + 64];
     let n = chunk::compress(&cp, &data, &mut c).unwrap();
     c.truncate(n);
-    let mut sc = SChunk::new(Storage {
-        contiguous: true,
-        urlpath: Some(path.clone()),
-        cparams: cp,
-        ..Storage::default()
-    })
-    .unwrap();
-    sc.append_chunk(&c).unwrap();
-    drop(sc);
+    let path = frame_file_of("claim", cp, &c);
 
     let mut frame = std::fs::read(&path).unwrap();
     let at = frame

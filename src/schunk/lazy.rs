@@ -20,7 +20,7 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use super::engine::BlockSource;
+use super::engine::{BlockSource, Engine};
 use super::{Backend, SChunk};
 use crate::frame::codec::{ChunkInfo, EXTENDED_HEADER_LEN};
 use crate::frame::io::{read_exact_at, IoRef, OpenMode};
@@ -257,16 +257,30 @@ impl SChunk {
         let Some(lazy) = self.lazy_chunk(n)? else {
             return Ok(None);
         };
-        let trailer = LazyTrailer::parse(&lazy)?;
+        let len = dst.len();
+        let done = self.with_lazy_blocks(n, &lazy, |engine, src| {
+            engine.decompress_range_with_source(&lazy, src, lo, dst)
+        })?;
+        Ok(done.map(|()| len))
+    }
+
+    /// Runs `decode` with this super-chunk's engine and a source of the
+    /// blocks of stored chunk `n` of the on-disk frame, whose lazy chunk is
+    /// `lazy`; `None` when the super-chunk has no frame.
+    fn with_lazy_blocks<T>(
+        &mut self,
+        n: usize,
+        lazy: &[u8],
+        decode: impl FnOnce(&mut Engine, &mut dyn BlockSource) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let trailer = LazyTrailer::parse(lazy)?;
         let Backend::Frame(frame) = &mut self.backend else {
             return Ok(None);
         };
         let mut src = LazyBlocks::new(trailer, |pos, buf: &mut [u8]| {
             frame.read_stored(n, pos, buf)
         });
-        self.engine
-            .decompress_range_with_source(&lazy, &mut src, lo, dst)?;
-        Ok(Some(dst.len()))
+        decode(&mut self.engine, &mut src).map(Some)
     }
 
     /// Decodes into `dst` the blocks of chunk `n` that `skip` leaves in
@@ -293,16 +307,9 @@ impl SChunk {
             if !fits {
                 return Ok(None);
             }
-            let trailer = LazyTrailer::parse(&lazy)?;
-            let Backend::Frame(frame) = &mut s.backend else {
-                return Ok(None);
-            };
-            let mut src = LazyBlocks::new(trailer, |pos, buf: &mut [u8]| {
-                frame.read_stored(idx, pos, buf)
-            });
-            s.engine
-                .decompress_with_source(&lazy, &mut src, dst, Some(skip))
-                .map(Some)
+            s.with_lazy_blocks(idx, &lazy, |engine, src| {
+                engine.decompress_with_source(&lazy, src, dst, Some(skip))
+            })
         })
     }
 
