@@ -323,6 +323,7 @@ fn nd_bodies_survive_mutated_meta_and_arrays() {
     let frame = NdArray::from_cbuffer(&ctx, &src).unwrap().to_cframe().unwrap();
     for m in mutations(&frame, 150, &mut rng) {
         bodies::ndarray_cframe(&m);
+        bodies::frame_file(&m);
     }
 }
 
