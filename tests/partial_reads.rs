@@ -90,7 +90,7 @@ fn data(kind: &str) -> Vec<u8> {
 }
 
 #[test]
-fn getitem_of_every_range_matches_the_whole_chunk() {
+fn getitem_and_decompress_range_of_every_range_match_the_whole_chunk() {
     let mut chunks = Vec::new();
     for (kind, cp) in kinds() {
         let src = data(kind);
@@ -112,6 +112,11 @@ fn getitem_of_every_range_matches_the_whole_chunk() {
     for (kind, c, src) in &chunks {
         let mut d = Decompressor::new(DParams::default());
         for (lo, len) in ranges(NBYTES) {
+            // Any bytes: `decompress_range`.
+            let mut out = vec![0xa5u8; len];
+            d.decompress_range(c, lo, &mut out).unwrap();
+            assert_eq!(out, &src[lo..lo + len], "{kind} range {lo}+{len}");
+            // Whole items: `getitem`.
             if lo % 4 != 0 || len % 4 != 0 || len == 0 {
                 continue;
             }
@@ -128,18 +133,28 @@ fn getitem_of_every_range_matches_the_whole_chunk() {
     }
 }
 
-/// A super-chunk of one chunk of each kind (and two special chunks), on
-/// disk as a contiguous frame and as a sparse directory.
-fn on_disk(dir: &TempDir, contiguous: bool) -> (SChunk, Vec<Vec<u8>>) {
-    let name = if contiguous {
-        "parts.b2frame"
-    } else {
-        "parts.b2dir"
+/// Where `stored` keeps its super-chunk.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Place {
+    /// A chunk list in memory.
+    Memory,
+    /// A contiguous frame file, reopened.
+    File,
+    /// A sparse frame directory, reopened.
+    Sparse,
+}
+
+/// A super-chunk of one chunk of each kind (and two special chunks) at
+/// `place`, with the bytes each chunk holds.
+fn stored(dir: &TempDir, place: Place) -> (SChunk, Vec<Vec<u8>>) {
+    let path = match place {
+        Place::Memory => None,
+        Place::File => Some(dir.join("parts.b2frame")),
+        Place::Sparse => Some(dir.join("parts.b2dir")),
     };
-    let path = dir.join(name);
     let mut sc = SChunk::new(Storage {
-        contiguous,
-        urlpath: Some(path.clone()),
+        contiguous: place == Place::File,
+        urlpath: path.clone(),
         cparams: CParams {
             typesize: 4,
             blocksize: BLOCKSIZE as i32,
@@ -166,24 +181,30 @@ fn on_disk(dir: &TempDir, contiguous: bool) -> (SChunk, Vec<Vec<u8>>) {
         sc.append_chunk(&c).unwrap();
         expect.push(src);
     }
-    drop(sc);
-    (SChunk::open(&path).unwrap(), expect)
+    match path {
+        Some(path) => {
+            drop(sc);
+            (SChunk::open(path).unwrap(), expect)
+        }
+        None => (sc, expect),
+    }
 }
 
 #[test]
-fn byte_ranges_of_on_disk_chunks_match_the_whole_chunk() {
+fn byte_ranges_of_stored_chunks_match_the_whole_chunk() {
     let dir = TempDir::new("partial_reads");
-    for contiguous in [true, false] {
-        let (mut sc, expect) = on_disk(&dir, contiguous);
+    for place in [Place::Memory, Place::File, Place::Sparse] {
+        let (mut sc, expect) = stored(&dir, place);
         assert_eq!(sc.nchunks() as usize, expect.len());
         let mut d = Decompressor::new(DParams::default());
         for (n, src) in expect.iter().enumerate() {
             let lazy = sc.get_lazychunk(n as i64).unwrap().into_owned();
-            // Special chunks are handed out whole.
+            // Special chunks, and every chunk in memory, are handed out whole.
             let is_lazy = lazy[31] & 0x08 != 0;
-            assert_eq!(is_lazy, n < kinds().len(), "chunk {n}");
+            let on_disk = place != Place::Memory;
+            assert_eq!(is_lazy, on_disk && n < kinds().len(), "chunk {n}");
             for (lo, len) in ranges(NBYTES) {
-                let what = format!("contiguous={contiguous} chunk {n} {lo}+{len}");
+                let what = format!("{place:?} chunk {n} {lo}+{len}");
                 let mut out = vec![0xa5u8; len];
                 sc.read_chunk_range(n, lo, &mut out).unwrap();
                 assert_eq!(out, &src[lo..lo + len], "read_chunk_range, {what}");
@@ -216,7 +237,7 @@ fn byte_ranges_of_on_disk_chunks_match_the_whole_chunk() {
 #[test]
 fn a_range_outside_the_chunk_is_refused() {
     let dir = TempDir::new("partial_reads_bounds");
-    let (mut sc, _) = on_disk(&dir, true);
+    let (mut sc, _) = stored(&dir, Place::File);
     let lazy = sc.get_lazychunk(0).unwrap().into_owned();
     let mut blocks = sc.lazy_block_source(&lazy).unwrap();
     let mut d = Decompressor::new(DParams::default());

@@ -41,6 +41,22 @@ pub fn chunk_decode(data: &[u8]) {
         .ok()
         .map(|n| out2[..n].to_vec());
     assert_eq!(full, again, "1 and 2 threads disagree");
+    // Byte ranges (across the first block boundary, and at the end) are
+    // the whole decode's bytes.
+    if let Some(full) = &full {
+        let n = full.len();
+        for (lo, len) in [(blocksize.saturating_sub(3), 9), (n.saturating_sub(5), 5)] {
+            let len = len.min(n.saturating_sub(lo));
+            let mut range = vec![0u8; len];
+            if d.decompress_range(data, lo, &mut range).is_ok() {
+                assert_eq!(
+                    range,
+                    full[lo..lo + len],
+                    "range {lo}+{len} differs from the decode"
+                );
+            }
+        }
+    }
     // With a block shape, chunks that ask for NDCELL/NDMEAN reach the cell
     // decoder (any shape: a wrong one must be an error, not a crash).
     let side = i64::from(data.get(40).copied().unwrap_or(1) % 32) + 1;

@@ -1042,18 +1042,6 @@ impl Decompressor {
         if stop_b > p.h.nbytes() {
             crate::bail!(InvalidParam, "start + nitems out of bounds");
         }
-        let bs = p.blocksize;
-        let first = start_b / bs;
-        if first == (stop_b - 1) / bs
-            && p.zfp_items(
-                &self.dparams,
-                first,
-                start_b - first * bs,
-                &mut dst[..nbytes_out],
-            )?
-        {
-            return Ok(nbytes_out);
-        }
         self.decode_range(&p, None, start_b, &mut dst[..nbytes_out])?;
         Ok(nbytes_out)
     }
@@ -1100,24 +1088,29 @@ impl Decompressor {
         dst: &mut [u8],
     ) -> crate::Result<()> {
         let mut p = Prepared::new(header_and_bstarts, true)?;
-        if p.h.vl_blocks() {
-            crate::bail!(
-                InvalidParam,
-                "a byte range does not apply to VL-block chunks"
-            );
-        }
-        let nbytes = p.h.nbytes();
-        if lo.checked_add(dst.len()).map_or(true, |e| e > nbytes) {
-            crate::bail!(
-                InvalidParam,
-                "range {lo}+{} outside the chunk's {nbytes} bytes",
-                dst.len()
-            );
-        }
-        if dst.is_empty() {
+        if range_is_empty(&p, lo, dst.len())? {
             return Ok(());
         }
         self.range_from_source(&mut p, header_and_bstarts, source, lo, dst)
+    }
+
+    /// Decodes bytes `lo..lo + dst.len()` of `chunk`, which need not be
+    /// whole items, decoding only the blocks that hold them (a lazy chunk
+    /// fetches only those). VL-block chunks are refused.
+    pub fn decompress_range(
+        &mut self,
+        chunk: &[u8],
+        lo: usize,
+        dst: &mut [u8],
+    ) -> crate::Result<()> {
+        if let Some(mut src) = lazy_source(&self.dparams, chunk)? {
+            return self.decompress_range_with_source(chunk, &mut *src, lo, dst);
+        }
+        let p = Prepared::new(chunk, false)?;
+        if range_is_empty(&p, lo, dst.len())? {
+            return Ok(());
+        }
+        self.decode_range(&p, None, lo, dst)
     }
 
     /// [`Decompressor::decode_range`] for a lazy chunk: fetches the blocks
@@ -1161,6 +1154,16 @@ impl Decompressor {
         let (first, last) = range_span(p, lo, dst.len());
         if p.special == Special::UNINIT_CODE && dp.postfilter.is_none() {
             // As in the reference: nothing is written.
+            return Ok(());
+        }
+        // Whole items within one block of a fixed-rate zfp chunk in memory:
+        // the one zfp cell that holds them is decoded.
+        let whole_items = dst.len() % p.h.typesize() == 0;
+        if fetched.is_none()
+            && first == last
+            && whole_items
+            && p.zfp_items(dp, first, lo - first * p.blocksize, dst)?
+        {
             return Ok(());
         }
         let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && last > 0;
@@ -1283,6 +1286,25 @@ impl Decompressor {
         self.decode_into(&p, &mut dst[..nb], mask, Some(fetched))?;
         Ok(nb)
     }
+}
+
+/// Checks a byte range `lo..lo + len` of chunk `p` (within `nbytes`, not a
+/// VL-block chunk); true when it is empty.
+fn range_is_empty(p: &Prepared<'_>, lo: usize, len: usize) -> crate::Result<bool> {
+    if p.h.vl_blocks() {
+        crate::bail!(
+            InvalidParam,
+            "a byte range does not apply to VL-block chunks"
+        );
+    }
+    let nbytes = p.h.nbytes();
+    if lo.checked_add(len).map_or(true, |e| e > nbytes) {
+        crate::bail!(
+            InvalidParam,
+            "range {lo}+{len} outside the chunk's {nbytes} bytes"
+        );
+    }
+    Ok(len == 0)
 }
 
 /// The first and last block holding bytes `lo..lo + len` (`len` > 0).

@@ -105,16 +105,15 @@ impl Engine {
         Ok(dst)
     }
 
-    /// Decodes `nitems` items (of the chunk's typesize) from item `start`,
-    /// decoding only the blocks that hold them.
-    pub(crate) fn getitem(
+    /// Decodes bytes `lo..lo + dst.len()` of `chunk`, decoding only the
+    /// blocks that hold them.
+    pub(crate) fn decompress_range(
         &mut self,
         chunk: &[u8],
-        start: usize,
-        nitems: usize,
+        lo: usize,
         dst: &mut [u8],
-    ) -> Result<usize> {
-        self.dec.getitem(chunk, start, nitems, dst)
+    ) -> Result<()> {
+        self.dec.decompress_range(chunk, lo, dst)
     }
 
     /// Decodes a chunk whose blocks come from `source`; `mask[i]` true skips block i.

@@ -169,11 +169,10 @@ impl SChunk {
             self.engine.decompress(&chunk, dst)?;
             return Ok(());
         }
-        let ts = usize::from(info.typesize.max(1));
-        if info.flags2 & 1 == 0 && lo % ts == 0 && len % ts == 0 {
-            self.engine.getitem(&chunk, lo / ts, len / ts, dst)?;
-            return Ok(());
+        if info.flags2 & 1 == 0 {
+            return self.engine.decompress_range(&chunk, lo, dst);
         }
+        // A VL-block chunk: its blocks are of any size, so it is decoded whole.
         let mut full = vec![0u8; nb];
         self.engine.decompress(&chunk, &mut full)?;
         dst.copy_from_slice(&full[lo..lo + len]);
