@@ -177,40 +177,7 @@ impl SChunk {
         if info.special != 0 {
             return Ok(None);
         }
-        // The block sizes below come from `cbytes`: it must not claim more
-        // than the storage holds, or a read would be sized by the claim.
-        f.check_stored_len(n, info.cbytes as usize)?;
-        let nblocks = nblocks_of(&info)?;
-        let bstarts_len = 4 * nblocks;
-        if !info.memcpyed && EXTENDED_HEADER_LEN + bstarts_len > info.cbytes as usize {
-            crate::bail!(
-                InvalidHeader,
-                "chunk {n}: {nblocks} block starts do not fit in {} bytes",
-                info.cbytes
-            );
-        }
-        let trailer_at = EXTENDED_HEADER_LEN + bstarts_len;
-        let mut lazy = vec![0u8; trailer_at + TRAILER_HEAD + 4 * nblocks];
-        lazy[..EXTENDED_HEADER_LEN].copy_from_slice(&header);
-        if !info.memcpyed {
-            f.read_stored(
-                n,
-                EXTENDED_HEADER_LEN as u64,
-                &mut lazy[EXTENDED_HEADER_LEN..trailer_at],
-            )?;
-        }
-        lazy[31] |= LAZY_FLAG;
-        let (nchunk, offset) = f.lazy_location(n)?;
-        lazy[trailer_at..trailer_at + 4].copy_from_slice(&nchunk.to_le_bytes());
-        lazy[trailer_at + 4..trailer_at + 12].copy_from_slice(&offset.to_le_bytes());
-        let csizes = block_csizes(&info, &lazy[EXTENDED_HEADER_LEN..trailer_at], nblocks)?;
-        for (dst, c) in lazy[trailer_at + TRAILER_HEAD..]
-            .chunks_exact_mut(4)
-            .zip(csizes)
-        {
-            dst.copy_from_slice(&c.to_le_bytes());
-        }
-        Ok(Some(lazy))
+        build_lazy_chunk(f, n, &info, &header).map(Some)
     }
 
     /// Reads bytes `lo..lo+dst.len()` of chunk `n` fetching only the needed
@@ -225,8 +192,8 @@ impl SChunk {
         let Some(f) = self.disk_frame() else {
             return Ok(None);
         };
-        let info = match f.chunk_info(n)? {
-            Ok(i) => i,
+        let (info, header) = match f.chunk_header(n)? {
+            Ok(h) => h,
             Err(_) => return Ok(None),
         };
         if lo
@@ -254,9 +221,8 @@ impl SChunk {
             f.read_stored(n, at, dst)?;
             return Ok(Some(dst.len()));
         }
-        let Some(lazy) = self.lazy_chunk(n)? else {
-            return Ok(None);
-        };
+        // The header just read serves the lazy chunk too.
+        let lazy = build_lazy_chunk(f, n, &info, &header)?;
         let len = dst.len();
         let done = self.with_lazy_blocks(n, &lazy, |engine, src| {
             engine.decompress_range_with_source(&lazy, src, lo, dst)
@@ -373,6 +339,50 @@ impl SChunk {
         };
         Ok(Box::new(LazyBlocks::new(t, read)))
     }
+}
+
+/// The lazy chunk of stored, non-special chunk `n` of `f`, whose header was
+/// read as `info` and `header` (see the module notes).
+fn build_lazy_chunk(
+    f: &mut Frame,
+    n: usize,
+    info: &ChunkInfo,
+    header: &[u8; EXTENDED_HEADER_LEN],
+) -> Result<Vec<u8>> {
+    // The block sizes below come from `cbytes`: it must not claim more
+    // than the storage holds, or a read would be sized by the claim.
+    f.check_stored_len(n, info.cbytes as usize)?;
+    let nblocks = nblocks_of(info)?;
+    let bstarts_len = 4 * nblocks;
+    if !info.memcpyed && EXTENDED_HEADER_LEN + bstarts_len > info.cbytes as usize {
+        crate::bail!(
+            InvalidHeader,
+            "chunk {n}: {nblocks} block starts do not fit in {} bytes",
+            info.cbytes
+        );
+    }
+    let trailer_at = EXTENDED_HEADER_LEN + bstarts_len;
+    let mut lazy = vec![0u8; trailer_at + TRAILER_HEAD + 4 * nblocks];
+    lazy[..EXTENDED_HEADER_LEN].copy_from_slice(header);
+    if !info.memcpyed {
+        f.read_stored(
+            n,
+            EXTENDED_HEADER_LEN as u64,
+            &mut lazy[EXTENDED_HEADER_LEN..trailer_at],
+        )?;
+    }
+    lazy[31] |= LAZY_FLAG;
+    let (nchunk, offset) = f.lazy_location(n)?;
+    lazy[trailer_at..trailer_at + 4].copy_from_slice(&nchunk.to_le_bytes());
+    lazy[trailer_at + 4..trailer_at + 12].copy_from_slice(&offset.to_le_bytes());
+    let csizes = block_csizes(info, &lazy[EXTENDED_HEADER_LEN..trailer_at], nblocks)?;
+    for (dst, c) in lazy[trailer_at + TRAILER_HEAD..]
+        .chunks_exact_mut(4)
+        .zip(csizes)
+    {
+        dst.copy_from_slice(&c.to_le_bytes());
+    }
+    Ok(lazy)
 }
 
 /// Compressed size of each block: from the sorted block starts, the last
