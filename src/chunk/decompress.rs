@@ -436,6 +436,12 @@ impl<'a> Prepared<'a> {
         zfp::decode_items(self.h.compcode_meta, ts as i32, shape, stream, at / ts, out)
     }
 
+    /// Whether DELTA decodes every block after the first against block 0's
+    /// output, so that reading any of them needs block 0 decoded too.
+    fn delta_against_block0(&self) -> bool {
+        self.has_delta && !self.memcpyed && self.special == 0 && !self.h.vl_blocks()
+    }
+
     fn is_leftover(&self, j: usize) -> bool {
         self.vl.is_none() && j + 1 == self.nblocks && self.leftover > 0
     }
@@ -917,8 +923,7 @@ impl Decompressor {
         }
         let dp = self.dparams.clone();
         let skip = |j: usize| mask.is_some_and(|m| m[j]);
-        let needs_ref =
-            p.has_delta && !p.memcpyed && p.special == 0 && p.vl.is_none() && p.nblocks > 1;
+        let needs_ref = p.delta_against_block0() && p.nblocks > 1;
         // Block 0 first when DELTA needs it as reference.
         let mut scratch0: Vec<u8> = Vec::new();
         let mut first = 0usize;
@@ -1129,7 +1134,7 @@ impl Decompressor {
         // The blocks holding the range, and block 0 when DELTA decodes the
         // others against it.
         let (first, last) = range_span(p, lo, dst.len());
-        let delta_ref = p.has_delta && !p.memcpyed && last > 0;
+        let delta_ref = p.delta_against_block0() && last > 0;
         let needed = |j: usize| j >= first || (j == 0 && delta_ref);
         let fetched = fetch_blocks(p, header_and_bstarts, source, last + 1, needed)?;
         self.decode_range(p, Some(&fetched), lo, dst)
@@ -1166,7 +1171,7 @@ impl Decompressor {
         {
             return Ok(());
         }
-        let needs_ref = p.has_delta && !p.memcpyed && p.special == 0 && last > 0;
+        let needs_ref = p.delta_against_block0() && last > 0;
         with_worker(|w| {
             // Block 0 decoded, DELTA's reference for the others.
             let mut block0 = Vec::new();
@@ -1275,7 +1280,7 @@ impl Decompressor {
             }
         }
         let skip = |j: usize| mask.is_some_and(|m| m[j]);
-        let delta_ref = p.has_delta && !p.memcpyed && !p.h.vl_blocks();
+        let delta_ref = p.delta_against_block0();
         let needed = |j: usize| !skip(j) || (j == 0 && delta_ref);
         let nblocks = p.nblocks;
         let fetched = fetch_blocks(&mut p, header_and_bstarts, source, nblocks, needed)?;
