@@ -250,6 +250,18 @@ fn a_range_outside_the_chunk_is_refused() {
         let e = sc.read_chunk_range(0, lo, &mut out).unwrap_err();
         assert_eq!(e.code(), -12, "BLOSC2_ERROR_INVALID_PARAM for {lo}");
     }
+    // The same from memory.
+    let (_, cp) = &kinds()[0];
+    let mut c = vec![0u8; NBYTES + 64 + 16 * 4];
+    let n = chunk::compress(cp, &data("shuffle"), &mut c).unwrap();
+    for lo in [NBYTES - 9, NBYTES, usize::MAX - 4] {
+        let e = d.decompress_range(&c[..n], lo, &mut out).unwrap_err();
+        assert_eq!(
+            e.code(),
+            -12,
+            "BLOSC2_ERROR_INVALID_PARAM for {lo} in memory"
+        );
+    }
 }
 
 #[test]
