@@ -149,8 +149,9 @@ pub(crate) fn decompress_offsets(chunk: &[u8], nchunks: usize) -> Result<OffsetI
         });
     }
     // A large index is kept compressed and read by blocks (see
-    // `frame::index`); that needs byte ranges to fall on item boundaries.
-    if want > KEEP_COMPRESSED_ABOVE && ts > 0 && 8 % ts == 0 {
+    // `frame::index`), whatever its typesize: entries are read as byte
+    // ranges, which need not fall on the chunk's items.
+    if want > KEEP_COMPRESSED_ABOVE {
         let cbytes = info.cbytes as usize;
         if cbytes > chunk.len() {
             crate::bail!(
@@ -176,18 +177,9 @@ pub(crate) fn decompress_offsets(chunk: &[u8], nchunks: usize) -> Result<OffsetI
 }
 
 /// `out.len()` decoded bytes of an index chunk from byte `at`, for
-/// [`Compressed`]: both are multiples of 8 and the chunk's typesize divides 8.
+/// [`Compressed`].
 fn read_index_bytes(chunk: &[u8], at: usize, out: &mut [u8]) -> Result<()> {
-    let ts = usize::from(ChunkInfo::parse(chunk)?.typesize).max(1);
-    let n = engine::getitem(chunk, at / ts, out.len() / ts, out)?;
-    if n != out.len() {
-        crate::bail!(
-            Data,
-            "offsets index gave {n} bytes at {at}, {} expected",
-            out.len()
-        );
-    }
-    Ok(())
+    engine::decompress_range(chunk, at, out)
 }
 
 /// Decompresses a whole chunk into a new buffer.
@@ -244,6 +236,12 @@ mod engine {
 
     pub(super) fn decompress_to_vec(chunk: &[u8]) -> Result<Vec<u8>> {
         crate::chunk::decompress_to_vec(chunk)
+    }
+
+    /// Bytes `at..at + out.len()`, decoding only the blocks holding them.
+    pub(super) fn decompress_range(chunk: &[u8], at: usize, out: &mut [u8]) -> Result<()> {
+        crate::chunk::Decompressor::new(crate::chunk::DParams::default())
+            .decompress_range(chunk, at, out)
     }
 
     /// `nitems` items from item `start`, decoding only the blocks holding them.
@@ -339,6 +337,49 @@ mod tests {
     /// An index that compresses far better than its entries take in memory
     /// (here Zstd: 4 Mi entries, 32 MiB decoded) is kept as its chunk, and
     /// reading an entry decodes only the block that holds it.
+    #[test]
+    fn a_large_index_of_any_typesize_is_kept_compressed() {
+        // The fuzzer's frame_file found a 775-byte frame whose index, of
+        // typesize 3, declared 84 million entries: entries were read as
+        // items then, so it was decoded whole, 673 MB. Typesizes 3, 5 and 7
+        // cut the entries across items and blocks; every lookup must still
+        // give the entry.
+        let n = (KEEP_COMPRESSED_ABOVE / 8) * 3 + 5;
+        let value = |i: usize| (i as i64 / 100) * 40;
+        let raw: Vec<u8> = (0..n).flat_map(|i| value(i).to_le_bytes()).collect();
+        for typesize in [3, 5, 7] {
+            let cp = crate::chunk::CParams {
+                typesize,
+                blocksize: 3000 * typesize,
+                nthreads: 1,
+                ..crate::chunk::CParams::default()
+            };
+            let mut dst = vec![0u8; raw.len() + crate::chunk::Fmt::MAX_OVERHEAD];
+            let len = crate::chunk::compress(&cp, &raw, &mut dst).unwrap();
+            let index = decompress_offsets(&dst[..len], n).unwrap();
+            assert!(
+                matches!(index, OffsetIndex::Compressed(_)),
+                "typesize {typesize}: decoded whole"
+            );
+            for i in [0, 1, 374, 375, 376, 1125, n / 2, n - 1, 7] {
+                assert_eq!(
+                    index.get(i),
+                    Some(value(i)),
+                    "typesize {typesize}, entry {i}"
+                );
+            }
+            let mut count = 0;
+            index
+                .visit(|i, o| {
+                    assert_eq!(o, value(i), "typesize {typesize}, entry {i}");
+                    count += 1;
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(count, n);
+        }
+    }
+
     #[test]
     fn a_large_compressible_index_is_kept_compressed() {
         let n = 1usize << 22;
