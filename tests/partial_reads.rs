@@ -274,3 +274,41 @@ fn getitem_of_an_uninitialised_chunk_writes_nothing() {
     assert_eq!(d.getitem(&c, 10, 100, &mut out).unwrap(), 400);
     assert_eq!(out, vec![0xa5u8; 400]);
 }
+
+/// A block source that has no blocks: a special chunk needs none.
+struct NoBlocks;
+
+impl b2nd::chunk::BlockSource for NoBlocks {
+    fn block(
+        &mut self,
+        nblock: usize,
+        _offset: u32,
+        _len_hint: Option<usize>,
+    ) -> b2nd::Result<std::borrow::Cow<'_, [u8]>> {
+        panic!("block {nblock} fetched for a special chunk");
+    }
+}
+
+#[test]
+fn a_mask_of_the_wrong_length_is_refused_for_a_special_lazy_chunk() {
+    // The special-chunk path of decompress_with_source skipped the mask's
+    // length check and indexed the mask by block.
+    let mut c = chunk::make_special(Special::Zero, NBYTES, 4, None).unwrap();
+    c[31] |= 0x08; // the lazy bit
+    let mut d = Decompressor::new(DParams::default());
+    let mut out = vec![0xa5u8; NBYTES];
+    let e = d
+        .decompress_with_source(&c, &mut NoBlocks, &mut out, Some(&[]))
+        .unwrap_err();
+    assert_eq!(e.code(), -3, "BLOSC2_ERROR_DATA");
+    let e = d
+        .decompress_with_source(&c, &mut NoBlocks, &mut out[..10], None)
+        .unwrap_err();
+    assert_eq!(e.code(), -6, "BLOSC2_ERROR_WRITE_BUFFER");
+    assert_eq!(
+        d.decompress_with_source(&c, &mut NoBlocks, &mut out, None)
+            .unwrap(),
+        NBYTES
+    );
+    assert_eq!(out, vec![0u8; NBYTES]);
+}

@@ -876,26 +876,9 @@ impl Decompressor {
         dst: &mut [u8],
         mask: Option<&[bool]>,
     ) -> crate::Result<usize> {
-        if p.h.nbytes() > dst.len() {
-            crate::bail!(
-                WriteBuffer,
-                "chunk holds {} bytes, destination has {}",
-                p.h.nbytes,
-                dst.len()
-            );
-        }
-        if let Some(m) = mask {
-            if m.len() != p.nblocks {
-                crate::bail!(
-                    Data,
-                    "mask has {} entries, chunk has {} blocks",
-                    m.len(),
-                    p.nblocks
-                );
-            }
-        }
-        self.decode_into(p, &mut dst[..p.h.nbytes()], mask, None)?;
-        Ok(p.h.nbytes())
+        let nb = check_target(p, dst, mask)?;
+        self.decode_into(p, &mut dst[..nb], mask, None)?;
+        Ok(nb)
     }
 
     /// Decodes all blocks not masked out into `dst` (exactly nbytes long).
@@ -1252,32 +1235,11 @@ impl Decompressor {
         mask: Option<&[bool]>,
     ) -> crate::Result<usize> {
         let mut p = Prepared::new(header_and_bstarts, true)?;
+        let nb = check_target(&p, dst, mask)?;
         if p.special != 0 || (p.h.nbytes == 0 && p.nblocks == 0) {
             // Nothing to fetch: decode from the header alone.
-            if p.h.nbytes() > dst.len() {
-                crate::bail!(WriteBuffer, "destination too small");
-            }
-            let nb = p.h.nbytes();
             self.decode_into(&p, &mut dst[..nb], mask, None)?;
             return Ok(nb);
-        }
-        if p.h.nbytes() > dst.len() {
-            crate::bail!(
-                WriteBuffer,
-                "chunk holds {} bytes, destination has {}",
-                p.h.nbytes,
-                dst.len()
-            );
-        }
-        if let Some(m) = mask {
-            if m.len() != p.nblocks {
-                crate::bail!(
-                    Data,
-                    "mask has {} entries, chunk has {} blocks",
-                    m.len(),
-                    p.nblocks
-                );
-            }
         }
         let skip = |j: usize| mask.is_some_and(|m| m[j]);
         let delta_ref = p.delta_against_block0();
@@ -1287,10 +1249,31 @@ impl Decompressor {
         if p.h.vl_blocks() {
             p.vl = Some(lazy_vl_layout(&p, &fetched)?);
         }
-        let nb = p.h.nbytes();
         self.decode_into(&p, &mut dst[..nb], mask, Some(fetched))?;
         Ok(nb)
     }
+}
+
+/// Checks that `dst` holds chunk `p`'s `nbytes` and that `mask`, if any, has
+/// one entry per block; returns `nbytes`.
+fn check_target(p: &Prepared<'_>, dst: &[u8], mask: Option<&[bool]>) -> crate::Result<usize> {
+    let nb = p.h.nbytes();
+    if nb > dst.len() {
+        crate::bail!(
+            WriteBuffer,
+            "chunk holds {nb} bytes, destination has {}",
+            dst.len()
+        );
+    }
+    if let Some(m) = mask.filter(|m| m.len() != p.nblocks) {
+        crate::bail!(
+            Data,
+            "mask has {} entries, chunk has {} blocks",
+            m.len(),
+            p.nblocks
+        );
+    }
+    Ok(nb)
 }
 
 /// Checks a byte range `lo..lo + len` of chunk `p` (within `nbytes`, not a
