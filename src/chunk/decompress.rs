@@ -1006,45 +1006,10 @@ impl Decompressor {
         nitems: usize,
         dst: &mut [u8],
     ) -> crate::Result<usize> {
-        if let Some(mut src) = lazy_source(&self.dparams, chunk)? {
-            return self.getitem_lazy(chunk, &mut *src, start, nitems, dst);
-        }
-        let p = Prepared::new(chunk, false)?;
-        if p.vl.is_some() {
-            crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
-        }
-        if nitems == 0 {
-            return Ok(0);
-        }
-        let ts = p.h.typesize();
-        let Some(nbytes_out) = nitems.checked_mul(ts).filter(|&n| n <= i32::MAX as usize) else {
-            crate::bail!(WriteBuffer, "nitems * typesize overflows");
-        };
-        if nbytes_out > dst.len() {
-            crate::bail!(WriteBuffer, "destination too small for {nitems} items");
-        }
-        let Some(start_b) = start.checked_mul(ts).filter(|&b| b <= p.h.nbytes()) else {
-            crate::bail!(InvalidParam, "start {start} out of bounds");
-        };
-        let stop_b = start_b + nbytes_out;
-        if stop_b > p.h.nbytes() {
-            crate::bail!(InvalidParam, "start + nitems out of bounds");
-        }
-        self.decode_range(&p, None, start_b, &mut dst[..nbytes_out])?;
-        Ok(nbytes_out)
-    }
-
-    /// [`Decompressor::getitem`] on a lazy chunk: only the blocks holding the
-    /// items (and block 0 under DELTA) are fetched from `src` and decoded.
-    fn getitem_lazy(
-        &mut self,
-        chunk: &[u8],
-        src: &mut dyn BlockSource,
-        start: usize,
-        nitems: usize,
-        dst: &mut [u8],
-    ) -> crate::Result<usize> {
-        let mut p = Prepared::new(chunk, true)?;
+        // A lazy chunk: only the blocks holding the items (and block 0
+        // under DELTA) are fetched from its source.
+        let mut src = lazy_source(&self.dparams, chunk)?;
+        let mut p = Prepared::new(chunk, src.is_some())?;
         if p.h.vl_blocks() {
             crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
         }
@@ -1052,16 +1017,23 @@ impl Decompressor {
             return Ok(0);
         }
         let ts = p.h.typesize();
-        let nbytes = p.h.nbytes();
-        let len = nitems
-            .checked_mul(ts)
-            .filter(|&n| n <= dst.len())
-            .ok_or_else(|| crate::err!(WriteBuffer, "destination too small for {nitems} items"))?;
-        let lo = start
-            .checked_mul(ts)
-            .filter(|&b| b.checked_add(len).is_some_and(|e| e <= nbytes))
-            .ok_or_else(|| crate::err!(InvalidParam, "items {start}+{nitems} out of bounds"))?;
-        self.range_from_source(&mut p, chunk, src, lo, &mut dst[..len])?;
+        let Some(len) = nitems.checked_mul(ts).filter(|&n| n <= i32::MAX as usize) else {
+            crate::bail!(WriteBuffer, "nitems * typesize overflows");
+        };
+        if len > dst.len() {
+            crate::bail!(WriteBuffer, "destination too small for {nitems} items");
+        }
+        let Some(lo) = start.checked_mul(ts).filter(|&b| b <= p.h.nbytes()) else {
+            crate::bail!(InvalidParam, "start {start} out of bounds");
+        };
+        if lo + len > p.h.nbytes() {
+            crate::bail!(InvalidParam, "start + nitems out of bounds");
+        }
+        let dst = &mut dst[..len];
+        match src.as_deref_mut() {
+            Some(src) => self.range_from_source(&mut p, chunk, src, lo, dst)?,
+            None => self.decode_range(&p, None, lo, dst)?,
+        }
         Ok(len)
     }
 
