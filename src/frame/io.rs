@@ -190,10 +190,16 @@ impl IoFile for MemFile {
         let end = start
             .checked_add(data.len())
             .ok_or_else(|| crate::err!(WriteBuffer, "write past address space"))?;
-        if self.data.len() < end {
-            self.data.resize(end, 0);
+        // A frame in memory grows by appends (chunks, then index and
+        // trailer), so the part past the end is appended rather than
+        // zero-filled first and then overwritten. A gap before `start` reads
+        // as zeros, as a hole in a file does.
+        if self.data.len() < start {
+            self.data.resize(start, 0);
         }
-        self.data[start..end].copy_from_slice(data);
+        let inside = end.min(self.data.len()) - start;
+        self.data[start..start + inside].copy_from_slice(&data[..inside]);
+        self.data.extend_from_slice(&data[inside..]);
         Ok(())
     }
 
@@ -224,5 +230,21 @@ mod tests {
         m.truncate(2).unwrap();
         assert_eq!(m.size().unwrap(), 2);
         assert!(read_exact_at(&mut m, 0, &mut b, "x").is_err());
+    }
+
+    #[test]
+    fn memfile_writes_inside_across_and_past_the_end() {
+        let mut m = MemFile::default();
+        m.write_at(0, b"abcdef").unwrap();
+        m.write_at(1, b"XY").unwrap(); // inside
+        assert_eq!(m.data, b"aXYdef");
+        m.write_at(4, b"1234").unwrap(); // across the end
+        assert_eq!(m.data, b"aXYd1234");
+        m.write_at(8, b"!").unwrap(); // right at the end
+        assert_eq!(m.data, b"aXYd1234!");
+        m.write_at(11, b"z").unwrap(); // past it: the gap reads as zeros
+        assert_eq!(m.data, b"aXYd1234!\0\0z");
+        m.write_at(3, b"").unwrap();
+        assert_eq!(m.data.len(), 12);
     }
 }
