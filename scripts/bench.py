@@ -17,6 +17,7 @@ Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING] [--clev
 import argparse
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,6 +62,19 @@ def main() -> None:
     import blosc2  # the reference wheel
     wheel = pathlib.Path(blosc2.__file__).parent
     work = pathlib.Path(tempfile.mkdtemp(prefix="b2nd-bench-"))
+    try:
+        ours, ref = measure(opts, wheel, work)
+    except BaseException:
+        print(f"kept {work} (plugins, driver and results) to look at", file=sys.stderr)
+        raise
+    # The plugins and results are a few MB per run: without this, every run left them behind.
+    shutil.rmtree(work, ignore_errors=True)
+    report(opts, blosc2, ours, ref)
+
+
+def measure(opts, wheel: pathlib.Path, work: pathlib.Path) -> tuple:
+    """Builds the two plugins and the driver in `work`, runs the rounds, and returns each
+    library's best figure per (row, metric)."""
     ours_lib = ROOT / "target" / "release" / "libb2nd.so"
     exported = subprocess.run(["nm", "-D", "--defined-only", str(ours_lib)], capture_output=True, text=True).stdout
     defines = []
@@ -95,7 +109,10 @@ def main() -> None:
         merge_best(ours, {key: value})
     for key, value in read_tsv(ref_tsv):
         merge_best(ref, {key: value})
+    return ours, ref
 
+
+def report(opts, blosc2, ours: dict, ref: dict) -> None:
     if opts.aa:
         print("A/A run: the b2nd columns are the reference library too; ratios away from 1 are noise")
     print(f"reference: C-Blosc2 {blosc2.blosclib_version.split()[0]} (python-blosc2 {blosc2.__version__} wheel)")
