@@ -312,3 +312,103 @@ fn a_mask_of_the_wrong_length_is_refused_for_a_special_lazy_chunk() {
     );
     assert_eq!(out, vec![0u8; NBYTES]);
 }
+
+/// A block source that passes every call on to `inner`, counting the
+/// block fetches and, per read in place, its (offset, length).
+struct Counted {
+    inner: Box<dyn b2nd::chunk::BlockSource>,
+    blocks: usize,
+    in_place: Vec<(usize, usize)>,
+}
+
+impl b2nd::chunk::BlockSource for Counted {
+    fn block(
+        &mut self,
+        nblock: usize,
+        offset: u32,
+        len_hint: Option<usize>,
+    ) -> b2nd::Result<std::borrow::Cow<'_, [u8]>> {
+        self.blocks += 1;
+        self.inner.block(nblock, offset, len_hint)
+    }
+
+    fn read_raw(&mut self, offset: usize, dst: &mut [u8]) -> b2nd::Result<bool> {
+        self.in_place.push((offset, dst.len()));
+        self.inner.read_raw(offset, dst)
+    }
+}
+
+#[test]
+fn a_stored_chunk_on_disk_is_read_in_place_one_read_per_run_of_blocks() {
+    let dir = TempDir::new("partial_reads_stored");
+    let (mut sc, expect) = stored(&dir, Place::File);
+    let n = kinds().iter().position(|(k, _)| *k == "memcpyed").unwrap();
+    let src = &expect[n];
+    let lazy = sc.get_lazychunk(n as i64).unwrap().into_owned();
+    assert_ne!(lazy[2] & 0x02, 0, "the chunk is stored (memcpyed)");
+    let mut d = Decompressor::new(DParams::default());
+    let counted = |sc: &SChunk| Counted {
+        inner: sc.lazy_block_source(&lazy).unwrap(),
+        blocks: 0,
+        in_place: Vec::new(),
+    };
+
+    // A range over six blocks, cut at both ends: one read, of just its bytes.
+    let (lo, len) = (BLOCKSIZE + 7, 5 * BLOCKSIZE + 9);
+    let mut c = counted(&sc);
+    let mut out = vec![0xa5u8; len];
+    d.decompress_range_with_source(&lazy, &mut c, lo, &mut out)
+        .unwrap();
+    assert_eq!(out, &src[lo..lo + len]);
+    assert_eq!((c.blocks, c.in_place), (0, vec![(32 + lo, len)]));
+
+    // The whole chunk, with blocks 2, 3 and 9 masked out: one read per run
+    // of kept blocks, and the masked blocks left as they were.
+    let nblocks = NBYTES.div_ceil(BLOCKSIZE);
+    let mask: Vec<bool> = (0..nblocks).map(|j| [2, 3, 9].contains(&j)).collect();
+    let mut c = counted(&sc);
+    let mut out = vec![0xa5u8; NBYTES];
+    assert_eq!(
+        d.decompress_with_source(&lazy, &mut c, &mut out, Some(&mask))
+            .unwrap(),
+        NBYTES
+    );
+    let runs = [
+        (0, 2 * BLOCKSIZE),
+        (4 * BLOCKSIZE, 9 * BLOCKSIZE),
+        (10 * BLOCKSIZE, NBYTES),
+    ];
+    let reads: Vec<(usize, usize)> = runs.iter().map(|&(a, b)| (32 + a, b - a)).collect();
+    assert_eq!((c.blocks, c.in_place), (0, reads));
+    for j in 0..nblocks {
+        let (a, b) = (j * BLOCKSIZE, ((j + 1) * BLOCKSIZE).min(NBYTES));
+        if mask[j] {
+            assert!(out[a..b].iter().all(|&x| x == 0xa5), "block {j} masked out");
+        } else {
+            assert_eq!(out[a..b], src[a..b], "block {j}");
+        }
+    }
+
+    // A postfilter sees each block, so then they are fetched one by one.
+    let plus_one: b2nd::chunk::Postfilter = std::sync::Arc::new(|a| {
+        for (o, i) in a.output.iter_mut().zip(a.input) {
+            *o = i.wrapping_add(1);
+        }
+        Ok(())
+    });
+    let dp = DParams {
+        postfilter: Some(plus_one),
+        ..DParams::default()
+    };
+    let mut d = Decompressor::new(dp);
+    let mut c = counted(&sc);
+    let mut out = vec![0xa5u8; len];
+    d.decompress_range_with_source(&lazy, &mut c, lo, &mut out)
+        .unwrap();
+    let want: Vec<u8> = src[lo..lo + len]
+        .iter()
+        .map(|x| x.wrapping_add(1))
+        .collect();
+    assert_eq!(out, want);
+    assert_eq!((c.blocks, c.in_place.len()), (6, 0));
+}

@@ -38,6 +38,16 @@ pub trait BlockSource {
         offset: u32,
         len_hint: Option<usize>,
     ) -> crate::Result<Cow<'_, [u8]>>;
+
+    /// Reads the chunk's bytes `offset..offset + dst.len()` into `dst`, or
+    /// returns `Ok(false)` when this source cannot (the default), and the
+    /// decoder then fetches block by block. A stored (memcpyed) chunk's
+    /// blocks lie back to back as in the output, so with this a run of them
+    /// is one read into the caller's buffer, with no buffer of its own.
+    fn read_raw(&mut self, offset: usize, dst: &mut [u8]) -> crate::Result<bool> {
+        let _ = (offset, dst);
+        Ok(false)
+    }
 }
 
 /// Finds the blocks of a lazy chunk given to a plain decode call: the chunk
@@ -1086,6 +1096,9 @@ impl Decompressor {
         if p.special != 0 {
             return self.decode_range(p, None, lo, dst);
         }
+        if self.read_stored_blocks(p, source, lo, dst, |_| true)? {
+            return Ok(());
+        }
         // The blocks holding the range, and block 0 when DELTA decodes the
         // others against it.
         let (first, last) = range_span(p, lo, dst.len());
@@ -1093,6 +1106,45 @@ impl Decompressor {
         let needed = |j: usize| j >= first || (j == 0 && delta_ref);
         let fetched = fetch_blocks(p, header_and_bstarts, source, last + 1, needed)?;
         self.decode_range(p, Some(&fetched), lo, dst)
+    }
+
+    /// Reads bytes `lo..lo + dst.len()` (not empty, within `nbytes`) of a
+    /// stored (memcpyed) lazy chunk from `source` straight into `dst`,
+    /// leaving alone the blocks `keep` leaves out: one read per run of
+    /// consecutive kept blocks. False when the chunk is not stored, a
+    /// postfilter must see each block, or the source cannot read in place;
+    /// the caller then decodes block by block, which writes every kept
+    /// block.
+    fn read_stored_blocks(
+        &self,
+        p: &Prepared<'_>,
+        source: &mut dyn BlockSource,
+        lo: usize,
+        dst: &mut [u8],
+        keep: impl Fn(usize) -> bool,
+    ) -> crate::Result<bool> {
+        if !p.memcpyed || p.special != 0 || p.vl.is_some() || self.dparams.postfilter.is_some() {
+            return Ok(false);
+        }
+        let hi = lo + dst.len();
+        let (first, last) = range_span(p, lo, dst.len());
+        let mut j = first;
+        while j <= last {
+            if !keep(j) {
+                j += 1;
+                continue;
+            }
+            let run = j;
+            while j <= last && keep(j) {
+                j += 1;
+            }
+            let from = lo.max(run * p.blocksize);
+            let to = hi.min(j * p.blocksize);
+            if !source.read_raw(p.hlen + from, &mut dst[from - lo..to - lo])? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Decodes bytes `lo..lo + dst.len()` (not empty, within `nbytes`) of a
@@ -1214,6 +1266,9 @@ impl Decompressor {
             return Ok(nb);
         }
         let skip = |j: usize| mask.is_some_and(|m| m[j]);
+        if self.read_stored_blocks(&p, source, 0, &mut dst[..nb], |j| !skip(j))? {
+            return Ok(nb);
+        }
         let delta_ref = p.delta_against_block0();
         let needed = |j: usize| !skip(j) || (j == 0 && delta_ref);
         let nblocks = p.nblocks;

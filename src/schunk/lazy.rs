@@ -145,6 +145,19 @@ impl<R: FnMut(u64, &mut [u8]) -> Result<()>> BlockSource for LazyBlocks<R> {
         (self.read)(u64::from(offset), &mut buf)?;
         Ok(Cow::Owned(buf))
     }
+
+    fn read_raw(&mut self, offset: usize, dst: &mut [u8]) -> Result<bool> {
+        if offset as u64 + dst.len() as u64 > u64::from(self.cbytes) {
+            crate::bail!(
+                InvalidHeader,
+                "{} bytes at {offset} run past the chunk ({} bytes)",
+                dst.len(),
+                self.cbytes
+            );
+        }
+        (self.read)(offset as u64, dst)?;
+        Ok(true)
+    }
 }
 
 /// Where the frame of a super-chunk lives, for reading lazy blocks through
@@ -213,15 +226,8 @@ impl SChunk {
         if info.flags2 & 1 != 0 || info.special != 0 {
             return Ok(None);
         }
-        if info.memcpyed {
-            let at = EXTENDED_HEADER_LEN as u64 + lo as u64;
-            if at + dst.len() as u64 > info.cbytes as u64 {
-                crate::bail!(InvalidHeader, "memcpyed chunk {n} shorter than its nbytes");
-            }
-            f.read_stored(n, at, dst)?;
-            return Ok(Some(dst.len()));
-        }
-        // The header just read serves the lazy chunk too.
+        // The header just read serves the lazy chunk too. (A stored chunk's
+        // range is then one read into `dst`: `BlockSource::read_raw`.)
         let lazy = build_lazy_chunk(f, n, &info, &header)?;
         let len = dst.len();
         let done = self.with_lazy_blocks(n, &lazy, |engine, src| {
