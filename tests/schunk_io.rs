@@ -263,3 +263,38 @@ fn sparse_chunk_reads_open_the_chunk_file_at_most_twice() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_partial_read_of_a_sparse_chunk_opens_its_file_a_fixed_number_of_times() {
+    // One open for the header, one for the size check and the block starts,
+    // one for all the blocks: the opens do not grow with the blocks read
+    // (the reference opens the file once per block).
+    let dir = scratch("sparse-range.b2frame");
+    let _ = std::fs::remove_dir_all(&dir);
+    {
+        let mut w = SChunk::new(Storage {
+            contiguous: false,
+            urlpath: Some(dir.clone()),
+            cparams: cparams(),
+            ..Storage::default()
+        })
+        .unwrap();
+        w.append_buffer(&input(0)).unwrap();
+    }
+    let counts = Arc::new(Counts::default());
+    let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
+    let mut r = SChunk::open_with_io(&dir, 0, Some(io)).unwrap();
+    let src = input(0);
+    let stored = r.get_chunk(0).unwrap().into_owned();
+    assert!(stored.len() < src.len() / 2, "the chunk is compressed");
+    // Blocks are 4 KiB: one block, then eight.
+    for (lo, len) in [(5000usize, 100usize), (4096 + 10, 8 * 4096 - 20)] {
+        let mut out = vec![0u8; len];
+        let opened = counts.opened.load(Ordering::SeqCst);
+        r.read_chunk_range(0, lo, &mut out).unwrap();
+        assert_eq!(out, &src[lo..lo + len], "{lo}+{len}");
+        let opens = counts.opened.load(Ordering::SeqCst) - opened;
+        assert_eq!(opens, 3, "{lo}+{len}: {opens} opens");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

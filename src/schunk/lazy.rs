@@ -245,6 +245,12 @@ impl SChunk {
         lazy: &[u8],
         decode: impl FnOnce(&mut Engine, &mut dyn BlockSource) -> Result<T>,
     ) -> Result<Option<T>> {
+        if self.frame_site().is_some_and(|site| site.sparse) {
+            // A sparse chunk is a file of its own: opened once here for all
+            // the blocks, where the frame opens it on every read.
+            let mut src = self.lazy_block_source(lazy)?;
+            return decode(&mut self.engine, &mut *src).map(Some);
+        }
         let trailer = LazyTrailer::parse(lazy)?;
         let Backend::Frame(frame) = &mut self.backend else {
             return Ok(None);
@@ -357,7 +363,7 @@ fn build_lazy_chunk(
 ) -> Result<Vec<u8>> {
     // The block sizes below come from `cbytes`: it must not claim more
     // than the storage holds, or a read would be sized by the claim.
-    f.check_stored_len(n, info.cbytes as usize)?;
+    let sparse_file = f.check_stored_len(n, info.cbytes as usize)?;
     let nblocks = nblocks_of(info)?;
     let bstarts_len = 4 * nblocks;
     if !info.memcpyed && EXTENDED_HEADER_LEN + bstarts_len > info.cbytes as usize {
@@ -371,11 +377,13 @@ fn build_lazy_chunk(
     let mut lazy = vec![0u8; trailer_at + TRAILER_HEAD + 4 * nblocks];
     lazy[..EXTENDED_HEADER_LEN].copy_from_slice(header);
     if !info.memcpyed {
-        f.read_stored(
-            n,
-            EXTENDED_HEADER_LEN as u64,
-            &mut lazy[EXTENDED_HEADER_LEN..trailer_at],
-        )?;
+        let at = EXTENDED_HEADER_LEN as u64;
+        let starts = &mut lazy[EXTENDED_HEADER_LEN..trailer_at];
+        match sparse_file {
+            // The chunk's own file, already open for the check above.
+            Some(mut file) => read_exact_at(file.as_mut(), at, starts, "block starts")?,
+            None => f.read_stored(n, at, starts)?,
+        }
     }
     lazy[31] |= LAZY_FLAG;
     let (nchunk, offset) = f.lazy_location(n)?;
