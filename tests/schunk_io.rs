@@ -228,9 +228,10 @@ fn chunk_reads_fetch_each_stored_byte_once_across_sizes() {
     let _ = std::fs::remove_file(&path);
 }
 
-#[test]
-fn sparse_chunk_reads_open_the_chunk_file_at_most_twice() {
-    let dir = scratch("sparse.b2frame");
+/// A sparse frame `name` of chunks `input(0)` to `input(nchunks - 1)`,
+/// reopened through a counting Io: its folder, the counts and the reader.
+fn sparse_counted(name: &str, nchunks: u32) -> (PathBuf, Arc<Counts>, SChunk) {
+    let dir = scratch(name);
     let _ = std::fs::remove_dir_all(&dir);
     {
         let mut w = SChunk::new(Storage {
@@ -240,13 +241,19 @@ fn sparse_chunk_reads_open_the_chunk_file_at_most_twice() {
             ..Storage::default()
         })
         .unwrap();
-        for k in 0..4u32 {
+        for k in 0..nchunks {
             w.append_buffer(&input(k)).unwrap();
         }
     }
     let counts = Arc::new(Counts::default());
     let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
-    let mut r = SChunk::open_with_io(&dir, 0, Some(io)).unwrap();
+    let r = SChunk::open_with_io(&dir, 0, Some(io)).unwrap();
+    (dir, counts, r)
+}
+
+#[test]
+fn sparse_chunk_reads_open_the_chunk_file_at_most_twice() {
+    let (dir, counts, mut r) = sparse_counted("sparse.b2frame", 4);
     for k in [1i64, 0, 3] {
         let src = input(k as u32);
         let mut out = vec![0u8; src.len()];
@@ -269,21 +276,7 @@ fn a_partial_read_of_a_sparse_chunk_opens_its_file_a_fixed_number_of_times() {
     // One open for the header, one for the size check and the block starts,
     // one for all the blocks: the opens do not grow with the blocks read
     // (the reference opens the file once per block).
-    let dir = scratch("sparse-range.b2frame");
-    let _ = std::fs::remove_dir_all(&dir);
-    {
-        let mut w = SChunk::new(Storage {
-            contiguous: false,
-            urlpath: Some(dir.clone()),
-            cparams: cparams(),
-            ..Storage::default()
-        })
-        .unwrap();
-        w.append_buffer(&input(0)).unwrap();
-    }
-    let counts = Arc::new(Counts::default());
-    let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
-    let mut r = SChunk::open_with_io(&dir, 0, Some(io)).unwrap();
+    let (dir, counts, mut r) = sparse_counted("sparse-range.b2frame", 1);
     let src = input(0);
     let stored = r.get_chunk(0).unwrap().into_owned();
     assert!(stored.len() < src.len() / 2, "the chunk is compressed");
