@@ -8,9 +8,9 @@
 //! fuzz/ (README, "Fuzzing"); this keeps their bodies compiling and their
 //! seeds clean.
 
-mod common;
 #[path = "../fuzz/src/bodies.rs"]
 mod bodies;
+mod common;
 
 use b2nd::chunk::{self, CParams};
 use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
@@ -98,7 +98,10 @@ fn chunk_seeds() -> Vec<Vec<u8>> {
             dst.truncate(n);
             // Block 0 really mixes the two.
             let (stored, packed) = common::split_stream_kinds(&dst, 0, 256 * typesize, typesize);
-            assert!(stored > 0 && packed > 0, "split seed: {stored} stored, {packed} packed planes");
+            assert!(
+                stored > 0 && packed > 0,
+                "split seed: {stored} stored, {packed} packed planes"
+            );
             seeds.push(dst);
         }
     }
@@ -320,7 +323,10 @@ fn nd_bodies_survive_mutated_meta_and_arrays() {
     )
     .unwrap();
     let src: Vec<u8> = sample(9 * 5 * 8, 0);
-    let frame = NdArray::from_cbuffer(&ctx, &src).unwrap().to_cframe().unwrap();
+    let frame = NdArray::from_cbuffer(&ctx, &src)
+        .unwrap()
+        .to_cframe()
+        .unwrap();
     for m in mutations(&frame, 150, &mut rng) {
         bodies::ndarray_cframe(&m);
         bodies::frame_file(&m);
@@ -354,4 +360,81 @@ fn a_frame_declaring_far_more_chunks_than_its_array_is_refused_before_copying() 
         let err = NdArray::from_cframe(&frame, copy).unwrap_err();
         assert!(err.to_string().contains("does not match"), "{err}");
     }
+}
+
+#[test]
+fn sparse_body_survives_mutated_sparse_frames() {
+    let mut rng = XorShift(0x5ba_45e);
+    let dir = common::TempDir::new("fuzz_replay_sparse");
+    let mut seeds = Vec::new();
+    // A super-chunk of compressed, stored (incompressible) and zero chunks,
+    // with a metalayer and a vlmetalayer; then the same after a chunk
+    // deletion, whose chunk ids no longer follow the chunk numbers.
+    let path = dir.join("schunk");
+    let mut sc = SChunk::new(Storage {
+        contiguous: false,
+        urlpath: Some(path.clone()),
+        cparams: CParams {
+            typesize: 4,
+            blocksize: 1024,
+            ..CParams::default()
+        },
+        ..Storage::default()
+    })
+    .unwrap();
+    sc.meta_add("fuzz", b"\x93\x01\x02\x03").unwrap();
+    for kind in 0..3 {
+        sc.append_buffer(&sample(4000, kind)).unwrap();
+    }
+    let zeros = chunk::make_special(chunk::Special::Zero, 4000, 4, None).unwrap();
+    sc.append_chunk(&zeros).unwrap();
+    sc.vlmeta_add("note", b"replayed", None).unwrap();
+    seeds.push(bodies::pack_sparse(&path).unwrap());
+    sc.delete_chunk(0).unwrap();
+    drop(sc);
+    seeds.push(bodies::pack_sparse(&path).unwrap());
+    // A b2nd array over four chunks, one block of which a middle item needs.
+    let array = dir.join("array");
+    let ctx = Context::new(
+        ArrayStorage::Schunk(Storage {
+            contiguous: false,
+            urlpath: Some(array.clone()),
+            ..Storage::default()
+        }),
+        8,
+        &[9, 10],
+        &[5, 6],
+        &[2, 3],
+        Some("<f8"),
+        0,
+        Vec::new(),
+    )
+    .unwrap();
+    drop(NdArray::from_cbuffer(&ctx, &sample(9 * 10 * 8, 0)).unwrap());
+    seeds.push(bodies::pack_sparse(&array).unwrap());
+    // Each seed opens, or the mutations below test only refusals.
+    let unpacked = dir.join("unpacked");
+    for seed in &seeds {
+        bodies::unpack_sparse(seed, &unpacked).unwrap();
+        let mut sc = SChunk::open(&unpacked).unwrap();
+        let mut out = vec![0u8; sc.chunksize() as usize];
+        for n in 0..sc.nchunks() {
+            sc.decompress_chunk(n, &mut out).unwrap();
+        }
+        std::fs::remove_dir_all(&unpacked).unwrap();
+    }
+    if let Some(out) = std::env::var_os("B2ND_SPARSE_SEEDS") {
+        // Seeds for `cargo fuzz run sparse_dir` (README, "Fuzzing").
+        for (i, seed) in seeds.iter().enumerate() {
+            std::fs::write(std::path::Path::new(&out).join(format!("seed{i}")), seed).unwrap();
+        }
+    }
+    let mut runs = 0;
+    for seed in &seeds {
+        for m in mutations(seed, 100, &mut rng) {
+            bodies::sparse_dir(&m);
+            runs += 1;
+        }
+    }
+    assert!(runs > 300, "only {runs} sparse frames replayed");
 }

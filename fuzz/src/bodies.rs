@@ -317,6 +317,72 @@ pub fn frame_file(data: &[u8]) {
     let _ = std::fs::remove_file(&path);
 }
 
+/// A sparse frame: a folder holding the index frame `chunks.b2frame` and one
+/// file per chunk. The input packs the folder as records, each a `u32` (LE)
+/// length and that many bytes (a length past the end takes what is left):
+/// the first record is the index frame, the next ones are the files of chunks
+/// 0, 1, ... ([`pack_sparse`] makes such inputs). Opened as a super-chunk
+/// and as an array, it is read like [`frame_file`] reads a contiguous frame.
+pub fn sparse_dir(data: &[u8]) {
+    let dir = std::env::temp_dir().join(format!(
+        "b2nd-fuzz-sparse-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    if unpack_sparse(data, &dir).is_err() {
+        return;
+    }
+    if let Ok(mut sc) = SChunk::open(&dir) {
+        read_everything(&mut sc);
+        read_parts(&mut sc);
+    }
+    if let Ok(a) = NdArray::open(&dir) {
+        read_middle_item(&a);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Most chunk files `sparse_dir` writes.
+const MAX_SPARSE_FILES: usize = 16;
+
+/// Writes the files an input of [`sparse_dir`] packs into folder `dir`.
+pub fn unpack_sparse(data: &[u8], dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut rest = data;
+    for n in 0..=MAX_SPARSE_FILES {
+        let Some((len, tail)) = rest.split_first_chunk::<4>() else {
+            break;
+        };
+        let len = (u32::from_le_bytes(*len) as usize).min(tail.len());
+        let name = match n {
+            0 => "chunks.b2frame".to_string(),
+            _ => format!("{:08X}.chunk", n - 1),
+        };
+        std::fs::write(dir.join(name), &tail[..len])?;
+        rest = &tail[len..];
+    }
+    Ok(())
+}
+
+/// The input [`sparse_dir`] reads for the sparse frame in folder `dir`:
+/// its index frame, then the files of chunk ids 0 to 15 up to the last one
+/// there (an id with no file, as a special chunk has, gives an empty one).
+pub fn pack_sparse(dir: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let files: Vec<Option<Vec<u8>>> = (0..MAX_SPARSE_FILES)
+        .map(|id| std::fs::read(dir.join(format!("{id:08X}.chunk"))).ok())
+        .collect();
+    let used = files.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+    let mut out = Vec::new();
+    let index = std::fs::read(dir.join("chunks.b2frame"))?;
+    let chunks = files[..used].iter().map(|f| f.as_deref().unwrap_or(&[]));
+    for bytes in std::iter::once(&index[..]).chain(chunks) {
+        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(bytes);
+    }
+    Ok(out)
+}
+
 /// Reads the one item in the middle of an array from a file: its chunk is
 /// decoded only in the block holding it, which is read alone from disk.
 fn read_middle_item(a: &NdArray) {
