@@ -4,18 +4,28 @@
 # the instructions of the second blosc2_compress_ctx and blosc2_decompress_ctx call (the first
 # one sets up scratch and state), for this library and for the reference.
 #
-# Usage: bash scripts/instructions.sh chunk/smooth3d-f8/lz4/c5/shuffle/t1 [--functions N]
-# With --functions N it then lists, per library and operation, the N functions that cost the most
-# instructions themselves (callgrind's self cost), so a total can be traced to where it differs.
+# Usage: bash scripts/instructions.sh ROW [ROW...] [--only SUBSTRING] [--functions N]
+#   e.g. bash scripts/instructions.sh chunk/smooth3d-f8/lz4/c5/shuffle/t1
+# Rows are counted one after another, about 45 s each. --only adds every one-thread chunk row
+# whose name holds SUBSTRING, e.g. --only /c5/shuffle/ for the 25 rows of clevel 5 and shuffle.
+# With --functions N it then lists, per row, library and operation, the N functions that cost the
+# most instructions themselves (callgrind's self cost), so a total can be traced to where it differs.
 # Needs valgrind (apt-get install valgrind). Counts are for the calling thread: use t1 rows.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
-row="${1:?usage: scripts/instructions.sh CHUNK_ROW [--functions N]}"
+rows=()
+only=
 functions=0
-if [ "${2:-}" = --functions ]; then
-  functions="${3:?--functions needs a count}"
-fi
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --functions) functions="${2:?--functions needs a count}"; shift 2 ;;
+    --only) only="${2:?--only needs a substring}"; shift 2 ;;
+    *) rows+=("$1"); shift ;;
+  esac
+done
+usage="usage: scripts/instructions.sh CHUNK_ROW [CHUNK_ROW...] [--only SUBSTRING] [--functions N]"
+[ ${#rows[@]} -gt 0 ] || [ -n "$only" ] || { echo "$usage" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 2; }
 cargo build --release --locked >/dev/null 2>&1
 wheel="$("$B2ND_PYTHON" -c 'import blosc2, os; print(os.path.dirname(blosc2.__file__))')"
@@ -25,33 +35,40 @@ cc -O2 -std=c99 benches/bench.c -Iinclude -Ltarget/release -lb2nd -Wl,-rpath,"$P
   -o "$work/bench_b2nd"
 cc -O2 -std=c99 benches/bench.c -I"$wheel/include" -L"$wheel/lib" -lblosc2 -Wl,-rpath,"$wheel/lib" -lm \
   -o "$work/bench_ref"
-printf '%-40s %16s %16s %9s\n' "$row" b2nd ref b2nd/ref
-for op in compress decompress; do
-  declare -A count=()
-  for lib in b2nd ref; do
-    out="$work/cg.$lib.$op"
-    valgrind --tool=callgrind --toggle-collect="blosc2_${op}_ctx" --dump-after="blosc2_${op}_ctx" \
-      --callgrind-out-file="$out" "$work/bench_$lib" --exact "$row" --reps 2 >/dev/null 2>&1
-    # One dump per call: the second is the warm one.
-    second="$(ls "$out".* | sort -t. -k3 -n | sed -n 2p)"
-    count[$lib]="$(callgrind_annotate "$second" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')"
-    cp "$second" "$work/warm.$lib.$op"
-  done
-  printf '%-40s %16s %16s %9.3f\n' "$op" "${count[b2nd]}" "${count[ref]}" \
-    "$("$B2ND_PYTHON" -c "print(${count[b2nd]} / ${count[ref]})")"
-done
-if [ "$functions" -gt 0 ]; then
-  for op in compress decompress; do
-    for lib in b2nd ref; do
-      echo
-      echo "$op, $lib: the $functions functions with the highest self cost"
-      # callgrind_annotate lists functions by self cost, highest first, but also gives the frames
-      # that enclose the measured call (main, bench_run, ...) the whole total: those are dropped.
-      # awk stops printing itself rather than a `head` cutting the pipe, which pipefail would
-      # turn into a failure of the script.
-      callgrind_annotate --inclusive=no --threshold=100 "$work/warm.$lib.$op" |
-        awk -v n="$functions" '/PROGRAM TOTALS/ {total = $1; next}
-             /^ *[0-9][0-9,]* +\( *[0-9.]+%\) +[^ ]/ && $1 != total && shown < n {print; shown++}'
-    done
-  done
+if [ -n "$only" ]; then
+  mapfile -t -O "${#rows[@]}" rows < <("$work/bench_b2nd" --list | grep '^chunk/.*/t1$' | grep -F -- "$only")
 fi
+[ ${#rows[@]} -gt 0 ] || { echo "no one-thread chunk row holds '$only'" >&2; exit 2; }
+for row in "${rows[@]}"; do
+  printf '%-40s %16s %16s %9s\n' "$row" b2nd ref b2nd/ref
+  for op in compress decompress; do
+    declare -A count=()
+    for lib in b2nd ref; do
+      out="$work/cg.$lib.$op"
+      rm -f "$out".*
+      valgrind --tool=callgrind --toggle-collect="blosc2_${op}_ctx" --dump-after="blosc2_${op}_ctx" \
+        --callgrind-out-file="$out" "$work/bench_$lib" --exact "$row" --reps 2 >/dev/null 2>&1
+      # One dump per call: the second is the warm one.
+      second="$(ls "$out".* | sort -t. -k3 -n | sed -n 2p)"
+      count[$lib]="$(callgrind_annotate "$second" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')"
+      cp "$second" "$work/warm.$lib.$op"
+    done
+    printf '%-40s %16s %16s %9.3f\n' "$op" "${count[b2nd]}" "${count[ref]}" \
+      "$("$B2ND_PYTHON" -c "print(${count[b2nd]} / ${count[ref]})")"
+  done
+  if [ "$functions" -gt 0 ]; then
+    for op in compress decompress; do
+      for lib in b2nd ref; do
+        echo
+        echo "$op, $lib: the $functions functions with the highest self cost"
+        # callgrind_annotate lists functions by self cost, highest first, but also gives the frames
+        # that enclose the measured call (main, bench_run, ...) the whole total: those are dropped.
+        # awk stops printing itself rather than a `head` cutting the pipe, which pipefail would
+        # turn into a failure of the script.
+        callgrind_annotate --inclusive=no --threshold=100 "$work/warm.$lib.$op" |
+          awk -v n="$functions" '/PROGRAM TOTALS/ {total = $1; next}
+               /^ *[0-9][0-9,]* +\( *[0-9.]+%\) +[^ ]/ && $1 != total && shown < n {print; shown++}'
+      done
+    done
+  fi
+done
