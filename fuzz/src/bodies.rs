@@ -346,6 +346,11 @@ pub fn sparse_dir(data: &[u8]) {
 /// Most chunk files `sparse_dir` writes.
 const MAX_SPARSE_FILES: usize = 16;
 
+/// The name of the file of chunk id `id` in a sparse frame's folder.
+fn sparse_chunk_file(id: usize) -> String {
+    format!("{id:08X}.chunk")
+}
+
 /// Writes the files an input of [`sparse_dir`] packs into folder `dir`.
 pub fn unpack_sparse(data: &[u8], dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
@@ -357,7 +362,7 @@ pub fn unpack_sparse(data: &[u8], dir: &std::path::Path) -> std::io::Result<()> 
         let len = (u32::from_le_bytes(*len) as usize).min(tail.len());
         let name = match n {
             0 => "chunks.b2frame".to_string(),
-            _ => format!("{:08X}.chunk", n - 1),
+            _ => sparse_chunk_file(n - 1),
         };
         std::fs::write(dir.join(name), &tail[..len])?;
         rest = &tail[len..];
@@ -370,7 +375,7 @@ pub fn unpack_sparse(data: &[u8], dir: &std::path::Path) -> std::io::Result<()> 
 /// there (an id with no file, as a special chunk has, gives an empty one).
 pub fn pack_sparse(dir: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let files: Vec<Option<Vec<u8>>> = (0..MAX_SPARSE_FILES)
-        .map(|id| std::fs::read(dir.join(format!("{id:08X}.chunk"))).ok())
+        .map(|id| std::fs::read(dir.join(sparse_chunk_file(id))).ok())
         .collect();
     let used = files.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
     let mut out = Vec::new();
