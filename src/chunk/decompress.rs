@@ -1123,7 +1123,9 @@ impl Decompressor {
         dst: &mut [u8],
         keep: impl Fn(usize) -> bool,
     ) -> crate::Result<bool> {
-        if !p.memcpyed || p.special != 0 || p.vl.is_some() || self.dparams.postfilter.is_some() {
+        // VL-block chunks are never stored (the header refuses the pair),
+        // and `p.vl` is not known yet for a lazy one: ask the header.
+        if !p.memcpyed || p.special != 0 || p.h.vl_blocks() || self.dparams.postfilter.is_some() {
             return Ok(false);
         }
         let hi = lo + dst.len();
