@@ -2,7 +2,9 @@
 # Instructions one warm call costs in each library, counted by callgrind: a yardstick that, unlike
 # a timing, does not move with the machine's load. For a chunk row (see `bench --list`), prints
 # the instructions of the second blosc2_compress_ctx and blosc2_decompress_ctx call (the first
-# one sets up scratch and state), for this library and for the reference.
+# one sets up scratch and state), for this library and for the reference. For a b2nd row
+# (b2nd/smooth3d-f8-64MiB/zstd/c5/shuffle, say), the same of b2nd_from_cbuffer and b2nd_to_cbuffer:
+# a few minutes a row, as each call handles 64 MiB.
 #
 # Usage: bash scripts/instructions.sh ROW [ROW...] [--only SUBSTRING] [--functions N]
 #   e.g. bash scripts/instructions.sh chunk/smooth3d-f8/lz4/c5/shuffle/t1
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
     *) rows+=("$1"); shift ;;
   esac
 done
-usage="usage: scripts/instructions.sh CHUNK_ROW [CHUNK_ROW...] [--only SUBSTRING] [--functions N]"
+usage="usage: scripts/instructions.sh ROW [ROW...] [--only SUBSTRING] [--functions N]"
 [ ${#rows[@]} -gt 0 ] || [ -n "$only" ] || { echo "$usage" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 2; }
 cargo build --release --locked >/dev/null 2>&1
@@ -41,12 +43,18 @@ fi
 [ ${#rows[@]} -gt 0 ] || { echo "no one-thread chunk row holds '$only'" >&2; exit 2; }
 for row in "${rows[@]}"; do
   printf '%-40s %16s %16s %9s\n' "$row" b2nd ref b2nd/ref
-  for op in compress decompress; do
+  case "$row" in
+    b2nd/*) ops=(from_cbuffer to_cbuffer); fn=b2nd_%s ;;
+    *) ops=(compress decompress); fn=blosc2_%s_ctx ;;
+  esac
+  for op in "${ops[@]}"; do
     declare -A count=()
+    # shellcheck disable=SC2059 # the format is one of the two above
+    func="$(printf "$fn" "$op")"
     for lib in b2nd ref; do
       out="$work/cg.$lib.$op"
       rm -f "$out".*
-      valgrind --tool=callgrind --toggle-collect="blosc2_${op}_ctx" --dump-after="blosc2_${op}_ctx" \
+      valgrind --tool=callgrind --toggle-collect="$func" --dump-after="$func" \
         --callgrind-out-file="$out" "$work/bench_$lib" --exact "$row" --reps 2 >/dev/null 2>&1
       # One dump per call: the second is the warm one.
       second="$(ls "$out".* | sort -t. -k3 -n | sed -n 2p)"
@@ -57,7 +65,7 @@ for row in "${rows[@]}"; do
       "$("$B2ND_PYTHON" -c "print(${count[b2nd]} / ${count[ref]})")"
   done
   if [ "$functions" -gt 0 ]; then
-    for op in compress decompress; do
+    for op in "${ops[@]}"; do
       for lib in b2nd ref; do
         echo
         echo "$op, $lib: the $functions functions with the highest self cost"
