@@ -266,6 +266,16 @@ fn frame_bodies_survive_mutated_frames() {
     assert!(runs > 300, "only {runs} frames replayed");
 }
 
+/// A metalayer, three chunks of different kinds (of typesize 4) and a
+/// vlmetalayer, so mutations reach every section of a seed's layout.
+fn fill_seed(sc: &mut SChunk) {
+    sc.meta_add("fuzz", b"\x93\x01\x02\x03").unwrap();
+    for kind in 0..3 {
+        sc.append_buffer(&sample(4000, kind)).unwrap();
+    }
+    sc.vlmeta_add("note", b"replayed", None).unwrap();
+}
+
 #[test]
 fn packed_body_survives_mutated_packed_buffers() {
     let mut rng = XorShift(0x9ac_4ed);
@@ -282,11 +292,7 @@ fn packed_body_survives_mutated_packed_buffers() {
         ..Storage::default()
     })
     .unwrap();
-    sc.meta_add("fuzz", b"\x93\x01\x02\x03").unwrap();
-    for kind in 0..3 {
-        sc.append_buffer(&sample(4000, kind)).unwrap();
-    }
-    sc.vlmeta_add("note", b"replayed", None).unwrap();
+    fill_seed(&mut sc);
     seeds.push(packed::pack(&mut sc).unwrap());
     let mut runs = 0;
     for seed in &seeds {
@@ -382,13 +388,9 @@ fn sparse_body_survives_mutated_sparse_frames() {
         ..Storage::default()
     })
     .unwrap();
-    sc.meta_add("fuzz", b"\x93\x01\x02\x03").unwrap();
-    for kind in 0..3 {
-        sc.append_buffer(&sample(4000, kind)).unwrap();
-    }
+    fill_seed(&mut sc);
     let zeros = chunk::make_special(chunk::Special::Zero, 4000, 4, None).unwrap();
     sc.append_chunk(&zeros).unwrap();
-    sc.vlmeta_add("note", b"replayed", None).unwrap();
     seeds.push(bodies::pack_sparse(&path).unwrap());
     sc.delete_chunk(0).unwrap();
     drop(sc);
