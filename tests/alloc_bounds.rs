@@ -199,3 +199,43 @@ fn a_file_chunk_claiming_more_bytes_than_the_frame_holds_is_refused() {
     assert!(largest < 2 * MIB, "asked for {largest} bytes");
     let _ = std::fs::remove_file(&path);
 }
+
+/// A stored (memcpyed) chunk in a file whose header claims far more data
+/// than it holds, in small blocks, is refused before its lazy chunk, 8 bytes
+/// a block, is sized by the claim. The sparse_dir fuzzer found 320-byte chunk
+/// files claiming 1 GiB that made each partial read build a 165 MB lazy chunk.
+#[test]
+fn a_stored_file_chunk_claiming_more_data_than_it_holds_is_refused() {
+    let data: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 256) as u8).collect();
+    let cp = CParams {
+        typesize: 4,
+        clevel: 0,
+        blocksize: 1024,
+        ..CParams::default()
+    };
+    let mut c = vec![0u8; data.len() + 64];
+    let n = chunk::compress(&cp, &data, &mut c).unwrap();
+    c.truncate(n);
+    assert_ne!(c[2] & 0x02, 0, "the chunk is stored");
+    let path = frame_file_of("stored_claim", cp, &c);
+
+    let mut frame = std::fs::read(&path).unwrap();
+    let at = frame
+        .windows(c.len())
+        .position(|w| w == &c[..])
+        .expect("the chunk stored verbatim");
+    // nbytes 1 GiB in blocks of 64 bytes: 2^24 blocks.
+    frame[at + 4..at + 8].copy_from_slice(&(1i32 << 30).to_le_bytes());
+    frame[at + 8..at + 12].copy_from_slice(&64i32.to_le_bytes());
+    std::fs::write(&path, &frame).unwrap();
+
+    let mut sc = SChunk::open(&path).unwrap();
+    let mut out = [0u8; 80];
+    let (r, largest) = largest_allocation(|| sc.read_chunk_range(0, 100, &mut out));
+    assert_eq!(r.unwrap_err().code(), -11, "BLOSC2_ERROR_INVALID_HEADER");
+    assert!(largest < 2 * MIB, "a byte range asked for {largest} bytes");
+    let (r, largest) = largest_allocation(|| sc.get_lazychunk(0).map(|c| c.len()));
+    assert_eq!(r.unwrap_err().code(), -11, "BLOSC2_ERROR_INVALID_HEADER");
+    assert!(largest < 2 * MIB, "get_lazychunk asked for {largest} bytes");
+    let _ = std::fs::remove_file(&path);
+}

@@ -364,6 +364,20 @@ fn build_lazy_chunk(
     // The block sizes below come from `cbytes`: it must not claim more
     // than the storage holds, or a read would be sized by the claim.
     let sparse_file = f.check_stored_len(n, info.cbytes as usize)?;
+    // The lazy chunk takes 8 bytes per block, counted from `nbytes`; a
+    // stored chunk's `nbytes` must be what it holds (as the decoder also
+    // requires), or 320 bytes claiming 1 GiB in small blocks ask for a
+    // lazy chunk of 165 MB (found by the sparse_dir fuzzer).
+    if info.memcpyed
+        && i64::from(info.nbytes) + EXTENDED_HEADER_LEN as i64 != i64::from(info.cbytes)
+    {
+        crate::bail!(
+            InvalidHeader,
+            "chunk {n} is stored uncompressed in {} bytes but claims {} bytes of data",
+            info.cbytes,
+            info.nbytes
+        );
+    }
     let nblocks = nblocks_of(info)?;
     let bstarts_len = 4 * nblocks;
     if !info.memcpyed && EXTENDED_HEADER_LEN + bstarts_len > info.cbytes as usize {
