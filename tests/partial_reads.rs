@@ -412,3 +412,31 @@ fn a_stored_chunk_on_disk_is_read_in_place_one_read_per_run_of_blocks() {
     assert_eq!(out, want);
     assert_eq!((c.blocks, c.in_place.len()), (6, 0));
 }
+
+#[test]
+fn a_range_of_a_special_chunk_is_filled_whatever_its_blocksize() {
+    // A special chunk's bytes do not depend on its blocks. Ranges are filled
+    // in one pass: with blocksize 1 they were filled a byte per block, and
+    // a value chunk whose blocksize is not a multiple of the value was
+    // refused (the reference's getitem fills such a range too).
+    let nbytes = 1 << 20;
+    let value = [1u8, 2, 3, 4];
+    let nan = f32::NAN.to_le_bytes();
+    for (kind, v, pattern) in [
+        (Special::Zero, None, [0u8; 4]),
+        (Special::Value, Some(&value[..]), value),
+        (Special::Nan, None, nan),
+    ] {
+        let mut c = chunk::make_special(kind, nbytes, 4, v).unwrap();
+        for blocksize in [1i32, 6] {
+            c[8..12].copy_from_slice(&blocksize.to_le_bytes());
+            let mut d = Decompressor::new(DParams::default());
+            for (lo, len) in [(0, nbytes), (3, 1001), (nbytes - 5, 5)] {
+                let mut out = vec![0xa5u8; len];
+                d.decompress_range(&c, lo, &mut out).unwrap();
+                let want: Vec<u8> = (lo..lo + len).map(|i| pattern[i % 4]).collect();
+                assert_eq!(out, want, "{kind:?} blocksize {blocksize} {lo}+{len}");
+            }
+        }
+    }
+}

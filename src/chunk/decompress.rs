@@ -795,6 +795,43 @@ fn run_postfilter(
 }
 
 /// Fills with the NaN the reference writes (`nanf("")` / `nan("")`).
+impl Prepared<'_> {
+    /// Writes bytes `lo..lo + dst.len()` of this special chunk: zeros, the
+    /// NaN of its typesize, or its repeated value, each repeating from the
+    /// chunk's first byte. An uninitialised chunk writes nothing, as in the
+    /// reference.
+    fn fill_special_range(&self, lo: usize, dst: &mut [u8]) -> crate::Result<()> {
+        let nan4 = f32::NAN.to_bits().to_le_bytes();
+        let nan8 = f64::NAN.to_bits().to_le_bytes();
+        let pattern: &[u8] = match self.special {
+            Special::ZERO_CODE => {
+                dst.fill(0);
+                return Ok(());
+            }
+            Special::UNINIT_CODE => return Ok(()),
+            Special::NAN_CODE => match self.h.typesize() {
+                4 => &nan4,
+                8 => &nan8,
+                t => crate::bail!(Data, "NaN chunks need typesize 4 or 8, not {t}"),
+            },
+            _ => match self.src.get(self.hlen..self.h.cbytes()) {
+                Some(v) if !v.is_empty() => v,
+                _ => crate::bail!(ReadBuffer, "repeated value past the chunk"),
+            },
+        };
+        let phase = lo % pattern.len();
+        let rotated: Vec<u8> = pattern[phase..]
+            .iter()
+            .chain(&pattern[..phase])
+            .copied()
+            .collect();
+        for piece in dst.chunks_mut(rotated.len()) {
+            piece.copy_from_slice(&rotated[..piece.len()]);
+        }
+        Ok(())
+    }
+}
+
 fn fill_nans(typesize: usize, dst: &mut [u8]) -> crate::Result<()> {
     match typesize {
         4 => {
@@ -1166,9 +1203,11 @@ impl Decompressor {
         let dp = &self.dparams;
         let hi = lo + dst.len();
         let (first, last) = range_span(p, lo, dst.len());
-        if p.special == Special::UNINIT_CODE && dp.postfilter.is_none() {
-            // As in the reference: nothing is written.
-            return Ok(());
+        if p.special != 0 && dp.postfilter.is_none() {
+            // A special chunk's bytes follow from its kind alone: the range
+            // is filled in one pass, not block by block (a header may set
+            // blocksize 1, making that a loop per byte).
+            return p.fill_special_range(lo, dst);
         }
         // Whole items within one block of a fixed-rate zfp chunk in memory:
         // the one zfp cell that holds them is decoded.
