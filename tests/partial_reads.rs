@@ -418,7 +418,9 @@ fn a_range_of_a_special_chunk_is_filled_whatever_its_blocksize() {
     // A special chunk's bytes do not depend on its blocks. Ranges are filled
     // in one pass: with blocksize 1 they were filled a byte per block, and
     // a value chunk whose blocksize is not a multiple of the value was
-    // refused (the reference's getitem fills such a range too).
+    // refused (the reference's getitem fills such a range too). Its whole
+    // decode, block by block, was refused too; each block now takes the
+    // pattern from where it starts.
     let nbytes = 1 << 20;
     let value = [1u8, 2, 3, 4];
     let nan = f32::NAN.to_le_bytes();
@@ -437,6 +439,11 @@ fn a_range_of_a_special_chunk_is_filled_whatever_its_blocksize() {
                 let want: Vec<u8> = (lo..lo + len).map(|i| pattern[i % 4]).collect();
                 assert_eq!(out, want, "{kind:?} blocksize {blocksize} {lo}+{len}");
             }
+            // A whole decode fills each block with the same pattern.
+            let mut out = vec![0xa5u8; nbytes];
+            assert_eq!(d.decompress(&c, &mut out).unwrap(), nbytes);
+            let want: Vec<u8> = (0..nbytes).map(|i| pattern[i % 4]).collect();
+            assert_eq!(out, want, "{kind:?} blocksize {blocksize}, whole");
         }
     }
 }

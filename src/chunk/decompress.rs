@@ -548,28 +548,13 @@ impl<'a> Prepared<'a> {
         let postfilter = dp.postfilter.as_ref().filter(|_| !self.h.is_instrumented());
         if self.memcpyed || self.special != 0 {
             let fill = |dst: &mut [u8]| -> crate::Result<()> {
-                match self.special {
-                    Special::ZERO_CODE => dst.fill(0),
-                    Special::UNINIT_CODE => {}
-                    Special::NAN_CODE => fill_nans(self.h.typesize(), dst)?,
-                    Special::VALUE_CODE => {
-                        let Some(value) = self.src.get(self.hlen..self.h.cbytes()) else {
-                            crate::bail!(ReadBuffer, "repeated value past the chunk");
-                        };
-                        if dst.len() % value.len() != 0 {
-                            crate::bail!(Data, "block not a multiple of the repeated value");
-                        }
-                        for c in dst.chunks_exact_mut(value.len()) {
-                            c.copy_from_slice(value);
-                        }
-                    }
-                    _ => {
-                        if bytes.len() < dst.len() {
-                            crate::bail!(ReadBuffer, "memcpyed block {j} is short");
-                        }
-                        dst.copy_from_slice(&bytes[..dst.len()]);
-                    }
+                if self.special != 0 {
+                    return self.fill_special_range(offset, dst);
                 }
+                if bytes.len() < dst.len() {
+                    crate::bail!(ReadBuffer, "memcpyed block {j} is short");
+                }
+                dst.copy_from_slice(&bytes[..dst.len()]);
                 Ok(())
             };
             return match postfilter {
@@ -794,10 +779,10 @@ fn run_postfilter(
     pf(&mut args).map_err(|e| crate::err!(Postfilter, "postfilter failed: {e}"))
 }
 
-/// Fills with the NaN the reference writes (`nanf("")` / `nan("")`).
 impl Prepared<'_> {
     /// Writes bytes `lo..lo + dst.len()` of this special chunk: zeros, the
-    /// NaN of its typesize, or its repeated value, each repeating from the
+    /// NaN of its typesize (the one the reference writes, `nanf("")` /
+    /// `nan("")`), or its repeated value, each repeating from the
     /// chunk's first byte. An uninitialised chunk writes nothing, as in the
     /// reference.
     fn fill_special_range(&self, lo: usize, dst: &mut [u8]) -> crate::Result<()> {
@@ -819,38 +804,16 @@ impl Prepared<'_> {
                 _ => crate::bail!(ReadBuffer, "repeated value past the chunk"),
             },
         };
+        // The rest of the pattern `lo` falls in, then whole patterns.
         let phase = lo % pattern.len();
-        let rotated: Vec<u8> = pattern[phase..]
-            .iter()
-            .chain(&pattern[..phase])
-            .copied()
-            .collect();
-        for piece in dst.chunks_mut(rotated.len()) {
-            piece.copy_from_slice(&rotated[..piece.len()]);
+        let head = ((pattern.len() - phase) % pattern.len()).min(dst.len());
+        let (first, rest) = dst.split_at_mut(head);
+        first.copy_from_slice(&pattern[phase..phase + head]);
+        for piece in rest.chunks_mut(pattern.len()) {
+            piece.copy_from_slice(&pattern[..piece.len()]);
         }
         Ok(())
     }
-}
-
-fn fill_nans(typesize: usize, dst: &mut [u8]) -> crate::Result<()> {
-    match typesize {
-        4 => {
-            let v = f32::NAN.to_bits().to_le_bytes();
-            if dst.len() % 4 != 0 {
-                crate::bail!(Data, "NaN block not a multiple of 4");
-            }
-            dst.chunks_exact_mut(4).for_each(|c| c.copy_from_slice(&v));
-        }
-        8 => {
-            let v = f64::NAN.to_bits().to_le_bytes();
-            if dst.len() % 8 != 0 {
-                crate::bail!(Data, "NaN block not a multiple of 8");
-            }
-            dst.chunks_exact_mut(8).for_each(|c| c.copy_from_slice(&v));
-        }
-        t => crate::bail!(Data, "NaN chunks need typesize 4 or 8, not {t}"),
-    }
-    Ok(())
 }
 
 impl Decompressor {
