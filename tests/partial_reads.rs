@@ -421,7 +421,7 @@ fn a_range_of_a_special_chunk_is_filled_whatever_its_blocksize() {
     // refused (the reference's getitem fills such a range too). Its whole
     // decode, block by block, was refused too; each block now takes the
     // pattern from where it starts.
-    let nbytes = 1 << 20;
+    let nbytes = (1 << 20) + 12;
     let value = [1u8, 2, 3, 4];
     let nan = f32::NAN.to_le_bytes();
     for (kind, v, pattern) in [
@@ -439,11 +439,21 @@ fn a_range_of_a_special_chunk_is_filled_whatever_its_blocksize() {
                 let want: Vec<u8> = (lo..lo + len).map(|i| pattern[i % 4]).collect();
                 assert_eq!(out, want, "{kind:?} blocksize {blocksize} {lo}+{len}");
             }
-            // A whole decode fills each block with the same pattern.
-            let mut out = vec![0xa5u8; nbytes];
-            assert_eq!(d.decompress(&c, &mut out).unwrap(), nbytes);
+            // A whole decode gives the same pattern, on one thread and on
+            // two (whose ranges start mid-pattern: nbytes / 2 is odd).
             let want: Vec<u8> = (0..nbytes).map(|i| pattern[i % 4]).collect();
-            assert_eq!(out, want, "{kind:?} blocksize {blocksize}, whole");
+            for nthreads in [1, 2] {
+                let mut d = Decompressor::new(DParams {
+                    nthreads,
+                    ..DParams::default()
+                });
+                let mut out = vec![0xa5u8; nbytes];
+                assert_eq!(d.decompress(&c, &mut out).unwrap(), nbytes);
+                assert_eq!(
+                    out, want,
+                    "{kind:?} blocksize {blocksize}, whole, {nthreads} threads"
+                );
+            }
         }
     }
 }

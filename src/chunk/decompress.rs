@@ -914,6 +914,27 @@ impl Decompressor {
             let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
             return with_worker(|w| pool::copy(w, dst, body, nthreads));
         }
+        // A special chunk read whole is one pattern from its first byte, so
+        // it is filled in one range per thread, as a byte range of it is
+        // (`fill_special_range`), not block by block: a header may set
+        // blocksize 1, which made that a step per byte.
+        if p.special != 0 && mask.is_none() && self.dparams.postfilter.is_none() {
+            let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
+            if nthreads <= 1 {
+                return p.fill_special_range(0, dst);
+            }
+            let per_thread = dst.len().div_ceil(nthreads);
+            let ranges: Vec<(usize, &mut [u8])> = dst
+                .chunks_mut(per_thread)
+                .enumerate()
+                .map(|(k, r)| (k * per_thread, r))
+                .collect();
+            return with_worker(|w| {
+                pool::run_scoped(ranges, nthreads, w, |_, _, (lo, r)| {
+                    p.fill_special_range(lo, r)
+                })
+            });
+        }
         let dp = self.dparams.clone();
         let skip = |j: usize| mask.is_some_and(|m| m[j]);
         let needs_ref = p.delta_against_block0() && p.nblocks > 1;
