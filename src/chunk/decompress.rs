@@ -31,6 +31,9 @@ use crate::filters::shuffle;
 /// block's streams; returning more is fine. `len_hint` is the block's
 /// compressed size when the lazy trailer records it. `nblock == usize::MAX`
 /// asks for the dictionary section (`int32 size` followed by the bytes).
+/// The decoder fetches the dictionary through `block`, and the blocks
+/// through [`BlockSource::block_into`], which calls `block` unless the
+/// source reads in place.
 pub trait BlockSource {
     fn block(
         &mut self,
@@ -47,6 +50,35 @@ pub trait BlockSource {
     fn read_raw(&mut self, offset: usize, dst: &mut [u8]) -> crate::Result<bool> {
         let _ = (offset, dst);
         Ok(false)
+    }
+
+    /// Writes what `block(nblock, offset, len_hint)` returns into `buf` from
+    /// index `at` on, growing `buf` only when it is too short, and returns
+    /// how many bytes that is; `buf` past them is left as it was. The
+    /// decoder reads every block of a call into one buffer that it keeps
+    /// from call to call, so a source that reads from storage overrides
+    /// this to read in place: then a block costs neither an allocation nor
+    /// zeroing. The default copies from [`BlockSource::block`].
+    fn block_into(
+        &mut self,
+        nblock: usize,
+        offset: u32,
+        len_hint: Option<usize>,
+        buf: &mut Vec<u8>,
+        at: usize,
+    ) -> crate::Result<usize> {
+        let bytes = self.block(nblock, offset, len_hint)?;
+        let n = bytes.len();
+        grow_to(buf, at + n);
+        buf[at..at + n].copy_from_slice(&bytes);
+        Ok(n)
+    }
+}
+
+/// Makes `buf` at least `len` bytes long, zeroing only the bytes added.
+pub(crate) fn grow_to(buf: &mut Vec<u8>, len: usize) {
+    if buf.len() < len {
+        buf.resize(len, 0);
     }
 }
 
@@ -79,6 +111,8 @@ struct DecWorker {
     b: PageBuf,
     /// A block that a partial read (`decode_range`) cuts, decoded whole.
     edge: PageBuf,
+    /// Blocks fetched from a lazy chunk's source (see [`Fetched`]).
+    fetch_buf: Vec<u8>,
 }
 
 /// A reusable decompression context.
@@ -110,8 +144,43 @@ fn with_worker<T>(f: impl FnOnce(&mut DecWorker) -> T) -> T {
     })
 }
 
-/// Fetched block bytes of a lazy chunk, by block index.
-type Fetched = Arc<Vec<Option<Vec<u8>>>>;
+/// The stream bytes of the blocks fetched from a lazy chunk's source, back
+/// to back in one buffer.
+///
+/// The buffer is the calling thread's (`DecWorker::fetch_buf`), handed from
+/// call to call at the length it reached, so that fetching a block neither
+/// allocates nor zeroes: with a zeroed buffer per block, the zeroing alone
+/// was a fifth of the instructions of a 10x10x10 slice of a file-backed
+/// array (`scripts/instructions.sh` on a b2nd row).
+struct Fetched {
+    buf: Vec<u8>,
+    /// By block index: where the block's bytes lie in `buf` (start, length),
+    /// or `None` when it was not fetched.
+    spans: Vec<Option<(usize, usize)>>,
+}
+
+impl Fetched {
+    fn block(&self, j: usize) -> Option<&[u8]> {
+        let (at, len) = (*self.spans.get(j)?)?;
+        self.buf.get(at..at + len)
+    }
+
+    /// Gives the buffer back to this thread for the next fetch. One that
+    /// grew past `KEEP` bytes (a whole large chunk read lazily) is freed
+    /// instead, so a thread does not hold on to that much for good; slices
+    /// and byte ranges fetch a few blocks.
+    fn recycle(self) {
+        const KEEP: usize = 1 << 20;
+        if self.buf.len() <= KEEP {
+            with_worker(|w| w.fetch_buf = self.buf);
+        }
+    }
+}
+
+/// This thread's buffer for fetched blocks (see [`Fetched`]).
+fn take_fetch_buf() -> Vec<u8> {
+    with_worker(|w| std::mem::take(&mut w.fetch_buf))
+}
 
 /// The stream bytes of block `j`: from the chunk, or from the fetched blocks.
 fn bytes_of<'b>(
@@ -121,9 +190,9 @@ fn bytes_of<'b>(
 ) -> crate::Result<&'b [u8]> {
     match fetched {
         None => p.block_bytes(j),
-        Some(f) => match f.get(j) {
-            Some(Some(b)) => Ok(&b[..]),
-            _ => crate::bail!(ReadBuffer, "block {j} was not fetched"),
+        Some(f) => match f.block(j) {
+            Some(b) => Ok(b),
+            None => crate::bail!(ReadBuffer, "block {j} was not fetched"),
         },
     }
 }
@@ -897,7 +966,7 @@ impl Decompressor {
         p: &Prepared<'_>,
         dst: &mut [u8],
         mask: Option<&[bool]>,
-        fetched: Option<Fetched>,
+        fetched: Option<&Fetched>,
     ) -> crate::Result<()> {
         // A stored chunk read whole is one copy (see `pool::copy`): its
         // blocks lie back to back as they do in `dst`, and the per-block
@@ -943,7 +1012,7 @@ impl Decompressor {
         let mut first = 0usize;
         if needs_ref {
             let (_, s0) = p.block_span(0);
-            let bytes = bytes_of(p, fetched.as_ref(), 0)?;
+            let bytes = bytes_of(p, fetched, 0)?;
             let out = if skip(0) {
                 scratch0.resize(s0, 0);
                 &mut scratch0[..]
@@ -980,7 +1049,7 @@ impl Decompressor {
                 let mut last: Option<(usize, &[u8])> = None;
                 for k in 0..items.len() {
                     let j = items[k].0;
-                    let bytes = bytes_of(p, fetched.as_ref(), j)?;
+                    let bytes = bytes_of(p, fetched, j)?;
                     if let Some((pk, pbytes)) = last {
                         let (done, todo) = items.split_at_mut(k);
                         let (prev, out) = (&done[pk].1, &mut todo[0].1);
@@ -1007,7 +1076,6 @@ impl Decompressor {
         // left the second thread idle while one leader was decoded, and
         // constant data decoded on two threads at 0.73-0.96x the reference
         // (`scripts/bench.sh --only constant`).
-        let fetched = fetched.as_ref();
         let leaders = repeat_leaders(p, &dp, &items, fetched);
         // The output of each decoded run leader, shared once it is written.
         let done: Vec<OnceLock<&[u8]>> = leaders.iter().map(|_| OnceLock::new()).collect();
@@ -1126,7 +1194,9 @@ impl Decompressor {
         let delta_ref = p.delta_against_block0() && last > 0;
         let needed = |j: usize| j >= first || (j == 0 && delta_ref);
         let fetched = fetch_blocks(p, header_and_bstarts, source, last + 1, needed)?;
-        self.decode_range(p, Some(&fetched), lo, dst)
+        let result = self.decode_range(p, Some(&fetched), lo, dst);
+        fetched.recycle();
+        result
     }
 
     /// Reads bytes `lo..lo + dst.len()` (not empty, within `nbytes`) of a
@@ -1298,11 +1368,14 @@ impl Decompressor {
         let needed = |j: usize| !skip(j) || (j == 0 && delta_ref);
         let nblocks = p.nblocks;
         let fetched = fetch_blocks(&mut p, header_and_bstarts, source, nblocks, needed)?;
-        if p.h.vl_blocks() {
-            p.vl = Some(lazy_vl_layout(&p, &fetched)?);
-        }
-        self.decode_into(&p, &mut dst[..nb], mask, Some(fetched))?;
-        Ok(nb)
+        let result = (|| {
+            if p.h.vl_blocks() {
+                p.vl = Some(lazy_vl_layout(&p, &fetched)?);
+            }
+            self.decode_into(&p, &mut dst[..nb], mask, Some(&fetched))
+        })();
+        fetched.recycle();
+        result.map(|()| nb)
     }
 }
 
@@ -1353,9 +1426,9 @@ fn range_span(p: &Prepared<'_>, lo: usize, len: usize) -> (usize, usize) {
 }
 
 /// Fetches from `source` the blocks of a lazy chunk before `end` that
-/// `needed` names (and its dictionary, into `p`), each as one read;
-/// `header_and_bstarts` may carry the lazy trailer, whose block sizes are
-/// passed on as hints.
+/// `needed` names (and its dictionary, into `p`), each as one read into this
+/// thread's fetch buffer; `header_and_bstarts` may carry the lazy trailer,
+/// whose block sizes are passed on as hints.
 fn fetch_blocks(
     p: &mut Prepared<'_>,
     header_and_bstarts: &[u8],
@@ -1376,10 +1449,14 @@ fn fetch_blocks(
         let (d, _) = read_dict(p.h.compformat(), &bytes)?;
         p.dict = Some(Arc::new(d));
     }
-    let mut fetched: Vec<Option<Vec<u8>>> = Vec::with_capacity(end);
+    let mut fetched = Fetched {
+        buf: take_fetch_buf(),
+        spans: Vec::with_capacity(end),
+    };
+    let mut at = 0usize;
     for j in 0..end {
         if !needed(j) {
-            fetched.push(None);
+            fetched.spans.push(None);
             continue;
         }
         let offset = if p.memcpyed {
@@ -1389,13 +1466,15 @@ fn fetch_blocks(
         };
         let offset = u32::try_from(offset)
             .map_err(|_| crate::err!(InvalidHeader, "block offset overflows"))?;
-        fetched.push(Some(source.block(j, offset, hint(j))?.into_owned()));
+        let len = source.block_into(j, offset, hint(j), &mut fetched.buf, at)?;
+        fetched.spans.push(Some((at, len)));
+        at += len;
     }
-    Ok(Arc::new(fetched))
+    Ok(fetched)
 }
 
 /// Block sizes of a lazy VL-block chunk, from the fetched block bytes.
-fn lazy_vl_layout(p: &Prepared<'_>, fetched: &[Option<Vec<u8>>]) -> crate::Result<VlLayout> {
+fn lazy_vl_layout(p: &Prepared<'_>, fetched: &Fetched) -> crate::Result<VlLayout> {
     let n = p.nblocks;
     let (mut nbytes, mut offsets, mut cbytes) = (Vec::new(), Vec::new(), Vec::new());
     let mut total = 0usize;
@@ -1410,9 +1489,9 @@ fn lazy_vl_layout(p: &Prepared<'_>, fetched: &[Option<Vec<u8>>]) -> crate::Resul
             crate::bail!(InvalidHeader, "invalid VL-block offsets in lazy chunk");
         }
         let csize = (next - bstart) as usize;
-        let nb = match fetched.get(j) {
-            Some(Some(b)) => rd_i32(b, 0)?,
-            _ => crate::bail!(
+        let nb = match fetched.block(j) {
+            Some(b) => rd_i32(b, 0)?,
+            None => crate::bail!(
                 InvalidParam,
                 "masks are not supported for lazy VL-block chunks"
             ),

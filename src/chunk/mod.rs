@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 pub use blocksize::{compute_blocksize, split_block};
 pub use compress::Compressor;
+pub(crate) use decompress::grow_to;
 pub use decompress::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
 pub use pool::{set_external_executor, Executor};

@@ -94,9 +94,8 @@ impl LazyTrailer {
 }
 
 /// Serves the blocks of one lazy chunk through `read(position_in_chunk, buf)`,
-/// sized by the lazy trailer. Each block is read into a buffer of its own,
-/// handed over owned: the decoder keeps every block it fetches, so a
-/// reused buffer would only be copied out again.
+/// sized by the lazy trailer. Each block is read straight into the buffer
+/// the decoder passes to `block_into`, which it reuses from call to call.
 pub(crate) struct LazyBlocks<R> {
     read: R,
     csizes: Vec<u32>,
@@ -114,7 +113,20 @@ impl<R: FnMut(u64, &mut [u8]) -> Result<()>> LazyBlocks<R> {
 }
 
 impl<R: FnMut(u64, &mut [u8]) -> Result<()>> BlockSource for LazyBlocks<R> {
-    fn block(&mut self, nblock: usize, offset: u32, _hint: Option<usize>) -> Result<Cow<'_, [u8]>> {
+    fn block(&mut self, nblock: usize, offset: u32, hint: Option<usize>) -> Result<Cow<'_, [u8]>> {
+        let mut buf = Vec::new();
+        self.block_into(nblock, offset, hint, &mut buf, 0)?;
+        Ok(Cow::Owned(buf))
+    }
+
+    fn block_into(
+        &mut self,
+        nblock: usize,
+        offset: u32,
+        _hint: Option<usize>,
+        buf: &mut Vec<u8>,
+        at: usize,
+    ) -> Result<usize> {
         let len = if nblock == usize::MAX {
             // The dictionary section: its int32 size, then the bytes.
             let mut sz = [0u8; 4];
@@ -141,9 +153,9 @@ impl<R: FnMut(u64, &mut [u8]) -> Result<()>> BlockSource for LazyBlocks<R> {
                 self.cbytes
             );
         }
-        let mut buf = vec![0u8; len];
-        (self.read)(u64::from(offset), &mut buf)?;
-        Ok(Cow::Owned(buf))
+        crate::chunk::grow_to(buf, at + len);
+        (self.read)(u64::from(offset), &mut buf[at..at + len])?;
+        Ok(len)
     }
 
     fn read_raw(&mut self, offset: usize, dst: &mut [u8]) -> Result<bool> {
