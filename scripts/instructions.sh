@@ -3,8 +3,10 @@
 # a timing, does not move with the machine's load. For a chunk row (see `bench --list`), prints
 # the instructions of the second blosc2_compress_ctx and blosc2_decompress_ctx call (the first
 # one sets up scratch and state), for this library and for the reference. For a b2nd row
-# (b2nd/smooth3d-f8-64MiB/zstd/c5/shuffle, say), the same of b2nd_from_cbuffer and b2nd_to_cbuffer:
-# a few minutes a row, as each call handles 64 MiB.
+# (b2nd/smooth3d-f8-64MiB/zstd/c5/shuffle, say), the same of b2nd_from_cbuffer and b2nd_to_cbuffer,
+# and the total of the row's 200 random 10x10x10 slices (b2nd_get_slice_cbuffer) of the array in
+# memory (slice) and saved to a file (file_slice): a few minutes a row, as each call of the first
+# two handles 64 MiB.
 #
 # Usage: bash scripts/instructions.sh ROW [ROW...] [--only SUBSTRING] [--functions N]
 #   e.g. bash scripts/instructions.sh chunk/smooth3d-f8/lz4/c5/shuffle/t1
@@ -44,26 +46,36 @@ fi
 for row in "${rows[@]}"; do
   printf '%-40s %16s %16s %9s\n' "$row" b2nd ref b2nd/ref
   case "$row" in
-    b2nd/*) ops=(from_cbuffer to_cbuffer); fn=b2nd_%s ;;
-    *) ops=(compress decompress); fn=blosc2_%s_ctx ;;
+    b2nd/*) ops=(from_cbuffer to_cbuffer slice file_slice) ;;
+    *) ops=(compress decompress) ;;
   esac
   for op in "${ops[@]}"; do
     declare -A count=()
-    # shellcheck disable=SC2059 # the format is one of the two above
-    func="$(printf "$fn" "$op")"
+    # The function whose calls are counted, and which of its calls (callgrind dumps one file per
+    # call): the second is the warm one. bench.c's slice_row runs the 200 slices of a row, first
+    # on the array in memory and then on the same array saved to a file.
+    case "$op" in
+      compress | decompress) func="blosc2_${op}_ctx"; call=2 ;;
+      slice) func=slice_row; call=1 ;;
+      file_slice) func=slice_row; call=2 ;;
+      *) func="b2nd_$op"; call=2 ;;
+    esac
     for lib in b2nd ref; do
-      out="$work/cg.$lib.$op"
-      rm -f "$out".*
-      valgrind --tool=callgrind --toggle-collect="$func" --dump-after="$func" \
-        --callgrind-out-file="$out" "$work/bench_$lib" --exact "$row" --reps 2 >/dev/null 2>&1
-      # One dump per call: the second is the warm one.
-      second="$(ls "$out".* | sort -t. -k3 -n | sed -n 2p)"
-      count[$lib]="$(callgrind_annotate "$second" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')"
-      cp "$second" "$work/warm.$lib.$op"
+      out="$work/cg.$lib.$func"
+      # Both slice rows come from one run.
+      if ! ls "$out".* >/dev/null 2>&1; then
+        valgrind --tool=callgrind --toggle-collect="$func" --dump-after="$func" \
+          --callgrind-out-file="$out" "$work/bench_$lib" --exact "$row" --reps 2 >/dev/null 2>&1
+      fi
+      dump="$(ls "$out".* | sort -t. -k3 -n | sed -n "${call}p")"
+      [ -n "$dump" ] || { echo "callgrind recorded no call $call of $func for $row ($lib)" >&2; exit 1; }
+      count[$lib]="$(callgrind_annotate "$dump" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')"
+      cp "$dump" "$work/warm.$lib.$op"
     done
     printf '%-40s %16s %16s %9.3f\n' "$op" "${count[b2nd]}" "${count[ref]}" \
       "$("$B2ND_PYTHON" -c "print(${count[b2nd]} / ${count[ref]})")"
   done
+  rm -f "$work"/cg.*
   if [ "$functions" -gt 0 ]; then
     for op in "${ops[@]}"; do
       for lib in b2nd ref; do
