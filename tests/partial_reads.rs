@@ -449,7 +449,7 @@ impl b2nd::chunk::BlockSource for InPlace {
 #[test]
 fn blocks_fetched_from_a_file_share_one_buffer_kept_from_call_to_call() {
     // Each fetched block had a zeroed buffer of its own: the zeroing alone
-    // was a fifth of the instructions of a slice of a file-backed array.
+    // was a sixth of the instructions of slices of a file-backed array.
     let dir = TempDir::new("partial_reads_fetch_buf");
     let (mut sc, expect) = stored(&dir, Place::File);
     let n = kinds()

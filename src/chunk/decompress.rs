@@ -150,7 +150,7 @@ fn with_worker<T>(f: impl FnOnce(&mut DecWorker) -> T) -> T {
 /// The buffer is the calling thread's (`DecWorker::fetch_buf`), handed from
 /// call to call at the length it reached, so that fetching a block neither
 /// allocates nor zeroes: with a zeroed buffer per block, the zeroing alone
-/// was a fifth of the instructions of a 10x10x10 slice of a file-backed
+/// was a sixth of the instructions of 10x10x10 slices of a file-backed
 /// array (`scripts/instructions.sh` on a b2nd row).
 struct Fetched {
     buf: Vec<u8>,
