@@ -67,7 +67,8 @@ for row in "${rows[@]}"; do
         valgrind --tool=callgrind --toggle-collect="$func" --dump-after="$func" \
           --callgrind-out-file="$out" "$work/bench_$lib" --exact "$row" --reps 2 >/dev/null 2>&1
       fi
-      dump="$(ls "$out".* | sort -t. -k3 -n | sed -n "${call}p")"
+      # `ls -v` orders the dumps by call number (out.1, out.2, ..., out.10).
+      dump="$(ls -v "$out".* 2>/dev/null | sed -n "${call}p")" || true
       [ -n "$dump" ] || { echo "callgrind recorded no call $call of $func for $row ($lib)" >&2; exit 1; }
       count[$lib]="$(callgrind_annotate "$dump" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')"
       cp "$dump" "$work/warm.$lib.$op"
