@@ -132,6 +132,25 @@ fn frame_file_of(tag: &str, cparams: CParams, chunk: &[u8]) -> std::path::PathBu
     path
 }
 
+/// [`frame_file_of`], then `patch` rewrites the chunk where the frame file
+/// stores it (header fields no honest writer would set).
+fn frame_file_with_patched_chunk(
+    tag: &str,
+    cparams: CParams,
+    chunk: &[u8],
+    patch: impl FnOnce(&mut [u8]),
+) -> std::path::PathBuf {
+    let path = frame_file_of(tag, cparams, chunk);
+    let mut frame = std::fs::read(&path).unwrap();
+    let at = frame
+        .windows(chunk.len())
+        .position(|w| w == chunk)
+        .expect("the chunk stored verbatim");
+    patch(&mut frame[at..at + chunk.len()]);
+    std::fs::write(&path, &frame).unwrap();
+    path
+}
+
 /// A read of a few bytes of a chunk in an on-disk frame fetches and decodes
 /// only the block holding them. It used to decode those blocks into a
 /// buffer of the chunk's whole nbytes (16 MiB here), which a header can set
@@ -179,15 +198,9 @@ fn a_file_chunk_claiming_more_bytes_than_the_frame_holds_is_refused() {
     let mut c = vec![0u8; data.len() + 64];
     let n = chunk::compress(&cp, &data, &mut c).unwrap();
     c.truncate(n);
-    let path = frame_file_of("claim", cp, &c);
-
-    let mut frame = std::fs::read(&path).unwrap();
-    let at = frame
-        .windows(c.len())
-        .position(|w| w == &c[..])
-        .expect("the chunk stored verbatim");
-    frame[at + 12..at + 16].copy_from_slice(&1_900_000_000i32.to_le_bytes());
-    std::fs::write(&path, &frame).unwrap();
+    let path = frame_file_with_patched_chunk("claim", cp, &c, |h| {
+        h[12..16].copy_from_slice(&1_900_000_000i32.to_le_bytes());
+    });
 
     let mut sc = SChunk::open(&path).unwrap();
     let mut out = [0u8; 80];
@@ -217,17 +230,11 @@ fn a_stored_file_chunk_claiming_more_data_than_it_holds_is_refused() {
     let n = chunk::compress(&cp, &data, &mut c).unwrap();
     c.truncate(n);
     assert_ne!(c[2] & 0x02, 0, "the chunk is stored");
-    let path = frame_file_of("stored_claim", cp, &c);
-
-    let mut frame = std::fs::read(&path).unwrap();
-    let at = frame
-        .windows(c.len())
-        .position(|w| w == &c[..])
-        .expect("the chunk stored verbatim");
     // nbytes 1 GiB in blocks of 64 bytes: 2^24 blocks.
-    frame[at + 4..at + 8].copy_from_slice(&(1i32 << 30).to_le_bytes());
-    frame[at + 8..at + 12].copy_from_slice(&64i32.to_le_bytes());
-    std::fs::write(&path, &frame).unwrap();
+    let path = frame_file_with_patched_chunk("stored_claim", cp, &c, |h| {
+        h[4..8].copy_from_slice(&(1i32 << 30).to_le_bytes());
+        h[8..12].copy_from_slice(&64i32.to_le_bytes());
+    });
 
     let mut sc = SChunk::open(&path).unwrap();
     let mut out = [0u8; 80];
