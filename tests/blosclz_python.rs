@@ -89,6 +89,27 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
     }
     far.truncate(n);
     v.push(("farrep".into(), far));
+    // Copies of every length from 0 to 47 at near, far and overlapping
+    // distances, each ended by a random byte: matches that end inside the
+    // eight bytes after the seed, right after them, and well beyond.
+    let mut lengths: Vec<u8> = (0..64).map(|_| rng.next() as u8).collect();
+    for len in 0..48 {
+        for dist in [1, 2, 3, 4, 7, 8, 9, 12, 16, 100, 5000, 8300] {
+            let from = lengths.len().saturating_sub(dist);
+            for k in 0..len {
+                lengths.push(lengths[from + k]);
+            }
+            lengths.push(rng.next() as u8);
+        }
+    }
+    v.push(("match_lengths".into(), lengths));
+    // A random head, then a run to the very end: the last match runs into
+    // the bound that every match stops at, from each of a range of starts.
+    for head in 40..56 {
+        let mut d: Vec<u8> = (0..head).map(|_| rng.next() as u8).collect();
+        d.resize(head + 37, 0xAB);
+        v.push((format!("tail_run{head}"), d));
+    }
     // Mostly random with a zero tail: compressed sizes straddle the output
     // limit, so whether a stream "fits" is compared too.
     for r in (3930..3990).step_by(3) {

@@ -33,6 +33,10 @@ const MIN_LENGTH_FIELD: usize = 4;
 const MIN_FAR_LENGTH_FIELD: usize = 6;
 /// Positions this close to the end are never the start of a match search.
 const SEARCH_TAIL: usize = 12;
+/// Bytes read at once at a search position and at its candidate: the seed
+/// and the eight bytes after it. It is SEARCH_TAIL, so it always fits.
+const SEARCH_WINDOW: usize = SEED_LEN + 8;
+const _: () = assert!(SEARCH_WINDOW == SEARCH_TAIL);
 
 /// Inputs shorter than this are not compressed.
 const MIN_INPUT_LEN: usize = 16;
@@ -188,13 +192,22 @@ fn hash_slot<const N: usize>(seq: u32) -> usize {
     (seq.wrapping_mul(HASH_MULTIPLIER) >> (32 - N.trailing_zeros())) as usize
 }
 
+#[inline(always)]
+fn read_u64(data: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(data[at..at + 8].try_into().unwrap())
+}
+
 /// Compares `data[pos..]` with `data[cand..]` (`cand < pos`) and returns one
 /// past the first position that differs, or `bound` if none does before it.
 #[inline(always)]
 fn match_end(data: &[u8], pos: usize, cand: usize, bound: usize) -> usize {
     let ahead = &data[pos..bound];
-    let behind = &data[cand..bound];
+    // Cut to the length of `ahead`, so that one test on `done` covers the
+    // reads from both and the loop needs no other bounds check.
+    let behind = &data[cand..][..ahead.len()];
     let mut done = 0;
+    // Sixteen bytes a step: what is left to scan here is the long matches.
+    // The first differing byte is the XOR's lowest nonzero one.
     for (a, b) in ahead.chunks_exact(16).zip(behind.chunks_exact(16)) {
         let diff =
             u128::from_le_bytes(a.try_into().unwrap()) ^ u128::from_le_bytes(b.try_into().unwrap());
@@ -210,6 +223,29 @@ fn match_end(data: &[u8], pos: usize, cand: usize, bound: usize) -> usize {
         done += 1;
     }
     bound
+}
+
+/// Copies `src` (at most 32 bytes) to the start of `dst` with at most two
+/// fixed-size moves per length class, rather than a call to `memcpy` for a
+/// handful of bytes: nearly every literal run the encoder emits is this short.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    let dst = &mut dst[..n];
+    // Two moves of `width` bytes, one from each end, overlap in the middle
+    // and together cover any length from `width` to twice `width`.
+    macro_rules! two_moves {
+        ($width:literal) => {{
+            dst[..$width].copy_from_slice(&src[..$width]);
+            dst[n - $width..].copy_from_slice(&src[n - $width..]);
+        }};
+    }
+    match n {
+        16..=32 => two_moves!(16),
+        8..=15 => two_moves!(8),
+        4..=7 => two_moves!(4),
+        _ => dst.copy_from_slice(src),
+    }
 }
 
 /// Greedy match finder over `data`, starting its search at `start` with the
@@ -232,13 +268,14 @@ fn parse<S: TokenSink, const N: usize>(
         });
     }
     let bound = data.len() - 1;
-    // Every 4-byte read at a search position stays inside this prefix; with
-    // its length known the reads need no bounds checks.
-    let seeds = &data[..search_end + SEED_LEN - 1];
+    // A search position is at least SEARCH_TAIL bytes before the end, so the
+    // SEARCH_WINDOW bytes from it lie below `bound`: taking them through
+    // `get` makes the loop test and the reads' bounds test one.
+    let area = &data[..bound];
 
-    while pos < search_end {
+    while let Some(window) = area.get(pos..pos + SEARCH_WINDOW) {
         let anchor = pos;
-        let seq = read_u32(seeds, anchor);
+        let seq = u32::from_le_bytes(window[..SEED_LEN].try_into().unwrap());
         let slot = hash_slot::<N>(seq);
         // An empty slot reads as position 0, which is then a real candidate.
         let cand = table[slot] as usize;
@@ -247,15 +284,26 @@ fn parse<S: TokenSink, const N: usize>(
         let mut length_field = 0;
         // Table entries are earlier positions (or 0), so `cand <= anchor`:
         // `0 < anchor - cand < FAR_LIMIT` in one unsigned test (0 wraps),
-        // one branch less on the path most positions take.
-        if (anchor - cand).wrapping_sub(1) < FAR_LIMIT - 1 && read_u32(seeds, cand) == seq {
-            let end = match_end(data, anchor + SEED_LEN, cand + SEED_LEN, bound);
-            length_field = end - GIVE_BACK - anchor;
-            if S::REFUSES_SHORT_FAR
-                && anchor - cand > NEAR_LIMIT
-                && length_field < MIN_FAR_LENGTH_FIELD
-            {
-                length_field = 0;
+        // one branch less on the path most positions take. Then `cand` is
+        // below `anchor`, and its window lies below `bound` too.
+        if (anchor - cand).wrapping_sub(1) < FAR_LIMIT - 1 {
+            let cand_window = &area[cand..cand + SEARCH_WINDOW];
+            if u32::from_le_bytes(cand_window[..SEED_LEN].try_into().unwrap()) == seq {
+                // Most matches end within the eight bytes after the seed,
+                // which both windows hold: only longer ones need the scan.
+                let next = read_u64(window, SEED_LEN) ^ read_u64(cand_window, SEED_LEN);
+                let end = if next != 0 {
+                    anchor + SEED_LEN + (next.trailing_zeros() / 8) as usize + 1
+                } else {
+                    match_end(data, anchor + SEARCH_WINDOW, cand + SEARCH_WINDOW, bound)
+                };
+                length_field = end - GIVE_BACK - anchor;
+                if S::REFUSES_SHORT_FAR
+                    && anchor - cand > NEAR_LIMIT
+                    && length_field < MIN_FAR_LENGTH_FIELD
+                {
+                    length_field = 0;
+                }
             }
         }
         if length_field < MIN_LENGTH_FIELD {
@@ -317,6 +365,14 @@ impl TokenSink for StreamWriter<'_> {
     #[inline(always)]
     fn literals(&mut self, run: &[u8]) -> Option<()> {
         if run.is_empty() {
+            return Some(());
+        }
+        if run.len() <= MAX_LITERAL_RUN {
+            // The common case: full runs go out as they fill, so a run ended
+            // by a match is short.
+            let out = self.reserve(1 + run.len())?;
+            out[0] = (run.len() - 1) as u8;
+            copy_short(&mut out[1..], run);
             return Some(());
         }
         let out = self.reserve(run.len() + run.len().div_ceil(MAX_LITERAL_RUN))?;
