@@ -197,6 +197,14 @@ fn read_u64(data: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(data[at..at + 8].try_into().unwrap())
 }
 
+/// One past the first differing byte of two blocks that start at `at`, given
+/// the trailing zeros of their little-endian XOR (not all zero): the end that
+/// [`match_end`] and the window check in [`parse`] return.
+#[inline(always)]
+fn end_after_difference(at: usize, xor_trailing_zeros: u32) -> usize {
+    at + (xor_trailing_zeros / 8) as usize + 1
+}
+
 /// Compares `data[pos..]` with `data[cand..]` (`cand < pos`) and returns one
 /// past the first position that differs, or `bound` if none does before it.
 #[inline(always)]
@@ -212,7 +220,7 @@ fn match_end(data: &[u8], pos: usize, cand: usize, bound: usize) -> usize {
         let diff =
             u128::from_le_bytes(a.try_into().unwrap()) ^ u128::from_le_bytes(b.try_into().unwrap());
         if diff != 0 {
-            return pos + done + (diff.trailing_zeros() / 8) as usize + 1;
+            return end_after_difference(pos + done, diff.trailing_zeros());
         }
         done += 16;
     }
@@ -293,7 +301,7 @@ fn parse<S: TokenSink, const N: usize>(
                 // which both windows hold: only longer ones need the scan.
                 let next = read_u64(window, SEED_LEN) ^ read_u64(cand_window, SEED_LEN);
                 let end = if next != 0 {
-                    anchor + SEED_LEN + (next.trailing_zeros() / 8) as usize + 1
+                    end_after_difference(anchor + SEED_LEN, next.trailing_zeros())
                 } else {
                     match_end(data, anchor + SEARCH_WINDOW, cand + SEARCH_WINDOW, bound)
                 };
