@@ -38,6 +38,14 @@ const SEARCH_TAIL: usize = 12;
 const SEARCH_WINDOW: usize = SEED_LEN + 8;
 const _: () = assert!(SEARCH_WINDOW == SEARCH_TAIL);
 
+/// Bytes after the seed that must agree for a match to reach
+/// [`MIN_LENGTH_FIELD`]: a match ends one past its first differing byte and
+/// gives [`GIVE_BACK`] bytes back.
+const AGREE_AFTER_SEED: usize = MIN_LENGTH_FIELD + GIVE_BACK - 1 - SEED_LEN;
+/// Those bytes in the little-endian XOR of the eight after the seed.
+const SHORT_MATCH_MASK: u64 = (1 << (8 * AGREE_AFTER_SEED)) - 1;
+const _: () = assert!(AGREE_AFTER_SEED < SEARCH_WINDOW - SEED_LEN);
+
 /// Inputs shorter than this are not compressed.
 const MIN_INPUT_LEN: usize = 16;
 /// Output buffers smaller than this are refused outright.
@@ -206,10 +214,10 @@ fn end_after_difference(at: usize, xor_trailing_zeros: u32) -> usize {
 }
 
 /// Compares `data[pos..]` with `data[cand..]` (`cand < pos`) and returns one
-/// past the first position that differs, or `bound` if none does before it.
+/// past the first position that differs, or `data.len()` if none does.
 #[inline(always)]
-fn match_end(data: &[u8], pos: usize, cand: usize, bound: usize) -> usize {
-    let ahead = &data[pos..bound];
+fn match_end(data: &[u8], pos: usize, cand: usize) -> usize {
+    let ahead = &data[pos..];
     // Cut to the length of `ahead`, so that one test on `done` covers the
     // reads from both and the loop needs no other bounds check.
     let behind = &data[cand..][..ahead.len()];
@@ -230,7 +238,7 @@ fn match_end(data: &[u8], pos: usize, cand: usize, bound: usize) -> usize {
         }
         done += 1;
     }
-    bound
+    data.len()
 }
 
 /// Copies `src` (at most 32 bytes) to the start of `dst` with at most two
@@ -256,6 +264,73 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// A seed match found by [`next_seed`].
+struct Seed {
+    /// The earlier position whose four bytes equal the search position's.
+    cand: usize,
+    /// The XOR of the eight bytes after the seed at each position: most
+    /// matches end within them, and then no scan is needed.
+    following_xor: u64,
+}
+
+/// Records each position from `*pos` in `table` until one's candidate holds
+/// the same four bytes within reach and agrees on enough of the bytes after
+/// them for a match token, and returns that seed with `*pos` left at the
+/// position. Returns `None` with `*pos` at the first position it did not
+/// look at: `stop`, or an earlier one whose window does not fit.
+///
+/// Nearly all of the encoder's time is spent here, on positions that do not
+/// match, so this loop carries nothing but the position. It is kept out of
+/// line because, inlined in [`parse`], the compiler kept the match path's
+/// offsets up to date at every position as well; and it refuses short
+/// matches itself, as they are most of the seeds and each return costs a
+/// call.
+#[inline(never)]
+fn next_seed<const N: usize>(
+    area: &[u8],
+    pos: &mut usize,
+    stop: usize,
+    table: &mut [u32; N],
+) -> Option<Seed> {
+    let mut at = *pos;
+    let found = loop {
+        if at >= stop {
+            break None;
+        }
+        let Some(window) = area.get(at..at + SEARCH_WINDOW) else {
+            break None;
+        };
+        let seq = read_u32(window, 0);
+        let slot = hash_slot::<N>(seq);
+        // An empty slot reads as position 0, which is then a real candidate.
+        let cand = table[slot] as usize;
+        table[slot] = at as u32;
+        // Table entries are earlier positions (or 0), so `cand <= at`:
+        // `0 < at - cand < FAR_LIMIT` in one unsigned test (0 wraps),
+        // one branch less on the path most positions take. Then `cand` is
+        // below `at`, and its window fits too.
+        if (at - cand).wrapping_sub(1) < FAR_LIMIT - 1 {
+            let cand_window = &area[cand..cand + SEARCH_WINDOW];
+            if read_u32(cand_window, 0) == seq {
+                let following_xor = read_u64(window, SEED_LEN) ^ read_u64(cand_window, SEED_LEN);
+                // Too short for a token whatever the sink: a refusal here
+                // costs the caller nothing.
+                if following_xor & SHORT_MATCH_MASK != 0 {
+                    at += 1;
+                    continue;
+                }
+                break Some(Seed {
+                    cand,
+                    following_xor,
+                });
+            }
+        }
+        at += 1;
+    };
+    *pos = at;
+    found
+}
+
 /// Greedy match finder over `data`, starting its search at `start` with the
 /// bytes before it pending as literals. Stops [`SEARCH_TAIL`] bytes before the
 /// end; the caller deals with what is left.
@@ -268,8 +343,7 @@ fn parse<S: TokenSink, const N: usize>(
 ) -> Option<ParseEnd> {
     let mut literal_start = 0;
     let mut pos = start;
-    let search_end = data.len().saturating_sub(SEARCH_TAIL);
-    if search_end == 0 {
+    if data.len() <= SEARCH_TAIL {
         return Some(ParseEnd {
             scanned: pos,
             literal_start,
@@ -281,41 +355,39 @@ fn parse<S: TokenSink, const N: usize>(
     // `get` makes the loop test and the reads' bounds test one.
     let area = &data[..bound];
 
-    while let Some(window) = area.get(pos..pos + SEARCH_WINDOW) {
-        let anchor = pos;
-        let seq = u32::from_le_bytes(window[..SEED_LEN].try_into().unwrap());
-        let slot = hash_slot::<N>(seq);
-        // An empty slot reads as position 0, which is then a real candidate.
-        let cand = table[slot] as usize;
-        table[slot] = anchor as u32;
-
-        let mut length_field = 0;
-        // Table entries are earlier positions (or 0), so `cand <= anchor`:
-        // `0 < anchor - cand < FAR_LIMIT` in one unsigned test (0 wraps),
-        // one branch less on the path most positions take. Then `cand` is
-        // below `anchor`, and its window lies below `bound` too.
-        if (anchor - cand).wrapping_sub(1) < FAR_LIMIT - 1 {
-            let cand_window = &area[cand..cand + SEARCH_WINDOW];
-            if u32::from_le_bytes(cand_window[..SEED_LEN].try_into().unwrap()) == seq {
-                // Most matches end within the eight bytes after the seed,
-                // which both windows hold: only longer ones need the scan.
-                let next = read_u64(window, SEED_LEN) ^ read_u64(cand_window, SEED_LEN);
-                let end = if next != 0 {
-                    end_after_difference(anchor + SEED_LEN, next.trailing_zeros())
-                } else {
-                    match_end(data, anchor + SEARCH_WINDOW, cand + SEARCH_WINDOW, bound)
-                };
-                length_field = end - GIVE_BACK - anchor;
-                if S::REFUSES_SHORT_FAR
-                    && anchor - cand > NEAR_LIMIT
-                    && length_field < MIN_FAR_LENGTH_FIELD
-                {
-                    length_field = 0;
-                }
+    loop {
+        // A sink that takes full runs gets each one as the search reaches it.
+        let stop = if S::TAKES_FULL_RUNS {
+            literal_start + MAX_LITERAL_RUN
+        } else {
+            usize::MAX
+        };
+        let Some(Seed {
+            cand,
+            following_xor,
+        }) = next_seed(area, &mut pos, stop, table)
+        else {
+            if pos != stop {
+                // The window no longer fits: the search is over.
+                break;
             }
-        }
-        if length_field < MIN_LENGTH_FIELD {
-            pos += 1;
+            sink.literals(&data[literal_start..pos])?;
+            literal_start = pos;
+            continue;
+        };
+        let anchor = pos;
+        let end = if following_xor != 0 {
+            end_after_difference(anchor + SEED_LEN, following_xor.trailing_zeros())
+        } else {
+            // `area` ends at the match bound.
+            match_end(area, anchor + SEARCH_WINDOW, cand + SEARCH_WINDOW)
+        };
+        let length_field = end - GIVE_BACK - anchor;
+        // `next_seed` has refused the matches too short for any token.
+        debug_assert!(length_field >= MIN_LENGTH_FIELD);
+        if S::REFUSES_SHORT_FAR && anchor - cand > NEAR_LIMIT && length_field < MIN_FAR_LENGTH_FIELD
+        {
+            pos = anchor + 1;
             if S::TAKES_FULL_RUNS && pos - literal_start == MAX_LITERAL_RUN {
                 sink.literals(&data[literal_start..pos])?;
                 literal_start = pos;
