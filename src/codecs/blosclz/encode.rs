@@ -387,11 +387,9 @@ fn parse<S: TokenSink, const N: usize>(
         debug_assert!(length_field >= MIN_LENGTH_FIELD);
         if S::REFUSES_SHORT_FAR && anchor - cand > NEAR_LIMIT && length_field < MIN_FAR_LENGTH_FIELD
         {
+            // If that fills a literal run, `next_seed` stops at once and
+            // the run is handed over above.
             pos = anchor + 1;
-            if S::TAKES_FULL_RUNS && pos - literal_start == MAX_LITERAL_RUN {
-                sink.literals(&data[literal_start..pos])?;
-                literal_start = pos;
-            }
             continue;
         }
 
