@@ -351,8 +351,8 @@ fn parse<S: TokenSink, const N: usize>(
     }
     let bound = data.len() - 1;
     // A search position is at least SEARCH_TAIL bytes before the end, so the
-    // SEARCH_WINDOW bytes from it lie below `bound`: taking them through
-    // `get` makes the loop test and the reads' bounds test one.
+    // SEARCH_WINDOW bytes from it lie below `bound`: `next_seed` takes them
+    // through `get`, which makes its loop test and the reads' bounds test one.
     let area = &data[..bound];
 
     loop {
