@@ -62,6 +62,30 @@ pub struct Frame {
     chunk_buf: Vec<u8>,
 }
 
+/// Checks entry `o` of chunk `i` of an index held expanded: it decodes,
+/// and a stored chunk can lie where it says, its extended header inside the
+/// data section of `data_len` bytes or, in a sparse frame, a chunk file id
+/// in the `u32` range.
+fn check_entry(sparse: bool, data_len: u64, i: usize, o: i64) -> Result<()> {
+    match ChunkLoc::decode(o)? {
+        ChunkLoc::Stored(v)
+            if !sparse && (v as u64).saturating_add(EXTENDED_HEADER_LEN as u64) > data_len =>
+        {
+            crate::bail!(
+                InvalidHeader,
+                "offset {v} of chunk {i} is past the end of the data section ({data_len} bytes)"
+            )
+        }
+        ChunkLoc::Stored(v) if sparse && v > u32::MAX as i64 => {
+            crate::bail!(
+                InvalidHeader,
+                "sparse chunk id {v} of chunk {i} out of range"
+            )
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The path of chunk file `id` of a sparse frame.
 pub(crate) fn sparse_chunk_path(dir: &Path, id: i64) -> Result<PathBuf> {
     let id = u32::try_from(id)
@@ -310,23 +334,15 @@ impl Frame {
             let mut obuf = vec![0u8; info.cbytes as usize];
             self.read(off_pos, &mut obuf, "offsets index")?;
             offsets = codec::decompress_offsets(&obuf, nchunks)?;
-            offsets.visit(|i, o| {
-                match ChunkLoc::decode(o)? {
-                    ChunkLoc::Stored(v)
-                        if !self.is_sparse()
-                            && (v as u64).saturating_add(EXTENDED_HEADER_LEN as u64) > data_len =>
-                    {
-                        crate::bail!(InvalidHeader, "offset {v} of chunk {i} is past the end of the data section ({data_len} bytes)")
-                    }
-                    ChunkLoc::Stored(v) if self.is_sparse() && v > u32::MAX as i64 => {
-                        crate::bail!(
-                            InvalidHeader,
-                            "sparse chunk id {v} of chunk {i} out of range"
-                        )
-                    }
-                    _ => Ok(()),
-                }
-            })?;
+            // A compressed index is not walked here: that takes time in
+            // proportion to the chunks it declares, which a few hundred
+            // bytes can put at 2^28 (`frame::index`). Its entries are
+            // checked where they are read (see `Frame::loc`), and all of
+            // them when it is expanded for a change (`Frame::entries_mut`).
+            if !matches!(offsets, OffsetIndex::Compressed(_)) {
+                let sparse = self.is_sparse();
+                offsets.visit(|i, o| check_entry(sparse, data_len, i, o))?;
+            }
         }
         self.header_len = header_len;
         self.data_len = data_len;
@@ -349,7 +365,7 @@ impl Frame {
     /// The index entries, for tests that make chunks share bytes.
     #[cfg(test)]
     pub(crate) fn entries_for_tests(&mut self) -> &mut Vec<i64> {
-        self.offsets.entries_mut().unwrap()
+        self.entries_mut().unwrap()
     }
 
     /// The offsets index, one entry per chunk (a copy: a repeated index is
@@ -367,15 +383,25 @@ impl Frame {
         self.data_len
     }
 
+    /// Where chunk `n` is. A stored chunk's bytes are checked against its
+    /// storage where they are read (`read_stored`, `check_stored_len`,
+    /// `chunk_file`), which is what guards an entry of a compressed index
+    /// (not checked on open).
     fn loc(&self, n: usize) -> Result<ChunkLoc> {
-        let o = self.offsets.get(n).ok_or_else(|| {
-            crate::err!(
-                InvalidIndex,
-                "chunk {n} out of range ({} chunks)",
-                self.offsets.len()
-            )
-        })?;
-        ChunkLoc::decode(o)
+        ChunkLoc::decode(self.offsets.lookup(n)?)
+    }
+
+    /// The index's entries, for a change: a compressed index is expanded,
+    /// and its entries checked as an index decoded on open is.
+    fn entries_mut(&mut self) -> Result<&mut Vec<i64>> {
+        if matches!(self.offsets, OffsetIndex::Compressed(_)) {
+            let entries = self.offsets.to_vec()?;
+            for (i, &o) in entries.iter().enumerate() {
+                check_entry(self.is_sparse(), self.data_len, i, o)?;
+            }
+            self.offsets = OffsetIndex::Entries(entries);
+        }
+        self.offsets.entries_mut()
     }
 
     fn chunk_file(&self, id: i64) -> Result<(IoRef, PathBuf)> {
@@ -540,7 +566,6 @@ impl Frame {
         }
         if self.is_sparse() {
             let id = self
-                .offsets
                 .entries_mut()?
                 .iter()
                 .copied()
@@ -566,7 +591,6 @@ impl Frame {
     fn unstore(&mut self, skip: usize, old: i64) -> Result<()> {
         if old < 0
             || self
-                .offsets
                 .entries_mut()?
                 .iter()
                 .enumerate()
@@ -592,7 +616,7 @@ impl Frame {
             self.write(self.header_len + old as u64, &tail)?;
         }
         self.data_len -= len;
-        for o in self.offsets.entries_mut()?.iter_mut() {
+        for o in self.entries_mut()?.iter_mut() {
             if *o > old {
                 *o -= len as i64;
             }
@@ -609,12 +633,11 @@ impl Frame {
                 self.offsets.len()
             );
         }
-        self.offsets
-            .entries_mut()?
+        self.entries_mut()?
             .try_reserve(1)
             .map_err(|_| crate::err!(MemoryAlloc, "no memory for one more offsets entry"))?;
         let loc = self.store(chunk, special)?;
-        self.offsets.entries_mut()?.insert(n, loc);
+        self.entries_mut()?.insert(n, loc);
         Ok(())
     }
 
@@ -623,22 +646,22 @@ impl Frame {
         let old = self.loc(n)?.encode();
         // Expanded before anything is written, so a memory error leaves the
         // frame as it was.
-        self.offsets.entries_mut()?;
+        self.entries_mut()?;
         if self.is_sparse() && old >= 0 && special.is_none() {
             return self.write_chunk_file(old, chunk);
         }
         self.unstore(n, old)?;
         let loc = self.store(chunk, special)?;
-        self.offsets.entries_mut()?[n] = loc;
+        self.entries_mut()?[n] = loc;
         Ok(())
     }
 
     /// Removes chunk `n`.
     pub fn delete(&mut self, n: usize) -> Result<()> {
         let old = self.loc(n)?.encode();
-        self.offsets.entries_mut()?;
+        self.entries_mut()?;
         self.unstore(n, old)?;
-        self.offsets.entries_mut()?.remove(n);
+        self.entries_mut()?.remove(n);
         Ok(())
     }
 
@@ -654,7 +677,7 @@ impl Frame {
             };
             return Ok(());
         }
-        let entries = self.offsets.entries_mut()?;
+        let entries = self.entries_mut()?;
         entries
             .try_reserve(count)
             .map_err(|_| crate::err!(MemoryAlloc, "no room for {count} offsets"))?;
@@ -882,6 +905,73 @@ mod tests {
                     .collect()
             )
         );
+    }
+
+    /// A compressed index is not walked on open, where that took time in
+    /// proportion to the chunks it declares: a bad entry or a block that
+    /// does not decode opens, as in the reference, and is refused where it
+    /// is read and when the index is expanded for a change, which then
+    /// leaves the frame as it was.
+    #[test]
+    fn a_compressed_index_is_checked_where_it_is_read() {
+        let n = KEEP_COMPRESSED_ABOVE / 8 + 10;
+        let mut h = FrameHeader::new(FrameType::Contiguous);
+        h.nbytes = 24 * n as i64;
+        h.chunksize = 24;
+        h.typesize = 8;
+        let read = |f: &mut Frame, k: usize| match f.chunk(k) {
+            Ok(FrameChunk::Bytes(b)) => Ok(b[..] == chunk(k as i64)[..]),
+            Ok(FrameChunk::Special(_)) => Ok(false),
+            Err(e) => Err(e.code()),
+        };
+        // A bad entry near the end: an offset past the data section, and
+        // one that is no offset at all.
+        let bad = n - 5;
+        for entry in [1i64 << 40, -1] {
+            let mut f = memory_frame(n as i64);
+            f.offsets.entries_mut().unwrap()[bad] = entry;
+            f.flush(&h, &[]).unwrap();
+            let mut f = reopen(f).expect("a bad entry of a compressed index refused on open");
+            assert!(matches!(f.offsets, OffsetIndex::Compressed(_)));
+            for k in [0, bad - 1, bad + 1, n - 1] {
+                assert_eq!(read(&mut f, k), Ok(true), "entry {entry}, chunk {k}");
+            }
+            assert!(
+                read(&mut f, bad).is_err_and(|c| c < 0),
+                "entry {entry} read"
+            );
+            assert!(
+                f.delete(0).is_err_and(|e| e.code() < 0),
+                "entry {entry} expanded"
+            );
+            assert!(matches!(f.offsets, OffsetIndex::Compressed(_)));
+            assert_eq!(
+                read(&mut f, 0),
+                Ok(true),
+                "entry {entry}: chunk 0 after the refusal"
+            );
+        }
+        // The index's last block made unreadable: its first stream starts
+        // past the end of the index chunk.
+        let f = memory_frame(n as i64);
+        let at = (f.header_len + f.data_len()) as usize;
+        let mut bytes = f.into_memory().unwrap();
+        let info = ChunkInfo::parse(&bytes[at..]).unwrap();
+        assert!(!info.memcpyed && info.special == 0, "{info:?}");
+        let nblocks = (info.nbytes as usize).div_ceil(info.blocksize as usize);
+        assert!(nblocks > 1, "{info:?}");
+        let last = at + EXTENDED_HEADER_LEN + 4 * (nblocks - 1);
+        bytes[last..last + 4].copy_from_slice(&(info.cbytes + 1).to_le_bytes());
+        let mut f = Frame::open(Place::Memory(MemFile { data: bytes }))
+            .expect("a bad block of a compressed index refused on open")
+            .0;
+        let per_block = info.blocksize as usize / 8;
+        assert_eq!(read(&mut f, 0), Ok(true));
+        assert_eq!(read(&mut f, (nblocks - 1) * per_block - 1), Ok(true));
+        assert!(read(&mut f, (nblocks - 1) * per_block).is_err_and(|c| c < 0));
+        assert!(read(&mut f, n - 1).is_err_and(|c| c < 0));
+        assert!(f.delete(0).is_err_and(|e| e.code() < 0));
+        assert_eq!(read(&mut f, 0), Ok(true), "chunk 0 after the refusal");
     }
 
     #[test]
