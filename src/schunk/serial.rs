@@ -1,7 +1,7 @@
 //! Copies of a super-chunk into other storages and its serialization as
 //! a contiguous frame (buffer, file, or appended to a file).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -46,14 +46,24 @@ impl SChunk {
         // the end; a copy to a file still flushes per chunk, so that a
         // failure part way leaves a valid frame behind.
         out.defer_flush = out.storage.urlpath.is_none();
-        let into_list = matches!(out.backend, Backend::Chunks(_));
+        let into_list = match &mut out.backend {
+            Backend::Chunks(c) => {
+                // The count comes from the source's index, which a file sets.
+                try_reserve_list(c, self.nchunks() as usize)?;
+                true
+            }
+            Backend::Frame(_) => false,
+        };
         let mut shared = SharedChunks::default();
+        let mut budget = StoredBudget::of(self);
         for i in 0..self.nchunks() {
             let appended = if into_list {
-                let c = shared.get(self, i)?;
+                let c = shared.get(self, i, &mut budget)?;
                 out.append_shared(c)
             } else {
-                let c = self.get_chunk(i)?.into_owned();
+                let entry = self.stored_entry(i);
+                let c = self.get_chunk(i)?;
+                budget.charge(i, entry, c.len())?;
                 out.append_chunk(&c)
             };
             appended.map_err(|e| crate::err!(SchunkCopy, "chunk {i}: {}", e.detail()))?;
@@ -66,7 +76,14 @@ impl SChunk {
         Ok(out)
     }
 
-    /// The super-chunk serialized as a contiguous frame.
+    /// The index entry of chunk `i` when it is a chunk stored in a frame.
+    fn stored_entry(&self, i: i64) -> Option<i64> {
+        match &self.backend {
+            Backend::Frame(f) => f.entry(i as usize).filter(|&e| e >= 0),
+            Backend::Chunks(_) => None,
+        }
+    }
+
     /// The bytes of an in-memory contiguous frame, borrowed (no copy), or
     /// `None` for other storages (use [`SChunk::to_buffer`]).
     pub fn frame_bytes(&self) -> Option<&[u8]> {
@@ -76,6 +93,7 @@ impl SChunk {
         }
     }
 
+    /// The super-chunk serialized as a contiguous frame.
     pub fn to_buffer(&mut self) -> Result<Vec<u8>> {
         self.locked(false, |s| s.to_buffer_unlocked())
     }
@@ -153,6 +171,65 @@ impl SChunk {
     }
 }
 
+/// Reserves room for `n` more chunks in a chunk list, or fails with
+/// `MemoryAlloc` rather than aborting when the count is more than memory holds.
+pub(super) fn try_reserve_list(list: &mut Vec<Arc<[u8]>>, n: usize) -> Result<()> {
+    list.try_reserve(n)
+        .map_err(|_| crate::err!(MemoryAlloc, "no memory for a list of {n} more chunks"))
+}
+
+/// What a copy may take from the stored chunks of a contiguous frame: their
+/// bytes lie in its data section, so distinct chunks that do not overlap (no
+/// Blosc2 writer makes others) add up to at most its length. Without this
+/// bound a hostile frame of chunks nested in one another, each running to the
+/// end of the section, makes a copy quadratic in the frame's size: a 1 MB
+/// frame of such chunks every 32 bytes would copy out about 16 GB.
+struct StoredBudget {
+    /// The data section's length, or `None` when the source is not a
+    /// contiguous frame (a chunk list's chunks are its own, a sparse frame's
+    /// are files of their own).
+    limit: Option<u64>,
+    /// Bytes of the distinct stored chunks copied so far.
+    used: u64,
+    /// The stored entries charged so far: a chunk listed twice is one chunk.
+    charged: HashSet<i64>,
+}
+
+impl StoredBudget {
+    fn of(from: &SChunk) -> StoredBudget {
+        let limit = match &from.backend {
+            Backend::Frame(f) if !f.is_sparse() => Some(f.data_len()),
+            _ => None,
+        };
+        StoredBudget {
+            limit,
+            used: 0,
+            charged: HashSet::new(),
+        }
+    }
+
+    /// Charges the `len` bytes of chunk `i`, stored at index entry `entry`
+    /// (`None` for a special chunk, which is built rather than copied).
+    fn charge(&mut self, i: i64, entry: Option<i64>, len: usize) -> Result<()> {
+        let (Some(limit), Some(e)) = (self.limit, entry) else {
+            return Ok(());
+        };
+        if !self.charged.insert(e) {
+            return Ok(());
+        }
+        let used = self.used.saturating_add(len as u64);
+        if used > limit {
+            crate::bail!(
+                SchunkCopy,
+                "chunk {i}: the frame's chunks overlap: with this one (at offset {e}) \
+                 the copy would take {used} bytes from a data section of {limit}"
+            );
+        }
+        self.used = used;
+        Ok(())
+    }
+}
+
 /// The chunks a copy into a chunk list has taken so far, by where they come
 /// from, so that chunks a frame stores once are held once. A frame can list
 /// one stored chunk (or one special kind) for millions of chunks in a few
@@ -166,7 +243,7 @@ struct SharedChunks {
 }
 
 impl SharedChunks {
-    fn get(&mut self, from: &mut SChunk, i: i64) -> Result<Arc<[u8]>> {
+    fn get(&mut self, from: &mut SChunk, i: i64, budget: &mut StoredBudget) -> Result<Arc<[u8]>> {
         let entry = match &from.backend {
             Backend::Chunks(c) => return Ok(c[i as usize].clone()),
             Backend::Frame(f) => f.entry(i as usize),
@@ -184,6 +261,7 @@ impl SharedChunks {
         if let Some(c) = key.and_then(|k| self.by_entry.get(&k)) {
             return Ok(c.clone());
         }
+        budget.charge(i, stored_key.map(|(e, _)| e), chunk.len())?;
         let c: Arc<[u8]> = Arc::from(&chunk[..]);
         if let Some(k) = key {
             self.by_entry.insert(k, c.clone());
@@ -259,5 +337,85 @@ mod tests {
         }
         let again = copy.copy(Storage::default()).unwrap();
         assert!(Arc::ptr_eq(&list(&copy)[0], &list(&again)[0]));
+    }
+
+    /// A frame whose chunk 1 lies inside chunk 0 (a stored copy of it) reads
+    /// as the reference reads it, but a copy of it is refused: copying its
+    /// chunks would take more bytes than the data section holds, which is
+    /// how nested chunks make a copy quadratic in the frame's size.
+    #[test]
+    fn a_copy_takes_no_more_than_the_data_section_holds() {
+        let plain = CParams {
+            typesize: 1,
+            clevel: 0,
+            ..CParams::default()
+        };
+        let store = |src: &[u8]| {
+            let mut dst = vec![0u8; src.len() + 64];
+            let n = crate::chunk::compress(&plain, src, &mut dst).unwrap();
+            dst.truncate(n);
+            dst
+        };
+        let data: Vec<u8> = (0..1000u32).map(|x| (x * 13 % 251) as u8).collect();
+        let inner = store(&data);
+        let outer = store(&inner);
+        assert_eq!(&outer[32..], &inner[..], "a plain copy follows its header");
+
+        let mut s = SChunk::new(Storage {
+            contiguous: true,
+            cparams: plain,
+            ..Storage::default()
+        })
+        .unwrap();
+        s.append_chunk(&outer).unwrap();
+        let zeros = crate::chunk::make_special(Special::Zero, data.len(), 1, None).unwrap();
+        s.append_chunk(&zeros).unwrap();
+        if let Backend::Frame(f) = &mut s.backend {
+            let e = f.entries_for_tests();
+            assert!(
+                e[1] < 0,
+                "the zero chunk takes no bytes of the data section"
+            );
+            e[1] = e[0] + 32;
+        }
+        s.flush().unwrap();
+        let bytes = s.to_buffer().unwrap();
+
+        let mut read = SChunk::from_buffer(&bytes, false).unwrap();
+        let mut out = vec![0u8; inner.len()];
+        assert_eq!(read.decompress_chunk(0, &mut out).unwrap(), inner.len());
+        assert_eq!(out, inner);
+        assert_eq!(read.decompress_chunk(1, &mut out).unwrap(), data.len());
+        assert_eq!(&out[..data.len()], &data[..]);
+
+        let listed = SChunk::from_buffer(&bytes, true)
+            .err()
+            .expect("copy refused");
+        assert_eq!(listed.code(), -23, "{}", listed.detail());
+        assert!(listed.detail().contains("overlap"), "{}", listed.detail());
+        let framed = read
+            .copy(Storage {
+                contiguous: true,
+                ..Storage::default()
+            })
+            .err()
+            .expect("copy refused");
+        assert_eq!(framed.code(), -23, "{}", framed.detail());
+
+        // Chunk 1 listed again as chunk 0 is one chunk, not an overlap.
+        if let Backend::Frame(f) = &mut s.backend {
+            let e = f.entries_for_tests();
+            e[1] = e[0];
+        }
+        s.flush().unwrap();
+        let again = s.to_buffer().unwrap();
+        assert_eq!(SChunk::from_buffer(&again, true).unwrap().nchunks(), 2);
+        let mut framed = SChunk::from_buffer(&again, false).unwrap();
+        assert_eq!(framed.copy(Storage::default()).unwrap().nchunks(), 2);
+        let contiguous = Storage {
+            contiguous: true,
+            ..Storage::default()
+        };
+        assert_eq!(framed.copy(contiguous).unwrap().nchunks(), 2);
     }
 }

@@ -130,6 +130,7 @@ impl SChunk {
                 if replace {
                     c[n] = stored;
                 } else {
+                    super::serial::try_reserve_list(c, 1)?;
                     c.insert(n, stored);
                 }
             }
