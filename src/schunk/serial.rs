@@ -191,7 +191,8 @@ struct StoredBudget {
     limit: Option<u64>,
     /// Bytes of the distinct stored chunks copied so far.
     used: u64,
-    /// The stored entries charged so far: a chunk listed twice is one chunk.
+    /// The stored entries `charge` has charged: a chunk listed twice is one
+    /// chunk.
     charged: HashSet<i64>,
 }
 
@@ -209,14 +210,21 @@ impl StoredBudget {
     }
 
     /// Charges the `len` bytes of chunk `i`, stored at index entry `entry`
-    /// (`None` for a special chunk, which is built rather than copied).
+    /// (`None` for a special chunk, which is built rather than copied),
+    /// unless that entry was charged before.
     fn charge(&mut self, i: i64, entry: Option<i64>, len: usize) -> Result<()> {
-        let (Some(limit), Some(e)) = (self.limit, entry) else {
+        match entry {
+            Some(e) if self.limit.is_some() && self.charged.insert(e) => self.charge_new(i, e, len),
+            _ => Ok(()),
+        }
+    }
+
+    /// Charges chunk `i` at entry `e`, which the caller knows is charged for
+    /// the first time (a chunk list's copy keys its chunks by entry already).
+    fn charge_new(&mut self, i: i64, e: i64, len: usize) -> Result<()> {
+        let Some(limit) = self.limit else {
             return Ok(());
         };
-        if !self.charged.insert(e) {
-            return Ok(());
-        }
         let used = self.used.saturating_add(len as u64);
         if used > limit {
             crate::bail!(
@@ -261,7 +269,9 @@ impl SharedChunks {
         if let Some(c) = key.and_then(|k| self.by_entry.get(&k)) {
             return Ok(c.clone());
         }
-        budget.charge(i, stored_key.map(|(e, _)| e), chunk.len())?;
+        if let Some((e, _)) = stored_key {
+            budget.charge_new(i, e, chunk.len())?;
+        }
         let c: Arc<[u8]> = Arc::from(&chunk[..]);
         if let Some(k) = key {
             self.by_entry.insert(k, c.clone());
