@@ -740,6 +740,59 @@ fn absurd_sizes_in_a_variable_size_frame_do_not_panic() {
     assert!(r.get_slice_buffer(0, i64::MAX / 4, &mut out).is_err());
 }
 
+/// A header whose `nbytes` is less than its chunks hold (only a corrupt
+/// frame has one) opens and reads, but an edit that would take the count
+/// below zero is refused and leaves the file as it was. Before, a delete or
+/// an update wrote the negative count back, and the frame no longer opened.
+#[test]
+fn edits_never_write_a_size_below_zero() {
+    let path = scratch("undercount.b2frame");
+    let mut s = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    // Chunks of two sizes, so that the header's nbytes implies no count of
+    // chunks to check on open.
+    s.append_buffer(&data(0, 100)).unwrap();
+    s.append_buffer(&data(1, 50)).unwrap();
+    s.append_buffer(&data(2, 100)).unwrap();
+    assert_eq!(s.chunksize(), 0);
+    drop(s);
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes[30..38], 1000i64.to_be_bytes(), "nbytes in the header");
+    bytes[30..38].copy_from_slice(&100i64.to_be_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+
+    let mut r = SChunk::open(&path).unwrap();
+    assert_eq!(
+        contents(&mut r),
+        vec![data(0, 100), data(1, 50), data(2, 100)]
+    );
+    let refused = [
+        r.delete_chunk(0).unwrap_err(),
+        r.update_chunk(1, &chunk_of(&data(2, 10))).unwrap_err(),
+    ];
+    for e in refused {
+        assert_eq!(e.code(), -11, "{}", e.detail());
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    let mut again = SChunk::open(&path).unwrap();
+    assert_eq!(
+        contents(&mut again),
+        vec![data(0, 100), data(1, 50), data(2, 100)]
+    );
+    // An edit that keeps the count at zero or above still goes through.
+    assert_eq!(again.update_chunk(1, &chunk_of(&data(3, 60))).unwrap(), 3);
+    assert_eq!(again.nbytes(), 100 - 200 + 240);
+    assert_eq!(
+        contents(&mut SChunk::open(&path).unwrap()),
+        vec![data(0, 100), data(3, 60), data(2, 100)]
+    );
+}
+
 #[test]
 fn corrupt_sparse_index_and_files_do_not_panic() {
     let dir = scratch("corrupt-dir.b2frame");

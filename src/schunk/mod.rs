@@ -121,11 +121,20 @@ impl std::fmt::Debug for SChunk {
     }
 }
 
-/// `total + delta`, refusing sizes a corrupt header could push past i64.
+/// `total + delta` for the size counters, refusing a sum past i64 or below
+/// zero. Only a corrupt header gets there (sizes less than its chunks hold,
+/// or near i64::MAX), and an edit that wrote such a sum back would leave a
+/// frame no reader opens.
 fn grow(total: i64, delta: i64) -> Result<i64> {
     total
         .checked_add(delta)
-        .ok_or_else(|| crate::err!(InvalidHeader, "size counter overflows ({total} + {delta})"))
+        .filter(|&t| t >= 0)
+        .ok_or_else(|| {
+            crate::err!(
+                InvalidHeader,
+                "size counter {total} cannot change by {delta}: the header's sizes disagree with its chunks"
+            )
+        })
 }
 
 /// How to build the chunk a special offset stands for.

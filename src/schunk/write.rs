@@ -98,9 +98,9 @@ impl SChunk {
             let chunk = crate::frame::codec::special_chunk(kind, size, ts as i32, self.blocksize)?;
             if let Backend::Frame(f) = &mut self.backend {
                 f.update(i, &chunk, None)?;
-                if f.is_sparse() {
-                    self.cbytes += chunk.len() as i64;
-                }
+                // A contiguous frame's count is reset to its data section
+                // on flush; until then it must still cover this chunk.
+                self.cbytes = grow(self.cbytes, chunk.len() as i64)?;
             }
         }
         Ok(())
@@ -231,19 +231,18 @@ impl SChunk {
         let (info, bytes) = self.check_chunk(chunk)?;
         let nb = i64::from(info.nbytes);
         let old_nb = self.chunk_nbytes(idx)?;
-        let old_cb = self.stored_cbytes(idx)?;
-        grow(self.nbytes, nb - old_nb)?;
-        grow(self.cbytes, i64::from(info.cbytes))?;
+        // Check the counters first so that a refusal changes nothing. The
+        // new chunk is stored in at most `info.cbytes` bytes; turning special
+        // offsets into chunks below adds as much to `cbytes` as to `old_cb`.
+        let nbytes = grow(self.nbytes, nb - old_nb)?;
+        let kept = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
+        grow(kept, i64::from(info.cbytes))?;
         let cs = self.next_chunksize(idx, nb, true)?;
         self.set_chunksize(cs)?;
-        let old_cb = if cs == 0 {
-            self.stored_cbytes(idx)?
-        } else {
-            old_cb
-        };
+        let kept = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
         let new_cb = self.place_chunk(idx, &info, bytes, None, true)?;
-        self.nbytes = grow(self.nbytes, nb - old_nb)?;
-        self.cbytes = grow(self.cbytes, new_cb - old_cb)?;
+        self.nbytes = nbytes;
+        self.cbytes = grow(kept, new_cb)?;
         self.flush()?;
         Ok(self.nchunks())
     }
@@ -255,16 +254,16 @@ impl SChunk {
 
     fn delete_chunk_unlocked(&mut self, n: i64) -> Result<i64> {
         let idx = self.check_index(n)?;
-        let old_nb = self.chunk_nbytes(idx)?;
-        let old_cb = self.stored_cbytes(idx)?;
+        let nbytes = grow(self.nbytes, -self.chunk_nbytes(idx)?)?;
+        let cbytes = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
         match &mut self.backend {
             Backend::Chunks(c) => {
                 c.remove(idx);
             }
             Backend::Frame(f) => f.delete(idx)?,
         }
-        self.nbytes -= old_nb;
-        self.cbytes -= old_cb;
+        self.nbytes = nbytes;
+        self.cbytes = cbytes;
         if self.nchunks() == 0 {
             self.vl_blocks = false;
         }
