@@ -287,3 +287,46 @@ fn memcpyed_and_vl_block_chunks_decode_lazily_too() {
         );
     }
 }
+
+/// A memcpyed chunk marked as holding VL blocks (which the decoder refuses)
+/// is refused as a lazy chunk too, before anything is sized by the block
+/// count its `blocksize` field claims: 8 bytes a block, up to 4 GiB.
+#[test]
+fn a_memcpyed_chunk_claiming_vl_blocks_has_no_lazy_chunk() {
+    let dir = TempDir::new("frame-lazy-vl-memcpyed");
+    let path = dir.join("f.b2frame");
+    let mut s = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: CParams {
+            typesize: 4,
+            clevel: 0,
+            ..CParams::default()
+        },
+        ..Storage::default()
+    })
+    .unwrap();
+    s.append_buffer(&input(3)).unwrap();
+    let chunk = s.get_chunk(0).unwrap().into_owned();
+    drop(s);
+    assert_ne!(chunk[2] & 0x02, 0, "stored uncompressed");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes
+        .windows(32)
+        .position(|w| w == &chunk[..32])
+        .expect("the chunk in its frame");
+    // A block count of 100,000 (a lazy chunk of 800 KB), and the VL flag.
+    bytes[at + 8..at + 12].copy_from_slice(&100_000i32.to_le_bytes());
+    bytes[at + 30] |= 1;
+    std::fs::write(&path, &bytes).unwrap();
+
+    let mut s = SChunk::open(&path).unwrap();
+    let e = s.get_lazychunk(0).err().expect("lazy chunk refused");
+    assert_eq!(e.code(), -11, "{}", e.detail());
+    let mut out = vec![0u8; ITEMS * 4];
+    assert_eq!(s.decompress_chunk(0, &mut out).unwrap_err().code(), -11);
+    assert_eq!(
+        s.read_chunk_range(0, 0, &mut out[..8]).unwrap_err().code(),
+        -11
+    );
+}

@@ -390,6 +390,17 @@ fn build_lazy_chunk(
             info.nbytes
         );
     }
+    // A VL-block chunk counts its blocks in its `blocksize` field, which
+    // only the block starts it stores bound. A memcpyed one stores none, and
+    // the decoder refuses it; its lazy chunk would take 8 bytes per claimed
+    // block, up to 4 GiB (the sparse_dir fuzzer found a 764-byte input whose
+    // chunks asked for megabytes each).
+    if info.memcpyed && info.flags2 & 1 != 0 {
+        crate::bail!(
+            InvalidHeader,
+            "chunk {n} claims VL blocks but is stored uncompressed (memcpyed), which no writer makes"
+        );
+    }
     let nblocks = nblocks_of(info)?;
     let bstarts_len = 4 * nblocks;
     if !info.memcpyed && EXTENDED_HEADER_LEN + bstarts_len > info.cbytes as usize {
