@@ -793,6 +793,64 @@ fn edits_never_write_a_size_below_zero() {
     );
 }
 
+/// A frame is never edited into one whose header says another count of
+/// chunks than it holds, which would not reopen with them: neither by a
+/// chunk of 0 bytes (the reference appends one, and its frame then fails to
+/// reopen, or reopens without it), nor, in a corrupt frame, by removing a
+/// chunk whose own size is not the one the header's fixed chunk size
+/// accounts for it. Chunk lists take empty chunks, as in the reference.
+#[test]
+fn a_frame_edit_never_writes_a_count_of_chunks_it_does_not_hold() {
+    let empty = chunk_of(&[]);
+    for (name, storage) in storages("empty-chunk") {
+        let mut s = SChunk::new(storage).unwrap();
+        let first = s.append_chunk(&empty);
+        if name == "chunks" {
+            assert_eq!(first.unwrap(), 1);
+            s.delete_chunk(0).unwrap();
+        } else {
+            assert_eq!(first.unwrap_err().code(), -19, "{name}");
+        }
+        s.append_buffer(&data(0, 100)).unwrap();
+        let second = s.append_chunk(&empty);
+        if name == "chunks" {
+            assert_eq!(second.unwrap(), 2);
+            continue;
+        }
+        assert_eq!(second.unwrap_err().code(), -19, "{name}");
+        assert_eq!(s.nchunks(), 1, "{name}");
+        assert_eq!(contents(&mut reopen(&mut s)), vec![data(0, 100)], "{name}");
+    }
+
+    let path = scratch("miscounted.b2frame");
+    let mut s = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    s.append_buffer(&data(0, 100)).unwrap();
+    s.append_buffer(&data(1, 100)).unwrap();
+    let second = s.get_chunk(1).unwrap().into_owned();
+    drop(s);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes
+        .windows(second.len())
+        .position(|w| w == &second[..])
+        .expect("chunk 1 in its frame");
+    // Chunk 1 says it holds 300 bytes; the header accounts 400 for it.
+    bytes[at + 4..at + 8].copy_from_slice(&300i32.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let mut r = SChunk::open(&path).unwrap();
+    assert_eq!(r.nchunks(), 2);
+    let e = r.delete_chunk(1).unwrap_err();
+    assert_eq!(e.code(), -11, "{}", e.detail());
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    assert_eq!(r.delete_chunk(0).unwrap(), 1);
+    assert_eq!(SChunk::open(&path).unwrap().nchunks(), 1);
+}
+
 #[test]
 fn corrupt_sparse_index_and_files_do_not_panic() {
     let dir = scratch("corrupt-dir.b2frame");

@@ -148,6 +148,40 @@ impl SChunk {
         Ok(i64::from(info.cbytes))
     }
 
+    /// Refuses (with `refuse`) an edit after which a frame would hold
+    /// `nchunks` chunks of `nbytes` bytes in all, in chunks of `chunksize`
+    /// (0: of any size), when a frame whose header says so does not reopen
+    /// with those chunks: a fixed chunk size makes `nbytes` fix the count of
+    /// chunks, and with `nbytes` 0 the index is not read. A chunk of 0 bytes
+    /// gets there (the reference stores it, and its frame then fails to
+    /// reopen, or reopens without it), as does a corrupt header. Chunk lists
+    /// hold any chunks, as in the reference.
+    fn check_frame_sizes(
+        &self,
+        nchunks: usize,
+        nbytes: i64,
+        chunksize: i32,
+        refuse: fn(String) -> crate::Error,
+    ) -> Result<()> {
+        if !self.is_frame() {
+            return Ok(());
+        }
+        let implied = match (nbytes, i64::from(chunksize)) {
+            (0, _) => 0,
+            (n, cs) if cs > 0 => n / cs + i64::from(n % cs != 0),
+            _ if nchunks == 0 => 1,
+            _ => nchunks as i64,
+        };
+        if implied != nchunks as i64 {
+            return Err(refuse(format!(
+                "a frame holding {nchunks} chunks of {nbytes} bytes in all (chunk size \
+                 {chunksize}) would reopen with {implied}: its header disagrees with its chunks, \
+                 or a chunk has no bytes"
+            )));
+        }
+        Ok(())
+    }
+
     /// Stored size of chunk `n` as counted in `cbytes`.
     pub(super) fn stored_cbytes(&mut self, n: usize) -> Result<i64> {
         match &mut self.backend {
@@ -205,9 +239,10 @@ impl SChunk {
         let (info, bytes) = self.check_chunk(chunk)?;
         let nb = i64::from(info.nbytes);
         // Check the counters first so that a refusal changes nothing.
-        grow(self.nbytes, nb)?;
+        let nbytes = grow(self.nbytes, nb)?;
         grow(self.cbytes, i64::from(info.cbytes))?;
         let cs = self.next_chunksize(n, nb, false)?;
+        self.check_frame_sizes(nchunks as usize + 1, nbytes, cs, crate::Error::ChunkInsert)?;
         self.set_chunksize(cs)?;
         if nchunks == 0 {
             self.vl_blocks = info.flags2 & 1 != 0;
@@ -215,7 +250,7 @@ impl SChunk {
         // A shared copy is only usable when it is the exact chunk.
         let shared = shared.filter(|a| a.len() == bytes.len());
         let stored = self.place_chunk(n, &info, bytes, shared, false)?;
-        self.nbytes = grow(self.nbytes, nb)?;
+        self.nbytes = nbytes;
         self.cbytes = grow(self.cbytes, stored)?;
         self.flush()?;
         Ok(self.nchunks())
@@ -238,6 +273,8 @@ impl SChunk {
         let kept = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
         grow(kept, i64::from(info.cbytes))?;
         let cs = self.next_chunksize(idx, nb, true)?;
+        let nchunks = self.nchunks() as usize;
+        self.check_frame_sizes(nchunks, nbytes, cs, crate::Error::ChunkUpdate)?;
         self.set_chunksize(cs)?;
         let kept = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
         let new_cb = self.place_chunk(idx, &info, bytes, None, true)?;
@@ -256,6 +293,8 @@ impl SChunk {
         let idx = self.check_index(n)?;
         let nbytes = grow(self.nbytes, -self.chunk_nbytes(idx)?)?;
         let cbytes = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
+        let nchunks = self.nchunks() as usize - 1;
+        self.check_frame_sizes(nchunks, nbytes, self.chunksize, crate::Error::InvalidHeader)?;
         match &mut self.backend {
             Backend::Chunks(c) => {
                 c.remove(idx);
