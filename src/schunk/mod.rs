@@ -681,6 +681,15 @@ impl SChunk {
             return Ok(());
         }
         let h = self.frame_header();
+        // A corrupt frame can open with sizes its chunks disagree with
+        // (nbytes, but no chunks); a metadata edit must not write them back
+        // in a header that then fails to open.
+        self.check_frame_sizes(
+            self.nchunks() as usize,
+            self.nbytes,
+            h.chunksize,
+            crate::Error::InvalidHeader,
+        )?;
         if let Backend::Frame(f) = &mut self.backend {
             f.flush(&h, &self.vlmetalayers)?;
             if !f.is_sparse() {

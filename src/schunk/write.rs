@@ -155,8 +155,10 @@ impl SChunk {
     /// chunks, and with `nbytes` 0 the index is not read. A chunk of 0 bytes
     /// gets there (the reference stores it, and its frame then fails to
     /// reopen, or reopens without it), as does a corrupt header. Chunk lists
-    /// hold any chunks, as in the reference.
-    fn check_frame_sizes(
+    /// hold any chunks, as in the reference. Edits of chunks check first,
+    /// before they write anything; `SChunk::flush` checks the header it is
+    /// about to write, for the edits that rewrite only metadata.
+    pub(super) fn check_frame_sizes(
         &self,
         nchunks: usize,
         nbytes: i64,
@@ -446,5 +448,46 @@ impl SChunk {
         }
         self.flush()?;
         Ok(self.nchunks())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schunk::{CParams, Storage};
+
+    /// A frame holding no chunks whose header still says it holds bytes
+    /// (the state a corrupt frame found by the frame_edit fuzz body opened
+    /// into: nbytes, an empty index and no fixed chunk size) refuses a
+    /// metadata edit rather than write that header back: with no chunks its
+    /// chunk size is written as -1, which no reader opens beside data.
+    #[test]
+    fn a_metadata_edit_never_writes_sizes_the_chunks_disagree_with() {
+        let mut s = SChunk::new(Storage {
+            contiguous: true,
+            cparams: CParams {
+                typesize: 4,
+                ..CParams::default()
+            },
+            ..Storage::default()
+        })
+        .unwrap();
+        s.append_buffer(&[1u8; 400]).unwrap();
+        s.append_buffer(&[2u8; 200]).unwrap();
+        assert_eq!(s.nbytes(), 600);
+        s.vlmeta_add("kept", b"first", None).unwrap();
+        let before = s.to_buffer().unwrap();
+        if let Backend::Frame(f) = &mut s.backend {
+            f.entries_for_tests().clear();
+        }
+        // As opening such a frame sets it: no chunks, no chunk size yet.
+        s.chunksize = -1;
+        let e = s.vlmeta_add("note", b"x", None).unwrap_err();
+        assert_eq!(e.code(), -11, "{}", e.detail());
+        let e = s.vlmeta_update("kept", b"second", None).unwrap_err();
+        assert_eq!(e.code(), -11, "{}", e.detail());
+        assert_eq!(s.vlmeta_names(), ["kept"]);
+        assert_eq!(s.vlmeta_get("kept").unwrap(), b"first");
+        assert_eq!(s.to_buffer().unwrap(), before, "the frame was rewritten");
     }
 }
