@@ -79,6 +79,17 @@ fn storages(tag: &str) -> Vec<(&'static str, Storage)> {
     ]
 }
 
+/// A new contiguous frame file at `path` with the test parameters.
+fn file_frame(path: &Path) -> SChunk {
+    SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.to_path_buf()),
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap()
+}
+
 /// Decodes every chunk of `s`.
 fn contents(s: &mut SChunk) -> Vec<Vec<u8>> {
     (0..s.nchunks())
@@ -539,13 +550,7 @@ fn missing_sparse_chunk_file_is_an_error_and_others_still_read() {
 #[test]
 fn failed_edits_leave_the_file_untouched() {
     let path = scratch("untouched.b2frame");
-    let mut s = SChunk::new(Storage {
-        contiguous: true,
-        urlpath: Some(path.clone()),
-        cparams: cparams(),
-        ..Storage::default()
-    })
-    .unwrap();
+    let mut s = file_frame(&path);
     s.meta_add("m", b"abc").unwrap();
     s.append_buffer(&data(0, 100)).unwrap();
     let before = std::fs::read(&path).unwrap();
@@ -747,13 +752,7 @@ fn absurd_sizes_in_a_variable_size_frame_do_not_panic() {
 #[test]
 fn edits_never_write_a_size_below_zero() {
     let path = scratch("undercount.b2frame");
-    let mut s = SChunk::new(Storage {
-        contiguous: true,
-        urlpath: Some(path.clone()),
-        cparams: cparams(),
-        ..Storage::default()
-    })
-    .unwrap();
+    let mut s = file_frame(&path);
     // Chunks of two sizes, so that the header's nbytes implies no count of
     // chunks to check on open.
     s.append_buffer(&data(0, 100)).unwrap();
@@ -823,13 +822,7 @@ fn a_frame_edit_never_writes_a_count_of_chunks_it_does_not_hold() {
     }
 
     let path = scratch("miscounted.b2frame");
-    let mut s = SChunk::new(Storage {
-        contiguous: true,
-        urlpath: Some(path.clone()),
-        cparams: cparams(),
-        ..Storage::default()
-    })
-    .unwrap();
+    let mut s = file_frame(&path);
     s.append_buffer(&data(0, 100)).unwrap();
     s.append_buffer(&data(1, 100)).unwrap();
     let second = s.get_chunk(1).unwrap().into_owned();
