@@ -260,6 +260,7 @@ fn frame_bodies_survive_mutated_frames() {
         for m in mutations(seed, 40, &mut rng) {
             bodies::frame_open(&m);
             bodies::frame_file(&m);
+            bodies::frame_edit(&m);
             runs += 1;
         }
     }

@@ -293,17 +293,22 @@ pub fn frame_open(data: &[u8]) {
 /// Most chunks `frame_open` copies into a chunk list.
 const MAX_COPIED_CHUNKS: i64 = 1 << 20;
 
+/// A path of its own for this process and thread, ending in `name`: the
+/// bodies that need files rewrite them for every input.
+fn scratch(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "b2nd-fuzz-{}-{:?}-{name}",
+        std::process::id(),
+        std::thread::current().id()
+    ))
+}
+
 /// A contiguous frame opened from a file. Besides what `frame_open` reads,
 /// this reaches the readers that fetch only part of a chunk from disk, which
 /// an in-memory frame never takes: lazy chunks decoded through their block
 /// source, byte ranges of a chunk and slices across chunks.
 pub fn frame_file(data: &[u8]) {
-    // One file per process and thread, rewritten for every input.
-    let path = std::env::temp_dir().join(format!(
-        "b2nd-fuzz-{}-{:?}.b2frame",
-        std::process::id(),
-        std::thread::current().id()
-    ));
+    let path = scratch("file.b2frame");
     if std::fs::write(&path, data).is_err() {
         return;
     }
@@ -317,6 +322,166 @@ pub fn frame_file(data: &[u8]) {
     let _ = std::fs::remove_file(&path);
 }
 
+/// A contiguous frame edited, from a file and in memory: a chunk appended,
+/// chunk 0 replaced, one inserted and one deleted (new chunks made with the
+/// frame's parameters), and a vlmetalayer added and replaced. An edit either takes effect or, refused, changes nothing,
+/// so the frame read back afterwards (reopened from its file, or from the
+/// bytes of the frame in memory) holds the chunks the edits wrote where they
+/// put them, and the chunks it held at first that decoded still decode the
+/// same.
+pub fn frame_edit(data: &[u8]) {
+    let path = scratch("edit.b2frame");
+    if std::fs::write(&path, data).is_ok() {
+        if let Ok(mut sc) = SChunk::open(&path) {
+            if let Some(want) = edit(&mut sc, data) {
+                drop(sc);
+                let mut back = SChunk::open(&path).expect("an edited frame file reopens");
+                check_edits(&mut back, &want);
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    if let Ok(mut sc) = SChunk::from_vec(data.to_vec()) {
+        if let Some(want) = edit(&mut sc, data) {
+            let bytes = sc.to_buffer().expect("an edited frame serialises");
+            let mut back = SChunk::from_vec(bytes).expect("an edited frame reopens");
+            check_edits(&mut back, &want);
+        }
+    }
+}
+
+/// Most chunks of a frame `frame_edit` edits: each edit rewrites the index,
+/// an entry per chunk.
+const MAX_EDITED_CHUNKS: i64 = 1 << 16;
+
+/// What `frame_edit` expects to read back: each chunk's decoded bytes where
+/// they are known, and the vlmetalayer it added.
+struct Edited {
+    chunks: Vec<Option<Vec<u8>>>,
+    vlmeta: Option<Vec<u8>>,
+}
+
+/// Edits `sc` as [`frame_edit`] says; `None` when it holds too many chunks.
+fn edit(sc: &mut SChunk, data: &[u8]) -> Option<Edited> {
+    if sc.nchunks() > MAX_EDITED_CHUNKS {
+        return None;
+    }
+    let chunksize = usize::try_from(sc.chunksize()).unwrap_or(0);
+    // A chunk's bytes are known when decoding it into two buffers filled
+    // differently gives the same bytes: an uninitialized special chunk
+    // decodes to whatever its destination held, as in the reference.
+    let mut zeros = vec![0u8; chunksize.min(MAX_DECODED)];
+    let mut ones = zeros.clone();
+    let mut chunks: Vec<Option<Vec<u8>>> = (0..sc.nchunks())
+        .map(|n| {
+            if n >= 64 {
+                return None;
+            }
+            zeros.fill(0);
+            ones.fill(0xff);
+            let k = sc.decompress_chunk(n, &mut zeros).ok()?;
+            let same = sc.decompress_chunk(n, &mut ones).ok() == Some(k) && zeros[..k] == ones[..k];
+            same.then(|| zeros[..k].to_vec())
+        })
+        .collect();
+    // New chunks of the frame's chunk size (so that they fit among its
+    // chunks) when that is small, compressed with the frame's parameters.
+    let nbytes = if (1..=1 << 16).contains(&chunksize) {
+        chunksize
+    } else {
+        256
+    };
+    let payload = |tag: u8| -> Vec<u8> {
+        (0..nbytes)
+            .map(|i| data[i % data.len()] ^ tag ^ (i / 7) as u8)
+            .collect()
+    };
+    // A new chunk and the bytes it decodes to, which a lossy filter or
+    // codec among the frame's parameters makes other than the payload.
+    let cparams = sc.cparams().clone();
+    let dparams = sc.dparams().clone();
+    let made = |tag: u8| -> Option<(Vec<u8>, Vec<u8>)> {
+        let src = payload(tag);
+        let mut chunk = vec![0u8; src.len() + 64];
+        let n = chunk::compress(&cparams, &src, &mut chunk).ok()?;
+        chunk.truncate(n);
+        let mut back = vec![0u8; src.len()];
+        let k = Decompressor::new(dparams.clone())
+            .decompress(&chunk, &mut back)
+            .ok()?;
+        back.truncate(k);
+        Some((chunk, back))
+    };
+    if let Some((c, bytes)) = made(1) {
+        if sc.append_chunk(&c).is_ok() {
+            chunks.push(Some(bytes));
+        }
+    }
+    if let Some((c, bytes)) = made(2) {
+        if sc.update_chunk(0, &c).is_ok() {
+            chunks[0] = Some(bytes);
+        }
+    }
+    let at = chunks.len().min(1);
+    if let Some((c, bytes)) = made(3) {
+        if sc.insert_chunk(at as i64, &c).is_ok() {
+            chunks.insert(at, Some(bytes));
+        }
+    }
+    let gone = chunks.len() / 2;
+    if sc.delete_chunk(gone as i64).is_ok() {
+        chunks.remove(gone);
+    }
+    let note = &data[..data.len().min(40)];
+    let mut vlmeta = sc
+        .vlmeta_add("fuzz-edit", b"first", None)
+        .ok()
+        .map(|_| b"first".to_vec());
+    if sc.vlmeta_update("fuzz-edit", note, None).is_ok() {
+        vlmeta = Some(note.to_vec());
+    }
+    Some(Edited { chunks, vlmeta })
+}
+
+/// Asserts that `back` holds what [`edit`] left.
+fn check_edits(back: &mut SChunk, want: &Edited) {
+    assert_eq!(
+        back.nchunks(),
+        want.chunks.len() as i64,
+        "chunks after the edits"
+    );
+    let longest = want
+        .chunks
+        .iter()
+        .flatten()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(0);
+    let mut out = vec![0u8; longest];
+    for (n, chunk) in want.chunks.iter().enumerate() {
+        if let Some(chunk) = chunk {
+            let k = back
+                .decompress_chunk(n as i64, &mut out)
+                .unwrap_or_else(|e| panic!("chunk {n} does not decode after the edits: {e}"));
+            let got = &out[..k];
+            if got != &chunk[..] {
+                let at = got.iter().zip(chunk).position(|(a, b)| a != b);
+                panic!(
+                    "chunk {n} after the edits: {k} bytes, want {}; first difference at {at:?}",
+                    chunk.len()
+                );
+            }
+        }
+    }
+    if let Some(note) = &want.vlmeta {
+        assert_eq!(
+            back.vlmeta_get("fuzz-edit").expect("the vlmetalayer added"),
+            *note,
+            "the vlmetalayer after the edits"
+        );
+    }
+}
+
 /// A sparse frame: a folder holding the index frame `chunks.b2frame` and one
 /// file per chunk. The input packs the folder as records, each a `u32` (LE)
 /// length and that many bytes (a length past the end takes what is left):
@@ -324,11 +489,7 @@ pub fn frame_file(data: &[u8]) {
 /// 0, 1, ... ([`pack_sparse`] makes such inputs). Opened as a super-chunk
 /// and as an array, it is read like [`frame_file`] reads a contiguous frame.
 pub fn sparse_dir(data: &[u8]) {
-    let dir = std::env::temp_dir().join(format!(
-        "b2nd-fuzz-sparse-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
+    let dir = scratch("sparse");
     let _ = std::fs::remove_dir_all(&dir);
     if unpack_sparse(data, &dir).is_err() {
         return;
