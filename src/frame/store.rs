@@ -667,12 +667,14 @@ impl Frame {
     }
 
     fn stored_chunks_disjoint(&mut self) -> Result<bool> {
-        let mut starts: Vec<u64> = self
-            .entries_mut()?
-            .iter()
-            .filter(|&&o| o >= 0)
-            .map(|&o| o as u64)
-            .collect();
+        let entries = self.entries_mut()?;
+        // As many starts as entries, which a corrupt index can make more
+        // than memory holds (an error here leaves the bytes in place).
+        let mut starts: Vec<u64> = Vec::new();
+        starts.try_reserve_exact(entries.len()).map_err(|_| {
+            crate::err!(MemoryAlloc, "no memory for {} chunk starts", entries.len())
+        })?;
+        starts.extend(entries.iter().filter(|&&o| o >= 0).map(|&o| o as u64));
         starts.sort_unstable();
         starts.dedup();
         let mut end = 0;

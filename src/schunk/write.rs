@@ -270,7 +270,8 @@ impl SChunk {
         let old_nb = self.chunk_nbytes(idx)?;
         // Check the counters first so that a refusal changes nothing. The
         // new chunk is stored in at most `info.cbytes` bytes; turning special
-        // offsets into chunks below adds as much to `cbytes` as to `old_cb`.
+        // offsets into chunks below adds to `cbytes` at least what it adds
+        // to chunk `idx`'s stored size, so `kept` can only grow there.
         let nbytes = grow(self.nbytes, nb - old_nb)?;
         let kept = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
         grow(kept, i64::from(info.cbytes))?;
