@@ -611,15 +611,19 @@ impl Frame {
         f.write_at(0, chunk)
     }
 
+    /// Whether an entry other than `n` holds location `loc` (only a frame
+    /// not written by this library or the reference shares stored chunks).
+    fn shared(&mut self, n: usize, loc: i64) -> Result<bool> {
+        Ok(self
+            .entries_mut()?
+            .iter()
+            .enumerate()
+            .any(|(i, &o)| i != n && o == loc))
+    }
+
     /// Drops the stored bytes of entry `old` (unless another entry shares them).
     fn unstore(&mut self, skip: usize, old: i64) -> Result<()> {
-        if old < 0
-            || self
-                .entries_mut()?
-                .iter()
-                .enumerate()
-                .any(|(i, &o)| i != skip && o == old)
-        {
+        if old < 0 || self.shared(skip, old)? {
             return Ok(());
         }
         if self.is_sparse() {
@@ -712,7 +716,9 @@ impl Frame {
         // Expanded before anything is written, so a memory error leaves the
         // frame as it was.
         self.entries_mut()?;
-        if self.is_sparse() && old >= 0 && special.is_none() {
+        // A sparse chunk's file is rewritten in place, as the reference
+        // does, unless other chunks read it too.
+        if self.is_sparse() && old >= 0 && special.is_none() && !self.shared(n, old)? {
             return self.write_chunk_file(old, chunk);
         }
         self.unstore(n, old)?;
@@ -1102,6 +1108,48 @@ mod tests {
         assert!(read(&mut f, n - 1).is_err_and(|c| c < 0));
         assert!(f.delete(0).is_err_and(|e| e.code() < 0));
         assert_eq!(read(&mut f, 0), Ok(true), "chunk 0 after the refusal");
+    }
+
+    /// Replacing a sparse chunk rewrites its file in place, as the
+    /// reference does, unless other chunks read the same file (only a
+    /// corrupt index shares one): then the new chunk gets a file of its own
+    /// and the others keep theirs. Before, the shared file was rewritten and
+    /// every chunk reading it changed (found by the sparse_edit fuzz body).
+    #[test]
+    fn a_shared_sparse_chunk_file_outlives_an_update() {
+        let dir = std::env::temp_dir().join(format!("b2nd-store-shared-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let place = || Place::Sparse {
+            io: crate::frame::StdIo::shared(),
+            dir: dir.clone(),
+        };
+        let stored = |f: &mut Frame, k: usize| match f.chunk(k).unwrap() {
+            FrameChunk::Bytes(b) => b.into_owned(),
+            FrameChunk::Special(_) => panic!("chunk {k} should be stored"),
+        };
+        let mut h = FrameHeader::new(FrameType::Sparse);
+        let mut f = Frame::create(place(), &h, &[]).unwrap();
+        f.insert(0, &chunk(1), None).unwrap();
+        f.insert(1, &chunk(2), None).unwrap();
+        let first = f.offsets.get(0).unwrap();
+        f.entries_mut().unwrap().push(first);
+        h.nbytes = 72;
+        h.chunksize = 24;
+        h.typesize = 8;
+        f.flush(&h, &[]).unwrap();
+        // Chunk 1 reads a file of its own: replaced in place.
+        f.update(1, &chunk(8), None).unwrap();
+        assert_eq!(f.offsets.get(1).unwrap(), 1, "chunk 1 keeps its file");
+        // Chunks 0 and 2 share file 0: chunk 0 moves to a new file.
+        f.update(0, &chunk(9), None).unwrap();
+        assert_eq!(f.offsets.get(0).unwrap(), 2, "chunk 0 gets a new file");
+        f.flush(&h, &[]).unwrap();
+        drop(f);
+        let (mut f, _, _) = Frame::open(place()).unwrap();
+        assert_eq!(stored(&mut f, 0), chunk(9));
+        assert_eq!(stored(&mut f, 1), chunk(8));
+        assert_eq!(stored(&mut f, 2), chunk(1), "the chunk sharing the file");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
