@@ -436,6 +436,7 @@ fn sparse_body_survives_mutated_sparse_frames() {
     for seed in &seeds {
         for m in mutations(seed, 100, &mut rng) {
             bodies::sparse_dir(&m);
+            bodies::sparse_edit(&m);
             runs += 1;
         }
     }

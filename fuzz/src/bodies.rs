@@ -504,6 +504,27 @@ pub fn sparse_dir(data: &[u8]) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A sparse frame, packed as [`sparse_dir`] takes it, edited as
+/// [`frame_edit`] edits a contiguous one: each chunk edit rewrites the index
+/// frame and writes or leaves chunk files, so a hostile index or chunk file
+/// must never make an edit leave behind a folder that does not reopen with
+/// what the edits wrote.
+pub fn sparse_edit(data: &[u8]) {
+    let dir = scratch("sparse-edit");
+    let _ = std::fs::remove_dir_all(&dir);
+    if unpack_sparse(data, &dir).is_err() {
+        return;
+    }
+    if let Ok(mut sc) = SChunk::open(&dir) {
+        if let Some(want) = edit(&mut sc, data) {
+            drop(sc);
+            let mut back = SChunk::open(&dir).expect("an edited sparse frame reopens");
+            check_edits(&mut back, &want);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Most chunk files `sparse_dir` writes.
 const MAX_SPARSE_FILES: usize = 16;
 
