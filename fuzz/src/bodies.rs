@@ -324,27 +324,33 @@ pub fn frame_file(data: &[u8]) {
 
 /// A contiguous frame edited, from a file and in memory: a chunk appended,
 /// chunk 0 replaced, one inserted and one deleted (new chunks made with the
-/// frame's parameters), and a vlmetalayer added and replaced. An edit either takes effect or, refused, changes nothing,
-/// so the frame read back afterwards (reopened from its file, or from the
-/// bytes of the frame in memory) holds the chunks the edits wrote where they
-/// put them, and the chunks it held at first that decoded still decode the
-/// same.
+/// frame's parameters), and a vlmetalayer added and replaced. An edit
+/// either takes effect or, refused, changes nothing, so the frame read back
+/// afterwards (reopened from its file, or from the bytes of the frame in
+/// memory) holds the chunks the edits wrote where they put them, and the
+/// chunks it held at first that decoded still decode the same.
 pub fn frame_edit(data: &[u8]) {
     let path = scratch("edit.b2frame");
     if std::fs::write(&path, data).is_ok() {
-        if let Ok(mut sc) = SChunk::open(&path) {
-            if let Some(want) = edit(&mut sc, data) {
-                drop(sc);
-                let mut back = SChunk::open(&path).expect("an edited frame file reopens");
-                check_edits(&mut back, &want);
-            }
-        }
+        edit_at(&path, data);
         let _ = std::fs::remove_file(&path);
     }
     if let Ok(mut sc) = SChunk::from_vec(data.to_vec()) {
         if let Some(want) = edit(&mut sc, data) {
             let bytes = sc.to_buffer().expect("an edited frame serialises");
             let mut back = SChunk::from_vec(bytes).expect("an edited frame reopens");
+            check_edits(&mut back, &want);
+        }
+    }
+}
+
+/// Opens the frame at `path` (a file, or a sparse frame's folder), makes
+/// [`edit`]'s edits, closes it, and checks that it reopens holding them.
+fn edit_at(path: &std::path::Path, data: &[u8]) {
+    if let Ok(mut sc) = SChunk::open(path) {
+        if let Some(want) = edit(&mut sc, data) {
+            drop(sc);
+            let mut back = SChunk::open(path).expect("an edited frame reopens from its path");
             check_edits(&mut back, &want);
         }
     }
@@ -512,15 +518,8 @@ pub fn sparse_dir(data: &[u8]) {
 pub fn sparse_edit(data: &[u8]) {
     let dir = scratch("sparse-edit");
     let _ = std::fs::remove_dir_all(&dir);
-    if unpack_sparse(data, &dir).is_err() {
-        return;
-    }
-    if let Ok(mut sc) = SChunk::open(&dir) {
-        if let Some(want) = edit(&mut sc, data) {
-            drop(sc);
-            let mut back = SChunk::open(&dir).expect("an edited sparse frame reopens");
-            check_edits(&mut back, &want);
-        }
+    if unpack_sparse(data, &dir).is_ok() {
+        edit_at(&dir, data);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
