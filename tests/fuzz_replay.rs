@@ -336,6 +336,7 @@ fn nd_bodies_survive_mutated_meta_and_arrays() {
         .unwrap();
     for m in mutations(&frame, 150, &mut rng) {
         bodies::ndarray_cframe(&m);
+        bodies::ndarray_edit(&m);
         bodies::frame_file(&m);
     }
 }

@@ -572,26 +572,36 @@ pub fn pack_sparse(dir: &std::path::Path) -> std::io::Result<Vec<u8>> {
 /// Reads the one item in the middle of an array from a file: its chunk is
 /// decoded only in the block holding it, which is read alone from disk.
 fn read_middle_item(a: &NdArray) {
-    let chunk_items = a
-        .chunkshape()
-        .iter()
-        .try_fold(1usize, |n, &c| n.checked_mul(usize::try_from(c).ok()?));
-    let typesize = usize::try_from(a.typesize()).unwrap_or(0);
-    if chunk_items
-        .and_then(|n| n.checked_mul(typesize))
-        .map_or(true, |b| b > MAX_DECODED)
-    {
-        return;
+    if chunk_fits(a) {
+        let _ = read_item(a, &middle(a));
     }
-    let start: Vec<i64> = a.shape().iter().map(|&s| s / 2).collect();
-    let stop: Vec<i64> = start
+}
+
+/// Whether one chunk of `a` decodes within [`MAX_DECODED`] bytes.
+fn chunk_fits(a: &NdArray) -> bool {
+    let typesize = usize::try_from(a.typesize()).unwrap_or(0);
+    a.chunkshape()
+        .iter()
+        .try_fold(typesize, |n, &c| n.checked_mul(usize::try_from(c).ok()?))
+        .is_some_and(|b| b <= MAX_DECODED)
+}
+
+/// The coordinates of the middle item of `a`.
+fn middle(a: &NdArray) -> Vec<i64> {
+    a.shape().iter().map(|&s| s / 2).collect()
+}
+
+/// The bytes of the item of `a` at `at` (none when `at` is outside it).
+fn read_item(a: &NdArray, at: &[i64]) -> b2nd::Result<Vec<u8>> {
+    let stop: Vec<i64> = at
         .iter()
         .zip(a.shape())
         .map(|(&b, &s)| (b + 1).min(s))
         .collect();
-    let shape: Vec<i64> = start.iter().zip(&stop).map(|(&b, &e)| e - b).collect();
-    let mut item = vec![0u8; typesize];
-    let _ = a.get_slice_cbuffer(&start, &stop, &mut item, &shape);
+    let shape: Vec<i64> = at.iter().zip(&stop).map(|(&b, &e)| e - b).collect();
+    let mut item = vec![0u8; usize::try_from(a.typesize()).unwrap_or(0)];
+    a.get_slice_cbuffer(at, &stop, &mut item, &shape)?;
+    Ok(item)
 }
 
 /// Reads the first 64 chunks of `sc` as lazy chunks and in parts: a few
@@ -667,6 +677,68 @@ pub fn nd_meta(data: &[u8]) {
         ..meta
     };
     assert_eq!(expect, again, "meta changed through a round trip");
+}
+
+/// An array from a contiguous frame (on the frame's bytes, or copied into a
+/// chunk list, as the input's last bit says), edited: its middle item
+/// written, its first dimension grown by one and that row deleted again.
+/// After each edit that succeeds the array has the shape the edit gives it,
+/// and serialises to a frame that reopens with that shape and the same
+/// middle item. That item is compared with what the edited array itself
+/// reads, since a lossy codec or filter among its parameters may change
+/// what was written.
+pub fn ndarray_edit(data: &[u8]) {
+    let copy = data.last().is_some_and(|b| b & 1 == 1);
+    let Ok(mut a) = NdArray::from_cframe(data, copy) else {
+        return;
+    };
+    let chunks_per_dim = a.shape().iter().zip(a.chunkshape()).map(|(&s, &c)| {
+        let c = i64::from(c);
+        (c > 0)
+            .then(|| s.checked_add(c - 1).map(|s| s / c))
+            .flatten()
+    });
+    let grown_chunks = chunks_per_dim.enumerate().try_fold(1i64, |n, (d, c)| {
+        n.checked_mul(c?.checked_add(i64::from(d == 0))?)
+    });
+    if a.ndim() == 0 || !chunk_fits(&a) || grown_chunks.map_or(true, |n| n > MAX_EDITED_CHUNKS) {
+        return;
+    }
+    let at = middle(&a);
+    if a.shape().iter().all(|&s| s > 0) {
+        let typesize = usize::try_from(a.typesize()).unwrap_or(0);
+        let item: Vec<u8> = (0..typesize).map(|i| data[i % data.len()] ^ 0x5a).collect();
+        let stop: Vec<i64> = at.iter().map(|&b| b + 1).collect();
+        let ones = vec![1i64; at.len()];
+        if a.set_slice_cbuffer(&item, &ones, &at, &stop).is_ok() {
+            read_item(&a, &at).expect("an item just written reads back");
+            check_reopens(&a, &at);
+        }
+    }
+    let mut grown = a.shape().to_vec();
+    grown[0] += 1;
+    if a.resize(&grown, None).is_ok() {
+        assert_eq!(a.shape(), &grown[..], "shape after growing");
+        check_reopens(&a, &at);
+        if a.delete(0, grown[0] - 1, 1).is_ok() {
+            grown[0] -= 1;
+            assert_eq!(a.shape(), &grown[..], "shape after deleting a row");
+            check_reopens(&a, &at);
+        }
+    }
+}
+
+/// Asserts that `a` serialises to a frame that reopens with its shape and
+/// its item at `at`.
+fn check_reopens(a: &NdArray, at: &[i64]) {
+    let frame = a.to_cframe().expect("an edited array serialises");
+    let back = NdArray::from_cframe(&frame, false).expect("an edited array reopens");
+    assert_eq!(back.shape(), a.shape(), "shape after a reopen");
+    assert_eq!(
+        read_item(&back, at).ok(),
+        read_item(a, at).ok(),
+        "item at {at:?} after a reopen"
+    );
 }
 
 /// A whole array from a contiguous frame, read back in full.
