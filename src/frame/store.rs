@@ -415,6 +415,11 @@ impl Frame {
         ChunkLoc::decode(self.offsets.lookup(n)?)
     }
 
+    /// Whether chunk `n` is a special offset (no stored bytes).
+    pub(crate) fn is_special(&self, n: usize) -> Result<bool> {
+        Ok(matches!(self.loc(n)?, ChunkLoc::Special(_)))
+    }
+
     /// The index's entries, for a change: a compressed index is expanded,
     /// and its entries checked as an index decoded on open is.
     fn entries_mut(&mut self) -> Result<&mut Vec<i64>> {

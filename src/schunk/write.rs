@@ -184,6 +184,51 @@ impl SChunk {
         Ok(())
     }
 
+    /// Refuses (with `refuse`) an edit of a frame that would resize its
+    /// last chunk without touching it. With a fixed chunk size, a special
+    /// last chunk holds what the header's `nbytes` leaves over (`nbytes %
+    /// chunksize`, or a whole chunk). Every other chunk of a frame holds
+    /// `chunksize` bytes, so edits keep that remainder; but in a corrupt frame
+    /// a stored chunk may claim another size, and replacing or removing it
+    /// moved the remainder, so the last chunk changed size, and bytes (found
+    /// by the sparse_edit fuzz body). `last` is the chunk that is last after
+    /// the edit, numbered as before it (`None` when the edit places that
+    /// chunk itself); `nchunks`, `nbytes` and `chunksize` are the frame's
+    /// after the edit. Updates and deletes check; inserts add a whole chunk.
+    pub(super) fn check_last_chunk_kept(
+        &mut self,
+        last: Option<usize>,
+        nchunks: usize,
+        nbytes: i64,
+        chunksize: i32,
+        refuse: fn(String) -> crate::Error,
+    ) -> Result<()> {
+        let Some(last) = last else {
+            return Ok(());
+        };
+        let special = match &self.backend {
+            Backend::Frame(f) => f.is_special(last)?,
+            Backend::Chunks(_) => false,
+        };
+        if !special || chunksize <= 0 || nchunks == 0 {
+            return Ok(());
+        }
+        // A special chunk no reader can size (no fixed chunk size before the
+        // edit) has no size to keep.
+        let Ok(before) = self.special_nbytes(last) else {
+            return Ok(());
+        };
+        let after = fixed_chunk_nbytes(chunksize, nbytes, nchunks - 1, nchunks);
+        if before != after {
+            return Err(refuse(format!(
+                "the frame's last chunk, a special one of {before} bytes, would hold {after} \
+                 after this edit: a stored chunk claims other than the frame's chunk size \
+                 ({chunksize} bytes)"
+            )));
+        }
+        Ok(())
+    }
+
     /// Stored size of chunk `n` as counted in `cbytes`.
     pub(super) fn stored_cbytes(&mut self, n: usize) -> Result<i64> {
         match &mut self.backend {
@@ -244,6 +289,8 @@ impl SChunk {
         let nbytes = grow(self.nbytes, nb)?;
         grow(self.cbytes, i64::from(info.cbytes))?;
         let cs = self.next_chunksize(n, nb, false)?;
+        // No check_last_chunk_kept: with a fixed chunk size an insert before
+        // the last chunk adds exactly `chunksize` bytes (next_chunksize).
         self.check_frame_sizes(nchunks as usize + 1, nbytes, cs, crate::Error::ChunkInsert)?;
         self.set_chunksize(cs)?;
         if nchunks == 0 {
@@ -278,6 +325,8 @@ impl SChunk {
         let cs = self.next_chunksize(idx, nb, true)?;
         let nchunks = self.nchunks() as usize;
         self.check_frame_sizes(nchunks, nbytes, cs, crate::Error::ChunkUpdate)?;
+        let last = (idx + 1 < nchunks).then(|| nchunks - 1);
+        self.check_last_chunk_kept(last, nchunks, nbytes, cs, crate::Error::ChunkUpdate)?;
         self.set_chunksize(cs)?;
         let kept = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
         let new_cb = self.place_chunk(idx, &info, bytes, None, true)?;
@@ -298,6 +347,13 @@ impl SChunk {
         let cbytes = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
         let nchunks = self.nchunks() as usize - 1;
         self.check_frame_sizes(nchunks, nbytes, self.chunksize, crate::Error::InvalidHeader)?;
+        // The chunk last after the deletion: the one before `idx` when `idx`
+        // was last (none when no chunk is left).
+        let last = nchunks
+            .checked_sub(1)
+            .map(|l| if idx < nchunks { l + 1 } else { l });
+        let cs = self.chunksize;
+        self.check_last_chunk_kept(last, nchunks, nbytes, cs, crate::Error::InvalidHeader)?;
         match &mut self.backend {
             Backend::Chunks(c) => {
                 c.remove(idx);
@@ -490,5 +546,50 @@ mod tests {
         assert_eq!(s.vlmeta_names(), ["kept"]);
         assert_eq!(s.vlmeta_get("kept").unwrap(), b"first");
         assert_eq!(s.to_buffer().unwrap(), before, "the frame was rewritten");
+    }
+
+    /// A corrupt frame whose chunk 0 claims 300 bytes while its header says
+    /// chunks hold 400, ending in a special chunk of the 100 bytes the
+    /// header's nbytes (900) leaves over. Replacing chunk 0 with 400 bytes,
+    /// or deleting it, would move that remainder and resize the special
+    /// chunk: both are refused and the frame stays as it was. An edit that
+    /// keeps the remainder (replacing chunk 1, which claims 400) goes
+    /// through.
+    #[test]
+    fn an_edit_never_resizes_a_special_last_chunk_it_leaves() {
+        let cparams = CParams {
+            typesize: 4,
+            ..CParams::default()
+        };
+        let chunk = |n: usize, v: u8| {
+            let mut dst = vec![0u8; n + 64];
+            let k = crate::chunk::compress(&cparams, &vec![v; n], &mut dst).unwrap();
+            dst.truncate(k);
+            dst
+        };
+        let mut s = SChunk::new(Storage {
+            contiguous: true,
+            cparams: cparams.clone(),
+            ..Storage::default()
+        })
+        .unwrap();
+        s.append_chunk(&chunk(400, 1)).unwrap();
+        s.append_chunk(&chunk(400, 2)).unwrap();
+        let zeros = crate::chunk::make_special(crate::chunk::Special::Zero, 100, 4, None).unwrap();
+        s.append_chunk(&zeros).unwrap();
+        assert_eq!((s.nbytes(), s.chunksize()), (900, 400));
+        if let Backend::Frame(f) = &mut s.backend {
+            f.update(0, &chunk(300, 3), None).unwrap();
+        }
+        let before = s.to_buffer().unwrap();
+        let e = s.update_chunk(0, &chunk(400, 4)).unwrap_err();
+        assert_eq!(e.code(), -21, "{}", e.detail());
+        let e = s.delete_chunk(0).unwrap_err();
+        assert_eq!(e.code(), -11, "{}", e.detail());
+        assert_eq!(s.to_buffer().unwrap(), before, "the frame was rewritten");
+        s.update_chunk(1, &chunk(400, 5)).unwrap();
+        let mut out = vec![9u8; 400];
+        assert_eq!(s.decompress_chunk(2, &mut out).unwrap(), 100);
+        assert_eq!(out[..100], [0u8; 100]);
     }
 }
