@@ -274,6 +274,19 @@ impl NdArray {
         let (layout, dtype, dtype_format) = NdArray::geometry_from_meta(smeta, sc.typesize())?;
         let expect = layout.chunk_nbytes(sc.typesize())?;
         NdArray::check_chunks(&layout, expect, sc.nchunks(), sc.chunksize())?;
+        // Every chunk of an array holds `expect` bytes. A header whose
+        // nbytes says otherwise (a corrupt frame) would size a special last
+        // chunk short, and the next whole chunk an edit appends would turn
+        // the chunk size variable, which no array reopens with.
+        if i64::from(expect).checked_mul(sc.nchunks()) != Some(sc.nbytes()) {
+            crate::bail!(
+                InvalidParam,
+                "metalayer geometry ({} chunks of {expect} bytes) does not match the \
+                 super-chunk's {} bytes",
+                layout.nchunks(),
+                sc.nbytes()
+            );
+        }
         Ok((layout, dtype, dtype_format, expect))
     }
 

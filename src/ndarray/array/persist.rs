@@ -204,6 +204,36 @@ mod tests {
         );
     }
 
+    /// Every chunk of an array holds a whole chunk's bytes, so a frame whose
+    /// header gives the super-chunk other than their sum is refused. The
+    /// ndarray_edit fuzz body found one 64 bytes short: it opened, and once
+    /// a resize appended a whole chunk behind its short last one, the array
+    /// no longer reopened.
+    #[test]
+    fn an_array_frame_whose_nbytes_disagrees_with_its_chunks_is_refused() {
+        let c = ctx(ArrayStorage::default(), 2, &[9], &[4], &[2]);
+        let data: Vec<u8> = (0..18).collect();
+        let frame = NdArray::from_cbuffer(&c, &data)
+            .unwrap()
+            .to_cframe()
+            .unwrap();
+        let at = crate::frame::header::Pos::NBYTES;
+        assert_eq!(frame[at..at + 8], 24i64.to_be_bytes(), "3 chunks of 8 bytes");
+        // Each of these gives 3 chunks of 8 bytes, as the index holds, so the
+        // frame opens as a super-chunk; only the array refuses it.
+        for nbytes in [24i64, 23, 17] {
+            let mut f = frame.clone();
+            f[at..at + 8].copy_from_slice(&nbytes.to_be_bytes());
+            for copy in [false, true] {
+                let got = NdArray::from_cframe(&f, copy).map(|a| a.shape().to_vec());
+                match nbytes {
+                    24 => assert_eq!(got.unwrap(), [9]),
+                    _ => assert_eq!(got.unwrap_err().code(), -12, "nbytes {nbytes}"),
+                }
+            }
+        }
+    }
+
     #[test]
     fn files_and_directories() {
         let dir = std::env::temp_dir().join(format!("b2nd-array-persist-{}", std::process::id()));
