@@ -427,6 +427,23 @@ mod tests {
         assert_eq!(a.to_vec().unwrap(), want);
     }
 
+    /// A read whose chunk is over the cap gets a buffer of its own, so the
+    /// thread keeps no more than the cap (the ndarray_edit fuzz body read an
+    /// item of a chunk padded to 1.25 GiB by its block shape, and the thread
+    /// kept all of it); smaller ones keep theirs for the next read.
+    #[test]
+    fn a_huge_chunk_leaves_no_huge_scratch_behind() {
+        let kept = || READ_SCRATCH.with(|c| c.borrow().len());
+        for len in [4096, KEEP_READ_SCRATCH + 1, 100] {
+            with_read_scratch(len, |s| {
+                assert_eq!(s.len(), len);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(kept(), 4096, "after a read of {len} bytes");
+        }
+    }
+
     fn stats(a: &NdArray) -> super::super::store::Stats {
         a.store.test_stats()
     }
@@ -514,9 +531,19 @@ thread_local! {
     static READ_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// Largest scratch a thread keeps between slice reads. A chunk can be up to
+/// 2 GiB (a block shape larger than the chunk shape pads it), and a kept
+/// buffer lives as long as its thread: one read of such a chunk would pin
+/// that much memory in every thread that made one.
+const KEEP_READ_SCRATCH: usize = 64 << 20;
+
 /// Runs `f` with `len` bytes of this thread's reusable scratch (contents
-/// unspecified). A nested call (e.g. from a postfilter) gets a fresh buffer.
+/// unspecified). A nested call (e.g. from a postfilter), or one for more than
+/// [`KEEP_READ_SCRATCH`] bytes, gets a buffer of its own.
 fn with_read_scratch<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>) -> Result<T> {
+    if len > KEEP_READ_SCRATCH {
+        return f(&mut vec![0u8; len]);
+    }
     READ_SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut kept) => {
             if kept.len() < len {
