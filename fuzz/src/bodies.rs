@@ -577,13 +577,13 @@ fn read_middle_item(a: &NdArray) {
     }
 }
 
-/// Whether one chunk of `a` decodes within [`MAX_DECODED`] bytes.
+/// Whether one chunk of `a`, padded to whole blocks (a block shape larger
+/// than the chunk shape is legal, as in the reference), decodes within
+/// [`MAX_DECODED`] bytes.
 fn chunk_fits(a: &NdArray) -> bool {
-    let typesize = usize::try_from(a.typesize()).unwrap_or(0);
-    a.chunkshape()
-        .iter()
-        .try_fold(typesize, |n, &c| n.checked_mul(usize::try_from(c).ok()?))
-        .is_some_and(|b| b <= MAX_DECODED)
+    a.layout()
+        .chunk_nbytes(a.typesize())
+        .is_ok_and(|b| usize::try_from(b).is_ok_and(|b| b <= MAX_DECODED))
 }
 
 /// The coordinates of the middle item of `a`.
