@@ -76,6 +76,17 @@ impl Storage {
     fn io(&self) -> IoRef {
         self.io.clone().unwrap_or_else(StdIo::shared)
     }
+
+    /// The defaults an existing frame is opened with: the process's thread
+    /// count (`blosc2_set_nthreads`, `BLOSC_NTHREADS`), as the reference's
+    /// `frame_to_schunk` takes it, not the one the frame's header records.
+    fn for_opening() -> Storage {
+        let nthreads = crate::global::settings().nthreads.max(1);
+        let mut s = Storage::default();
+        s.cparams.nthreads = nthreads;
+        s.dparams.nthreads = nthreads;
+        s
+    }
 }
 
 /// The most vlmetalayers a super-chunk holds (frames hold at most 16).
@@ -294,7 +305,7 @@ impl SChunk {
             contiguous: !sparse,
             urlpath: Some(path.to_owned()),
             io,
-            ..Storage::default()
+            ..Storage::for_opening()
         };
         let env = storage.io.is_none() && frame_lock::requested_by_env();
         let mut lock = match frame_lock::os_lock() {
@@ -348,11 +359,16 @@ impl SChunk {
     pub fn from_vec(bytes: Vec<u8>) -> Result<SChunk> {
         let storage = Storage {
             contiguous: true,
-            ..Storage::default()
+            ..Storage::for_opening()
         };
         SChunk::attach(Place::Memory(MemFile { data: bytes }), storage)
     }
 
+    /// Opens the frame at `place` with `storage`'s thread counts (see
+    /// [`Storage::for_opening`]). The header records the writer's, which the
+    /// reference does not take either. A file must not choose how many
+    /// threads its reader starts: pools are kept per thread count for the
+    /// life of the process, so a header's could start and keep thousands.
     fn attach(place: Place, mut storage: Storage) -> Result<SChunk> {
         let (mut frame, h, vlmeta) = Frame::open(place)?;
         storage.cparams = CParams {
@@ -361,16 +377,11 @@ impl SChunk {
             clevel: h.clevel,
             use_dict: h.use_dict,
             typesize: h.typesize,
-            nthreads: h.nthreads_c.max(1),
             blocksize: h.blocksize,
             splitmode: i32::from(h.splitmode),
             filters: h.filters,
             filters_meta: h.filters_meta,
             ..storage.cparams
-        };
-        storage.dparams = DParams {
-            nthreads: h.nthreads_d.max(1),
-            ..storage.dparams
         };
         let mut vl_blocks = h.vl_blocks;
         if frame.nchunks() > 0 {
@@ -697,5 +708,53 @@ impl SChunk {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::header::Pos;
+
+    /// A frame whose header records 64 threads for each direction (its
+    /// writer's) opens, from memory and from a file, with the process's
+    /// count (1 by default), as in the reference. Before, the header's were
+    /// taken, and a hostile one started a pool of that many threads, kept
+    /// for the life of the process (found by the ndarray_edit fuzz body,
+    /// whose process grew pools of 39, 79 and 119 threads).
+    #[test]
+    fn an_opened_frame_runs_on_the_process_threads_not_the_headers() {
+        let mut sc = SChunk::new(Storage {
+            contiguous: true,
+            cparams: CParams {
+                typesize: 4,
+                nthreads: 2,
+                ..CParams::default()
+            },
+            ..Storage::default()
+        })
+        .unwrap();
+        sc.append_buffer(&[7u8; 4000]).unwrap();
+        let mut frame = sc.to_buffer().unwrap();
+        assert_eq!(
+            frame[Pos::NTHREADS_C..][..2],
+            2i16.to_be_bytes(),
+            "the writer's"
+        );
+        for pos in [Pos::NTHREADS_C, Pos::NTHREADS_D] {
+            frame[pos..pos + 2].copy_from_slice(&64i16.to_be_bytes());
+        }
+        let path = std::env::temp_dir().join(format!("b2nd-open-threads-{}", std::process::id()));
+        std::fs::write(&path, &frame).unwrap();
+        // The process's count is 1 unless a test of the C API changes it
+        // meanwhile; it is never the header's 64.
+        for sc in [
+            SChunk::from_vec(frame).unwrap(),
+            SChunk::open(&path).unwrap(),
+        ] {
+            let got = (sc.cparams().nthreads, sc.dparams().nthreads);
+            assert!(got.0 != 64 && got.1 != 64, "{got:?}: the header's");
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 }
