@@ -741,3 +741,34 @@ fn split_blocks_mixing_stored_and_compressed_planes_round_trip() {
         }
     }
 }
+
+/// A chunk with a special value has no blocks, so its lazy flag means
+/// nothing: it decodes to its value, as in the reference ("chunks with
+/// special values cannot be lazy"), whole and in part. Before, it was
+/// refused in a chunk list while the same chunk, written into a frame as a
+/// special offset, read as zeros (found by the ndarray_edit fuzz body: an
+/// array's item changed when the array went through a frame). A chunk with
+/// blocks and the lazy flag is still refused without its source.
+#[test]
+fn a_special_chunk_flagged_lazy_decodes_to_its_value() {
+    let mut zeros = chunk::make_special(chunk::Special::Zero, 100, 4, None).unwrap();
+    zeros[31] |= 0x08;
+    let mut d = Decompressor::new(DParams::default());
+    let mut out = vec![9u8; 100];
+    assert_eq!(d.decompress(&zeros, &mut out).unwrap(), 100);
+    assert_eq!(out, vec![0u8; 100]);
+    let mut part = vec![9u8; 8];
+    assert_eq!(d.getitem(&zeros, 3, 2, &mut part).unwrap(), 8);
+    assert_eq!(part, vec![0u8; 8]);
+    let cparams = CParams {
+        typesize: 4,
+        ..CParams::default()
+    };
+    let src: Vec<u8> = (0..4000u32).map(|i| (i % 251) as u8).collect();
+    let mut stored = vec![0u8; 4100];
+    let n = chunk::compress(&cparams, &src, &mut stored).unwrap();
+    stored.truncate(n);
+    stored[31] |= 0x08;
+    let mut out = vec![0u8; 4000];
+    assert_eq!(d.decompress(&stored, &mut out).unwrap_err().code(), -12);
+}

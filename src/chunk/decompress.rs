@@ -332,7 +332,9 @@ impl<'a> Prepared<'a> {
     /// lazy trailer), whatever the lazy flag says; block bytes come from elsewhere.
     fn new(chunk: &'a [u8], lazy_view: bool) -> crate::Result<Self> {
         let h = ChunkHeader::parse_unchecked_len(chunk)?;
-        if h.is_lazy() && !lazy_view {
+        // A chunk with a special value has no blocks to fetch, so its lazy
+        // flag means nothing (the reference ignores it too).
+        if h.is_lazy() && h.special_code() == 0 && !lazy_view {
             crate::bail!(InvalidParam, "lazy chunk: use decompress_with_source");
         }
         let lazy = lazy_view;
