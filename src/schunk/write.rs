@@ -119,8 +119,15 @@ impl SChunk {
         shared: Option<Arc<[u8]>>,
         replace: bool,
     ) -> Result<i64> {
+        // A frame keeps a special chunk as an offset, which it reads back
+        // with the frame's own parameters. A special chunk the decoder
+        // refuses (its `nbytes` not a multiple of its own typesize, say) is
+        // stored as it is instead, so it reads the same from the frame as
+        // before (the ndarray_edit fuzz body found one that read as data
+        // only after going through a frame).
         let special = if self.chunksize > 0 {
             info.special_offset()
+                .filter(|_| crate::chunk::ChunkHeader::parse(bytes).is_ok())
         } else {
             None
         };
@@ -546,6 +553,34 @@ mod tests {
         assert_eq!(s.vlmeta_names(), ["kept"]);
         assert_eq!(s.vlmeta_get("kept").unwrap(), b"first");
         assert_eq!(s.to_buffer().unwrap(), before, "the frame was rewritten");
+    }
+
+    /// A special chunk the decoder refuses (NaNs of 48 bytes whose own
+    /// typesize, 40, does not divide them) is refused the same after its
+    /// chunk list went through a frame: the frame stores its bytes, not a
+    /// special offset it would read back with the frame's typesize.
+    #[test]
+    fn a_special_chunk_the_decoder_refuses_stays_refused_in_a_frame() {
+        let mut nans = crate::chunk::make_special(Special::Nan, 48, 4, None).unwrap();
+        nans[3] = 40;
+        let mut list = SChunk::new(Storage::default()).unwrap();
+        list.append_chunk(&nans).unwrap();
+        let mut out = vec![0u8; 48];
+        let e = list.decompress_chunk(0, &mut out).unwrap_err();
+        let mut framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
+        let again = framed.decompress_chunk(0, &mut out).unwrap_err();
+        assert_eq!(
+            again.code(),
+            e.code(),
+            "{} / {}",
+            e.detail(),
+            again.detail()
+        );
+        assert_eq!(
+            framed.get_chunk(0).unwrap()[..],
+            nans[..],
+            "stored as it is"
+        );
     }
 
     /// A corrupt frame whose chunk 0 claims 300 bytes while its header says
