@@ -462,6 +462,34 @@ def test_ndlz_arrays_agree_with_the_reference(api, tmp_path, cell):
     assert ours.schunk.cbytes < ours.schunk.nbytes / 2
 
 
+def test_ndmean_overlapping_cells_are_refused_when_written(api, tmp_path):
+    """With 15x50 blocks and cells of 49, NDMEAN's cells overlap and leave the block's end
+    uncovered: the reference writes such an array and then fails to read it; this library refuses to
+    write it (BLOSC2_ERROR_FILTER_PIPELINE, -18 from the chunk, a negative code from the array)."""
+    shape, chunks, blocks = (30, 100), (15, 50), (15, 50)
+    src = np.linspace(0, 1, 30 * 100).reshape(shape)
+    ref = blosc2.asarray(src, chunks=chunks, blocks=blocks, urlpath=str(tmp_path / "ref.b2nd"),
+                         mode="w", cparams=blosc2.CParams(codec=blosc2.Codec.LZ4,
+                                                          filters=[blosc2.Filter.NDMEAN],
+                                                          filters_meta=[49], nthreads=1))
+    assert ref.schunk.nchunks == 4
+    with pytest.raises(RuntimeError):
+        ref[:]
+    cparams = blosc2_cparams_defaults(api)
+    cparams.typesize = 8
+    cparams.compcode = blosc2.Codec.LZ4.value
+    for i in range(6):
+        cparams.filters[i], cparams.filters_meta[i] = 0, 0
+    cparams.filters[0], cparams.filters_meta[0] = blosc2.Filter.NDMEAN.value, 49
+    storage = Storage(False, None, ctypes.pointer(cparams), None, None)
+    ctx = api.b2nd_create_ctx(ctypes.byref(storage), 2, i64(shape), i32(chunks), i32(blocks),
+                              b"<f8", 0, None, 0)
+    assert ctx
+    arr = ctypes.POINTER(Array)()
+    assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) < 0
+    assert api.b2nd_free_ctx(ctx) == 0
+
+
 def test_ndlz_refuses_what_the_reference_refuses(api, lib, tmp_path):
     """NDLZ needs a 2-D array of one-byte items: a 3-D or 4-byte-item array fails to be written
     (as in the reference), and the codec answers to its name."""
