@@ -30,6 +30,7 @@
 //!   chunk and never grow; vlmetalayers are compressed with the given (or
 //!   default) parameters and a frame holds at most 16 of them.
 
+mod batch;
 mod engine;
 mod lazy;
 mod meta;
@@ -114,8 +115,9 @@ pub struct SChunk {
     engine: Engine,
     /// Advisory frame lock, when locking is on (see [`SChunk::set_locking`]).
     lock: Option<FrameLock>,
-    /// Set while a copy fills a new in-memory frame: the frame is flushed
-    /// once at the end instead of after every chunk (see `copy`).
+    /// Set while a copy fills a new in-memory frame, or while one call makes
+    /// many edits (`batch`): the frame is flushed once at the end instead of
+    /// after every chunk.
     defer_flush: bool,
 }
 
