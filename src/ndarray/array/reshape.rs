@@ -99,12 +99,10 @@ impl NdArray {
                 grown.nchunks()
             );
         }
-        for &n in doomed.iter().rev() {
-            self.store.delete_chunk(n)?;
-        }
-        for &n in &fresh {
-            self.store.insert_fill(n, &Fill::Zero)?;
-        }
+        // Deleted from the last, so each position still names its chunk.
+        doomed.reverse();
+        self.store.delete_chunks(&doomed)?;
+        self.store.insert_fills(&fresh, &Fill::Zero)?;
         self.layout = grown;
         self.publish_meta()
     }

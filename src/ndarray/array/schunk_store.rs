@@ -391,9 +391,11 @@ impl ChunkStore for SChunkStore {
         self.sc_mut().append_chunk(&chunk).map(|_| ())
     }
 
-    fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
+    fn insert_fills(&mut self, at: &[i64], fill: &Fill) -> Result<()> {
         let chunk = self.special_chunk(fill)?;
-        self.sc_mut().insert_chunk(n, &chunk).map(|_| ())
+        self.sc_mut()
+            .insert_chunks(at.iter().copied(), &chunk)
+            .map(|_| ())
     }
 
     fn append_fill(&mut self, count: i64, fill: &Fill) -> Result<()> {
@@ -413,17 +415,17 @@ impl ChunkStore for SChunkStore {
                 .ok_or_else(|| crate::err!(InvalidParam, "too many items"))?;
             return sc.fill_special(nitems, kind, self.chunksize).map(|_| ());
         }
+        let first = sc.nchunks();
         drop(sc);
         let chunk = self.special_chunk(fill)?;
-        let mut sc = self.sc_mut();
-        for _ in 0..count {
-            sc.append_chunk(&chunk)?;
-        }
-        Ok(())
+        let end = first
+            .checked_add(count)
+            .ok_or_else(|| crate::err!(InvalidParam, "too many chunks"))?;
+        self.sc_mut().insert_chunks(first..end, &chunk).map(|_| ())
     }
 
-    fn delete_chunk(&mut self, n: i64) -> Result<()> {
-        self.sc_mut().delete_chunk(n).map(|_| ())
+    fn delete_chunks(&mut self, at: &[i64]) -> Result<()> {
+        self.sc_mut().delete_chunks(at.iter().copied()).map(|_| ())
     }
 
     fn raw_chunk(&self, n: i64) -> Result<Vec<u8>> {

@@ -155,9 +155,9 @@ impl ChunkStore for SharedStore {
         self.refuse_in_view("append chunks")?;
         self.write().append_chunk(data)
     }
-    fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
+    fn insert_fills(&mut self, at: &[i64], fill: &Fill) -> Result<()> {
         self.refuse_in_view("insert chunks")?;
-        self.write().insert_fill(n, fill)
+        self.write().insert_fills(at, fill)
     }
     fn append_fill(&mut self, count: i64, fill: &Fill) -> Result<()> {
         if count > 0 {
@@ -165,9 +165,9 @@ impl ChunkStore for SharedStore {
         }
         self.write().append_fill(count, fill)
     }
-    fn delete_chunk(&mut self, n: i64) -> Result<()> {
+    fn delete_chunks(&mut self, at: &[i64]) -> Result<()> {
         self.refuse_in_view("delete chunks")?;
-        self.write().delete_chunk(n)
+        self.write().delete_chunks(at)
     }
     fn raw_chunk(&self, n: i64) -> Result<Vec<u8>> {
         let store = self.read();
@@ -270,7 +270,7 @@ mod tests {
         assert_eq!(base.vlmeta_get("x"), Some(vec![1]));
         // Views neither grow nor shrink the chunk list.
         assert_eq!(v.append_chunk(&[0; 4]).unwrap_err().code(), -1);
-        assert_eq!(v.delete_chunk(0).unwrap_err().code(), -1);
+        assert_eq!(v.delete_chunks(&[0]).unwrap_err().code(), -1);
         assert_eq!(base.nchunks(), 2);
         // A view whose chunks differ in size cannot touch them.
         let odd = base.view(vec![], 2);

@@ -41,9 +41,15 @@ pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     /// Encodes `data` (exactly `chunksize` bytes) and replaces chunk `n`.
     fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()>;
     fn append_chunk(&mut self, data: &[u8]) -> Result<()>;
-    fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()>;
+    /// Inserts a chunk of `fill` at each position of `at` in turn, each
+    /// numbered as after the inserts before it (ascending positions are
+    /// where the new chunks end up).
+    fn insert_fills(&mut self, at: &[i64], fill: &Fill) -> Result<()>;
     fn append_fill(&mut self, count: i64, fill: &Fill) -> Result<()>;
-    fn delete_chunk(&mut self, n: i64) -> Result<()>;
+    /// Deletes the chunk at each position of `at` in turn, each numbered as
+    /// after the deletes before it (descending positions delete the chunks
+    /// numbered so before the call).
+    fn delete_chunks(&mut self, at: &[i64]) -> Result<()>;
     /// The stored (compressed) form of chunk `n`, for copies that skip decoding.
     fn raw_chunk(&self, n: i64) -> Result<Vec<u8>>;
     fn write_raw_chunk(&mut self, n: i64, raw: &[u8]) -> Result<()>;
@@ -320,12 +326,14 @@ impl ChunkStore for MemStore {
         Ok(())
     }
 
-    fn insert_fill(&mut self, n: i64, fill: &Fill) -> Result<()> {
-        if n < 0 || n as u64 > self.chunks.len() as u64 {
-            crate::bail!(InvalidIndex, "insert position {n} out of range");
-        }
+    fn insert_fills(&mut self, at: &[i64], fill: &Fill) -> Result<()> {
         self.check_fill(fill)?;
-        self.chunks.insert(n as usize, Slot::Fill(fill.clone()));
+        for &n in at {
+            if n < 0 || n as u64 > self.chunks.len() as u64 {
+                crate::bail!(InvalidIndex, "insert position {n} out of range");
+            }
+            self.chunks.insert(n as usize, Slot::Fill(fill.clone()));
+        }
         Ok(())
     }
 
@@ -338,9 +346,11 @@ impl ChunkStore for MemStore {
         Ok(())
     }
 
-    fn delete_chunk(&mut self, n: i64) -> Result<()> {
-        let i = self.index(n)?;
-        self.chunks.remove(i);
+    fn delete_chunks(&mut self, at: &[i64]) -> Result<()> {
+        for &n in at {
+            let i = self.index(n)?;
+            self.chunks.remove(i);
+        }
         Ok(())
     }
 
