@@ -4,7 +4,8 @@
 //! The frame keeps only the header length, the data-section length and the
 //! offsets index in memory (decoded, or as its compressed chunk when it is
 //! large: see `frame::index`); chunk bytes are read on demand. Every
-//! mutation is followed by [`Frame::flush`], which rewrites the offsets
+//! mutation is followed by [`Frame::flush`], which closes the gaps dropped
+//! chunks left in the data section (see `gaps`) and rewrites the offsets
 //! index, the trailer and the header, so the bytes are a valid frame after
 //! each call.
 
@@ -18,6 +19,8 @@ use super::io::{read_exact_at, IoFile, IoRef, MemFile, OpenMode};
 use super::offsets::{ChunkLoc, SpecialOffset};
 use super::trailer::{self, TRAILER_MINLEN};
 use crate::Result;
+
+mod gaps;
 
 /// Name of the index file inside a sparse frame directory.
 pub(crate) const SPARSE_INDEX: &str = "chunks.b2frame";
@@ -63,6 +66,9 @@ pub struct Frame {
     /// Whether the stored chunks of a contiguous frame share no byte,
     /// which is when dropping one's bytes leaves the others as they were.
     layout: ChunkLayout,
+    /// Bytes of chunks dropped since the last flush, which closes them
+    /// (see `frame::store::gaps`).
+    gaps: Vec<gaps::Gap>,
 }
 
 /// What is known of how the stored chunks of a contiguous frame lie in its
@@ -143,6 +149,7 @@ impl Frame {
             tail_follows: false,
             chunk_buf: Vec::new(),
             layout: ChunkLayout::Disjoint,
+            gaps: Vec::new(),
         };
         f.flush(header, vlmeta)?;
         Ok(f)
@@ -176,6 +183,7 @@ impl Frame {
             tail_follows: false,
             chunk_buf: Vec::new(),
             layout: ChunkLayout::Unchecked,
+            gaps: Vec::new(),
         };
         let (header, vlmeta) = f.load()?;
         Ok((f, header, vlmeta))
@@ -371,6 +379,8 @@ impl Frame {
         self.data_len = data_len;
         self.offsets = offsets;
         self.layout = ChunkLayout::Unchecked;
+        // Any gaps recorded were positions in the data section just re-read.
+        self.gaps.clear();
         self.frame_len = frame_len;
         self.tail_follows = matches!(self.place, Place::File { .. }) && avail > frame_len;
         Ok((header, vlmeta))
@@ -402,9 +412,10 @@ impl Frame {
         self.frame_len
     }
 
-    /// Bytes in the data section (0 for sparse frames).
+    /// Bytes in the data section (0 for sparse frames), not counting those
+    /// of chunks dropped since the last flush, which removes them.
     pub fn data_len(&self) -> u64 {
-        self.data_len
+        self.data_len - self.gap_bytes()
     }
 
     /// Where chunk `n` is. A stored chunk's bytes are checked against its
@@ -604,6 +615,10 @@ impl Frame {
             self.write_chunk_file(id, chunk)?;
             return Ok(id);
         }
+        // A new chunk goes where the data section ends once its gaps are
+        // closed, so the frame never reaches past the end that the chunks
+        // it keeps give it (bytes may follow a frame in its file).
+        self.close_gaps()?;
         let off = self.data_len;
         self.write(self.header_len + off, chunk)?;
         self.data_len += chunk.len() as u64;
@@ -626,7 +641,9 @@ impl Frame {
             .any(|(i, &o)| i != n && o == loc))
     }
 
-    /// Drops the stored bytes of entry `old` (unless another entry shares them).
+    /// Drops the stored bytes of entry `old` (unless another entry shares
+    /// them): a sparse chunk's file is removed; in a contiguous frame the
+    /// bytes become a gap, closed at the next flush.
     fn unstore(&mut self, skip: usize, old: i64) -> Result<()> {
         if old < 0 || self.shared(skip, old)? {
             return Ok(());
@@ -645,18 +662,13 @@ impl Frame {
         if !self.chunks_disjoint() {
             return Ok(());
         }
-        let tail_len = (self.data_len - src) as usize;
-        if tail_len > 0 {
-            let mut tail = vec![0u8; tail_len];
-            self.read(self.header_len + src, &mut tail, "data tail")?;
-            self.write(self.header_len + old as u64, &tail)?;
-        }
-        self.data_len -= len;
-        for o in self.entries_mut()?.iter_mut() {
-            if *o > old {
-                *o -= len as i64;
-            }
-        }
+        self.gaps
+            .try_reserve(1)
+            .map_err(|_| crate::err!(MemoryAlloc, "no memory to record a dropped chunk"))?;
+        self.gaps.push(gaps::Gap {
+            start: old as u64,
+            len,
+        });
         Ok(())
     }
 
@@ -726,8 +738,16 @@ impl Frame {
         if self.is_sparse() && old >= 0 && special.is_none() && !self.shared(n, old)? {
             return self.write_chunk_file(old, chunk);
         }
+        let gaps = self.gaps.len();
         self.unstore(n, old)?;
-        let loc = self.store(chunk, special)?;
+        let loc = match self.store(chunk, special) {
+            Ok(loc) => loc,
+            Err(e) => {
+                // Entry `n` still points at the old bytes: they must stay.
+                self.gaps.truncate(gaps);
+                return Err(e);
+            }
+        };
         self.entries_mut()?[n] = loc;
         Ok(())
     }
@@ -796,6 +816,7 @@ impl Frame {
     /// frames) and truncates the file to the frame's new end, unless other
     /// bytes follow the frame (see `tail_follows`).
     pub fn flush(&mut self, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<()> {
+        self.close_gaps()?;
         let mut h = header.clone();
         h.frame_type = if self.is_sparse() {
             FrameType::Sparse
@@ -818,9 +839,7 @@ impl Frame {
         let hlen = h.encode()?.len() as u64;
         if hlen != self.header_len && self.data_len > 0 {
             // The header changed size: move the data section after it.
-            let mut data = vec![0u8; self.data_len as usize];
-            self.read(self.header_len, &mut data, "data section")?;
-            self.write(hlen, &data)?;
+            self.move_bytes(self.header_len, hlen, self.data_len)?;
         }
         self.header_len = hlen;
         let frame_len = hlen + self.data_len + index.len() as u64 + tr.len() as u64;
@@ -866,7 +885,7 @@ mod tests {
     use super::super::index::KEEP_COMPRESSED_ABOVE;
     use super::*;
 
-    fn chunk(k: i64) -> Vec<u8> {
+    pub(super) fn chunk(k: i64) -> Vec<u8> {
         // Any valid chunk will do: an offsets index is one.
         codec::compress_offsets(&[k, k + 1, k + 2]).unwrap()
     }
@@ -884,7 +903,7 @@ mod tests {
         f
     }
 
-    fn reopen(f: Frame) -> Result<Frame> {
+    pub(super) fn reopen(f: Frame) -> Result<Frame> {
         let bytes = f.into_memory().unwrap();
         Frame::open(Place::Memory(MemFile { data: bytes })).map(|(f, _, _)| f)
     }
@@ -1037,6 +1056,9 @@ mod tests {
 
         let (mut f, _, _) = Frame::open(Place::Memory(MemFile { data: bytes })).unwrap();
         f.delete(0).unwrap();
+        // The dropped chunk's bytes go, and the entries after it move down,
+        // when the frame is written.
+        f.flush(&header, &vlmeta).unwrap();
         assert_eq!(
             f.offsets,
             OffsetIndex::Entries(
