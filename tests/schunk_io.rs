@@ -102,6 +102,21 @@ impl Io for CountingIo {
     }
 }
 
+/// A new contiguous frame file at `path` whose I/O is counted.
+fn counted_frame(path: &Path) -> (Arc<Counts>, SChunk) {
+    let counts = Arc::new(Counts::default());
+    let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
+    let s = SChunk::new(Storage {
+        contiguous: true,
+        urlpath: Some(path.to_path_buf()),
+        cparams: cparams(),
+        io: Some(io),
+        ..Storage::default()
+    })
+    .unwrap();
+    (counts, s)
+}
+
 #[test]
 fn file_frame_bytes_equal_memory_frame_and_stay_valid_after_each_append() {
     let path = scratch("same.b2frame");
@@ -147,16 +162,7 @@ fn file_frame_bytes_equal_memory_frame_and_stay_valid_after_each_append() {
 #[test]
 fn append_writes_the_chunk_and_only_small_metadata() {
     let path = scratch("writes.b2frame");
-    let counts = Arc::new(Counts::default());
-    let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
-    let mut s = SChunk::new(Storage {
-        contiguous: true,
-        urlpath: Some(path.clone()),
-        cparams: cparams(),
-        io: Some(io),
-        ..Storage::default()
-    })
-    .unwrap();
+    let (counts, mut s) = counted_frame(&path);
     for k in 0..9u32 {
         let before_w = counts.written.load(Ordering::SeqCst);
         let before_r = counts.read.load(Ordering::SeqCst);
@@ -350,16 +356,7 @@ fn a_resize_writes_the_frame_metadata_once_not_per_chunk() {
 #[test]
 fn deleting_many_stored_chunks_moves_the_data_once() {
     let path = scratch("deletes.b2frame");
-    let counts = Arc::new(Counts::default());
-    let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
-    let mut file = SChunk::new(Storage {
-        contiguous: true,
-        urlpath: Some(path.clone()),
-        cparams: cparams(),
-        io: Some(io),
-        ..Storage::default()
-    })
-    .unwrap();
+    let (counts, mut file) = counted_frame(&path);
     let mut mem = SChunk::new(Storage {
         contiguous: true,
         cparams: cparams(),

@@ -127,13 +127,16 @@ mod tests {
             }
             assert_eq!(many.insert_chunks(at, &zero).unwrap(), 7);
             let what = format!("contiguous {contiguous}, file {name:?}");
-            assert_eq!(many.nbytes(), one.nbytes(), "{what}");
-            assert_eq!(many.cbytes(), one.cbytes(), "{what}");
-            assert_eq!(
-                many.to_buffer().unwrap(),
-                one.to_buffer().unwrap(),
-                "{what}"
-            );
+            let same = |many: &mut SChunk, one: &mut SChunk| {
+                assert_eq!(many.nbytes(), one.nbytes(), "{what}");
+                assert_eq!(many.cbytes(), one.cbytes(), "{what}");
+                assert_eq!(
+                    many.to_buffer().unwrap(),
+                    one.to_buffer().unwrap(),
+                    "{what}"
+                );
+            };
+            same(&mut many, &mut one);
             let mut out = [0u8; 400];
             let firsts: Vec<u8> = (0..7)
                 .map(|i| {
@@ -148,13 +151,7 @@ mod tests {
                 one.delete_chunk(n).unwrap();
             }
             assert_eq!(many.delete_chunks(doomed).unwrap(), 4);
-            assert_eq!(many.nbytes(), one.nbytes(), "{what}");
-            assert_eq!(many.cbytes(), one.cbytes(), "{what}");
-            assert_eq!(
-                many.to_buffer().unwrap(),
-                one.to_buffer().unwrap(),
-                "{what}"
-            );
+            same(&mut many, &mut one);
             if let Some(p) = path("many") {
                 drop(many);
                 let mut back = SChunk::open(&p).unwrap();
