@@ -24,8 +24,9 @@
 //!   chunk size; when a frame turns to variable-size chunks its special
 //!   offsets are first stored as real (32-byte) special chunks;
 //! - updating or deleting a chunk of a contiguous frame compacts the data
-//!   section (the tail moves), as the reference 3.3 does, so `cbytes` is
-//!   always the size of the stored chunks;
+//!   section (the tail moves, once per write: see `frame::store::gaps`), as
+//!   the reference 3.3 does for updates but not for deletions, so `cbytes`
+//!   is always the size of the stored chunks;
 //! - fixed-size metalayers can only be added to a frame before its first
 //!   chunk and never grow; vlmetalayers are compressed with the given (or
 //!   default) parameters and a frame holds at most 16 of them.
