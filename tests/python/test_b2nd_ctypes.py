@@ -224,6 +224,42 @@ def test_arrays_written_here_open_in_python(api, tmp_path, contiguous, dtype):
 
 
 @pytest.mark.parametrize("contiguous", [True, False])
+def test_arrays_resized_inside_open_in_python(api, tmp_path, contiguous):
+    # Resizes away from the end: zero chunks inserted between stored ones
+    # in one call (one write of the frame's index), then stored chunks
+    # deleted from the middle, whose bytes a contiguous frame closes up in
+    # one pass. python-blosc2 must read back what numpy says.
+    shape, chunks, blocks = (8, 12, 5), (2, 3, 5), (1, 3, 5)
+    src = source(np.int32, shape)
+    urlpath = str(tmp_path / ("r.b2nd" if contiguous else "r_dir.b2nd")).encode()
+    cparams = blosc2_cparams_defaults(api)
+    cparams.typesize = src.itemsize
+    storage = Storage(contiguous, urlpath, ctypes.pointer(cparams), None, None)
+    ctx = api.b2nd_create_ctx(
+        ctypes.byref(storage), 3, i64(shape), i32(chunks), i32(blocks), b"<i4", 0, None, 0
+    )
+    assert ctx
+    arr = ctypes.POINTER(Array)()
+    assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) == 0
+    # Six zero columns (two chunks per row of chunks) at column 6.
+    assert api.b2nd_resize(arr, i64((8, 18, 5)), i64((0, 6, 0))) == 0
+    want = np.concatenate(
+        [src[:, :6], np.zeros((8, 6, 5), dtype=src.dtype), src[:, 6:]], axis=1
+    )
+    # Rows 2 to 5 (two rows of chunks) go.
+    assert api.b2nd_resize(arr, i64((4, 18, 5)), i64((2, 0, 0))) == 0
+    want = np.concatenate([want[:2], want[6:]])
+    assert api.b2nd_free(arr) == 0
+    assert api.b2nd_free_ctx(ctx) == 0
+
+    py = blosc2.open(urlpath.decode())
+    assert py.shape == want.shape
+    np.testing.assert_array_equal(py[:], want)
+    del py
+    assert api.blosc2_remove_urlpath(urlpath) == 0
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
 def test_blocks_larger_than_chunks_agree_both_ways(api, tmp_path, contiguous):
     # The reference C library 3.3.5 accepts a blockshape larger than the
     # chunkshape (each chunk is padded to one whole block); so does this
