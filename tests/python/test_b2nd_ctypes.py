@@ -139,6 +139,23 @@ def source(dtype, shape):
     return raw.view(dt).reshape(shape)
 
 
+def file_array(api, src, urlpath, contiguous, chunks, blocks):
+    """An array holding `src` at `urlpath` (a frame file or a sparse
+    directory), made through the C API; its context is freed already."""
+    cparams = blosc2_cparams_defaults(api)
+    cparams.typesize = src.itemsize
+    storage = Storage(contiguous, urlpath, ctypes.pointer(cparams), None, None)
+    ctx = api.b2nd_create_ctx(
+        ctypes.byref(storage), src.ndim, i64(src.shape), i32(chunks), i32(blocks),
+        src.dtype.str.encode(), 0, None, 0,
+    )
+    assert ctx
+    arr = ctypes.POINTER(Array)()
+    assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) == 0
+    assert api.b2nd_free_ctx(ctx) == 0
+    return arr
+
+
 @pytest.mark.parametrize("contiguous", [True, False])
 @pytest.mark.parametrize("k", range(len(DTYPES)))
 def test_python_written_arrays_open_here(api, tmp_path, contiguous, k):
@@ -191,16 +208,7 @@ def test_arrays_written_here_open_in_python(api, tmp_path, contiguous, dtype):
     shape, chunks, blocks = (9, 14, 5), (4, 6, 5), (2, 3, 5)
     src = source(dtype, shape)
     urlpath = str(tmp_path / ("c.b2nd" if contiguous else "c_dir.b2nd")).encode()
-    cparams = blosc2_cparams_defaults(api)
-    cparams.typesize = src.itemsize
-    storage = Storage(contiguous, urlpath, ctypes.pointer(cparams), None, None)
-    ctx = api.b2nd_create_ctx(
-        ctypes.byref(storage), 3, i64(shape), i32(chunks), i32(blocks),
-        src.dtype.str.encode(), 0, None, 0,
-    )
-    assert ctx
-    arr = ctypes.POINTER(Array)()
-    assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) == 0
+    arr = file_array(api, src, urlpath, contiguous, chunks, blocks)
     # Change a region and grow the first axis through the C API too.
     patch = np.ascontiguousarray(src[1:3, 2:9, :][::-1])
     start, stop = (1, 2, 0), (3, 9, 5)
@@ -212,7 +220,6 @@ def test_arrays_written_here_open_in_python(api, tmp_path, contiguous, dtype):
     assert api.b2nd_resize(arr, i64((11, 14, 5)), None) == 0
     want = np.concatenate([want, np.zeros((2, 14, 5), dtype=src.dtype)])
     assert api.b2nd_free(arr) == 0
-    assert api.b2nd_free_ctx(ctx) == 0
 
     py = blosc2.open(urlpath.decode())
     assert py.shape == want.shape
@@ -232,15 +239,7 @@ def test_arrays_resized_inside_open_in_python(api, tmp_path, contiguous):
     shape, chunks, blocks = (8, 12, 5), (2, 3, 5), (1, 3, 5)
     src = source(np.int32, shape)
     urlpath = str(tmp_path / ("r.b2nd" if contiguous else "r_dir.b2nd")).encode()
-    cparams = blosc2_cparams_defaults(api)
-    cparams.typesize = src.itemsize
-    storage = Storage(contiguous, urlpath, ctypes.pointer(cparams), None, None)
-    ctx = api.b2nd_create_ctx(
-        ctypes.byref(storage), 3, i64(shape), i32(chunks), i32(blocks), b"<i4", 0, None, 0
-    )
-    assert ctx
-    arr = ctypes.POINTER(Array)()
-    assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) == 0
+    arr = file_array(api, src, urlpath, contiguous, chunks, blocks)
     # Six zero columns (two chunks per row of chunks) at column 6.
     assert api.b2nd_resize(arr, i64((8, 18, 5)), i64((0, 6, 0))) == 0
     want = np.concatenate(
@@ -250,7 +249,6 @@ def test_arrays_resized_inside_open_in_python(api, tmp_path, contiguous):
     assert api.b2nd_resize(arr, i64((4, 18, 5)), i64((2, 0, 0))) == 0
     want = np.concatenate([want[:2], want[6:]])
     assert api.b2nd_free(arr) == 0
-    assert api.b2nd_free_ctx(ctx) == 0
 
     py = blosc2.open(urlpath.decode())
     assert py.shape == want.shape
@@ -266,19 +264,10 @@ def test_blocks_larger_than_chunks_agree_both_ways(api, tmp_path, contiguous):
     # library, and python-blosc2 reads such an array back.
     shape, chunks, blocks = (10, 3), (4, 3), (5, 2)
     src = source(np.int32, shape)
-    cparams = blosc2_cparams_defaults(api)
-    cparams.typesize = src.itemsize
     ours = str(tmp_path / ("ours.b2nd" if contiguous else "ours_dir.b2nd")).encode()
-    storage = Storage(contiguous, ours, ctypes.pointer(cparams), None, None)
-    ctx = api.b2nd_create_ctx(
-        ctypes.byref(storage), 2, i64(shape), i32(chunks), i32(blocks), b"<i4", 0, None, 0
-    )
-    assert ctx
-    arr = ctypes.POINTER(Array)()
-    assert api.b2nd_from_cbuffer(ctx, ctypes.byref(arr), src.ctypes.data, src.nbytes) == 0
+    arr = file_array(api, src, ours, contiguous, chunks, blocks)
     assert list(arr.contents.extchunkshape[:2]) == [5, 4]
     assert api.b2nd_free(arr) == 0
-    assert api.b2nd_free_ctx(ctx) == 0
     py = blosc2.open(ours.decode())
     assert py.chunks == chunks and py.blocks == blocks
     np.testing.assert_array_equal(py[:], src)
