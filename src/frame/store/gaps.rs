@@ -2,8 +2,9 @@
 //! section, and moving bytes within a frame.
 //!
 //! Replacing or removing a stored chunk leaves its bytes unused. The
-//! reference keeps them (its frames only grow); this library closes the gap,
-//! so a frame's size follows what it holds. Closing each gap as it appeared
+//! reference closes that gap when it replaces a chunk and keeps it when it
+//! deletes one; this library closes both, so a frame's size follows what it
+//! holds. Closing each gap as it appeared
 //! moved the whole rest of the data section once per chunk, which made a
 //! resize that drops many chunks quadratic in the data, and did it through
 //! one buffer as large as that rest, which for a file larger than memory
