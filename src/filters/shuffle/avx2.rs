@@ -260,7 +260,13 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize, R: Rows>(
     dst: &mut [u8],
 ) -> usize {
     let groups = n / LANES;
-    for g in 0..groups {
+    // Last items first. The rows usually come straight from a codec that
+    // wrote them front to back, so their ends are what is still in L1
+    // cache; read front first, those ends are evicted by the output's
+    // stores before the loop reaches them. (On Zen 4 this made the one-thread
+    // decompression of `noisysine-f4/lz4hc/c1/shuffle/t1`, 32 KiB blocks
+    // whose 4 rows and output fill L1 twice over, about 2% faster.)
+    for g in (0..groups).rev() {
         let e0 = g * LANES;
         let mut v = [_mm256_setzero_si256(); N];
         for (j, x) in v.iter_mut().enumerate() {
