@@ -29,18 +29,23 @@ for off in "${offsets[@]}"; do
   esac
 done
 # cargo does not see the variable codec-cc reads, so lz4-sys is cleaned to be built again.
-build_with() {
-  cargo clean --release -p lz4-sys >/dev/null 2>&1
-  B2ND_LZ4_ENTRY="$1" cargo build --release --locked >/dev/null 2>&1
+# build_at OFFSET builds at that offset; build_at with no argument, at codec-cc's default.
+build_at() {
+  cargo clean --release -p lz4-sys --quiet
+  if [ $# -gt 0 ]; then
+    B2ND_LZ4_ENTRY="$1" cargo build --release --locked --quiet
+  else
+    env -u B2ND_LZ4_ENTRY cargo build --release --locked --quiet
+  fi
 }
 restore() {
   echo "rebuilding with the default offset"
-  env -u B2ND_LZ4_ENTRY bash -c 'cargo clean --release -p lz4-sys >/dev/null 2>&1 && cargo build --release --locked >/dev/null 2>&1'
+  build_at
 }
 trap restore EXIT
 for off in "${offsets[@]}"; do
   echo "== lz4.c's functions at 64-byte boundaries + $off bytes"
-  build_with "$off"
+  build_at "$off"
   nm target/release/libb2nd.so | awk '$3 == "LZ4_decompress_safe" { printf "LZ4_decompress_safe at 0x%s\n", $1 }'
   "$B2ND_PYTHON" scripts/bench.py "${bench_args[@]}"
 done
