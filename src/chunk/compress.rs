@@ -16,6 +16,7 @@ use super::{CParams, Fmt, PrefilterArgs, PrefilterOutput, Special};
 use crate::codecs::registry::{self, CallInfo};
 use crate::codecs::{zstd, Codec};
 use crate::filters::run::is_uniform;
+use crate::filters::shuffle;
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,6 +32,12 @@ pub(crate) struct EncWorker {
     /// A block encoded by a worker of a parallel call, before it is placed
     /// in the chunk.
     block: Vec<u8>,
+    /// Whether the next split block is shuffled straight into the chunk
+    /// ([`BlockPlan::encode_rows_in_place`]): in the last split block this
+    /// worker encoded, the first stream that was not a run was stored
+    /// uncompressed. That is when the in-place layout saves a copy; when
+    /// that stream compresses, it costs one.
+    rows_in_place: bool,
 }
 
 /// Scratch of finished helper threads, for the next parallel call.
@@ -139,10 +146,7 @@ impl BlockPlan<'_> {
     /// returns the item (the shuffle itself can then be skipped).
     fn repeated_item<'s>(&self, bsrc: &'s [u8], nstreams: usize) -> Option<&'s [u8]> {
         let ts = self.typesize;
-        let mut active = self.cp.filters.iter().enumerate().filter(|(_, &f)| f != 0);
-        let (slot, &f) = active.next()?;
-        let meta = usize::from(self.cp.filters_meta[slot]);
-        if f != Fmt::SHUFFLE || active.next().is_some() || (meta != 0 && meta != ts) {
+        if !self.plain_shuffle() {
             return None;
         }
         if self.training || self.vl || ts == 0 || bsrc.len() % ts != 0 || bsrc.len() < ts {
@@ -155,6 +159,16 @@ impl BlockPlan<'_> {
         }
         // Periodic with period `ts` <=> every item equals the first.
         (bsrc[ts..] == bsrc[..bsrc.len() - ts]).then(|| &bsrc[..ts])
+    }
+
+    /// Whether the only filter is a byte shuffle of whole items.
+    fn plain_shuffle(&self) -> bool {
+        let mut active = self.cp.filters.iter().enumerate().filter(|(_, &f)| f != 0);
+        let Some((slot, &f)) = active.next() else {
+            return false;
+        };
+        let meta = usize::from(self.cp.filters_meta[slot]);
+        f == Fmt::SHUFFLE && active.next().is_none() && (meta == 0 || meta == self.typesize)
     }
 
     /// Whether the chunk's streams are all stored as zero runs: its
@@ -302,11 +316,20 @@ impl BlockPlan<'_> {
             // Not split (the item is a run): so is the shuffled block.
             return Ok(put_run(out, 0, item[0]));
         }
+        if let Some(n) = self.encode_rows_in_place(w, bsrc, nstreams, neblock, out)? {
+            return Ok(Some(n));
+        }
         let info = self.call_info();
         let EncWorker {
-            codec, a, b, spill, ..
+            codec,
+            a,
+            b,
+            spill,
+            rows_in_place,
+            ..
         } = w;
         let filtered = self.filtered(bsrc, offset, a, b)?;
+        let mut first_coded = nstreams > 1;
         let params = EncodeParams {
             compcode: self.cp.compcode,
             clevel: self.cp.clevel,
@@ -360,8 +383,120 @@ impl BlockPlan<'_> {
                 o.copy_from_slice(bytes);
                 n
             };
+            if first_coded {
+                *rows_in_place = n == neblock;
+                first_coded = false;
+            }
             let csize = if self.vl { neblock } else { n };
             out[at..at + 4].copy_from_slice(&(csize as i32).to_le_bytes());
+            at += 4 + n;
+        }
+        Ok(Some(at))
+    }
+
+    /// [`Self::encode`] of a split block whose only filter is the byte
+    /// shuffle, shuffled straight into `out` with each row (stream) where it
+    /// is stored when the codec cannot compress it: behind its 4-byte size,
+    /// as if every stream before it were stored too. Such a row, often the
+    /// low bytes of floating-point data, is then not copied at all; the
+    /// reference shuffles into scratch and copies it. A row the codec
+    /// compresses is encoded into the room the rows before it freed, or
+    /// into `spill` and copied from there (only its compressed bytes); a
+    /// row stored after a compressed one moves down by what those saved.
+    /// The streams are the same bytes as [`Self::encode`]'s loop writes.
+    ///
+    /// `Ok(None)`: not such a block, the worker's last split block had its
+    /// first coded stream compressed (see [`EncWorker::rows_in_place`]), or
+    /// `out` lacks the room of every stream stored; the loop in
+    /// [`Self::encode`] handles those.
+    fn encode_rows_in_place(
+        &self,
+        w: &mut EncWorker,
+        bsrc: &[u8],
+        nstreams: usize,
+        neblock: usize,
+        out: &mut [u8],
+    ) -> crate::Result<Option<usize>> {
+        let stride = neblock + 4;
+        if nstreams < 2
+            || neblock == 0
+            || nstreams != self.typesize
+            || nstreams * neblock != bsrc.len()
+            || self.vl
+            || self.training
+            || !w.rows_in_place
+            || !self.plain_shuffle()
+            || out.len() < nstreams * stride
+        {
+            return Ok(None);
+        }
+        let params = EncodeParams {
+            compcode: self.cp.compcode,
+            clevel: self.cp.clevel,
+            compcode_meta: self.cp.compcode_meta,
+            block_shape: self.cp.block_shape.as_deref(),
+            info: self.call_info(),
+        };
+        let EncWorker {
+            codec,
+            spill,
+            rows_in_place,
+            ..
+        } = w;
+        if spill.len() < neblock {
+            spill.resize(neblock, 0);
+        }
+        shuffle::shuffle_rows(nstreams, bsrc, &mut out[4..], stride);
+        // Stream `k` is written at `at`; its row lies at `row`, where it is
+        // stored if the codec cannot compress it. `at + 4 <= row` always: no
+        // stream is longer than its row.
+        let mut at = 0usize;
+        let mut first_coded = true;
+        for k in 0..nstreams {
+            let row = k * stride + 4;
+            let (done, rest) = out.split_at_mut(row);
+            let s = &rest[..neblock];
+            if is_uniform(s) {
+                // At most 5 bytes from `at`, so over nothing past `s[0]`.
+                let value = s[0];
+                let Some(n) = put_run(out, at, value) else {
+                    crate::bail!(Failure, "block stream {k} has no room for its run");
+                };
+                at += n;
+                continue;
+            }
+            // The codec gets `neblock` bytes of room, as in `Self::encode`.
+            let n = if row - (at + 4) >= neblock {
+                let d = &mut done[at + 4..at + 4 + neblock];
+                match stream::encode(codec, &params, s, d, self.dict.as_deref())? {
+                    n if n == 0 || n >= neblock => {
+                        if at + 4 < row {
+                            out.copy_within(row..row + neblock, at + 4);
+                        }
+                        neblock
+                    }
+                    n => n,
+                }
+            } else {
+                let d = &mut spill[..neblock];
+                match stream::encode(codec, &params, s, d, self.dict.as_deref())? {
+                    n if n == 0 || n >= neblock => {
+                        if at + 4 < row {
+                            out.copy_within(row..row + neblock, at + 4);
+                        }
+                        neblock
+                    }
+                    n => {
+                        out[at + 4..at + 4 + n].copy_from_slice(&d[..n]);
+                        n
+                    }
+                }
+            };
+            if first_coded {
+                *rows_in_place = n == neblock;
+                first_coded = false;
+            }
+            out[at..at + 4].copy_from_slice(&(n as i32).to_le_bytes());
             at += 4 + n;
         }
         Ok(Some(at))

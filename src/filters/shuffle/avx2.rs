@@ -71,23 +71,37 @@ unsafe fn store_lane<const HI: i32>(s: &mut [u8], off: usize, v: __m256i) {
 /// Shuffle; requires `src.len() == dst.len()` and `2 <= typesize <= len`.
 /// Falls back to scalar if the CPU lacks AVX2.
 pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    if !is_x86_feature_detected!("avx2") {
-        return scalar::shuffle(typesize, src, dst);
-    }
     let n = src.len() / typesize;
+    shuffle_rows(typesize, n, n, src, dst);
+    scalar::copy_tail(typesize, src, dst);
+}
+
+/// The `n` whole items at the start of `src`, row `j` to
+/// `dst[j * stride..j * stride + n]`; requires `typesize >= 2`,
+/// `src.len() >= n * typesize`, `stride >= n` and
+/// `dst.len() >= (typesize - 1) * stride + n`. Falls back to scalar if the
+/// CPU lacks AVX2.
+pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8], dst: &mut [u8]) {
+    assert!(
+        stride >= n && src.len() >= n * typesize && dst.len() >= (typesize - 1) * stride + n,
+        "shuffle_rows: buffers too short"
+    );
+    if !is_x86_feature_detected!("avx2") {
+        return scalar::shuffle_items(typesize, n, stride, 0, src, dst);
+    }
     // SAFETY: AVX2 was detected just above; each kernel only touches the
-    // groups it computes to lie inside the buffers (see their docs).
+    // groups it computes to lie inside the buffers (see their docs), which
+    // the assert above makes long enough.
     let done = unsafe {
         match typesize {
-            2 => shuffle_2(n, src, dst),
-            4 => shuffle_pow2::<4>(n, src, dst),
-            8 => shuffle_pow2::<8>(n, src, dst),
-            16 => shuffle_pow2::<16>(n, src, dst),
-            _ => shuffle_windows(typesize, n, src, dst),
+            2 => shuffle_2(n, stride, src, dst),
+            4 => shuffle_pow2::<4>(n, stride, src, dst),
+            8 => shuffle_pow2::<8>(n, stride, src, dst),
+            16 => shuffle_pow2::<16>(n, stride, src, dst),
+            _ => shuffle_windows(typesize, n, stride, src, dst),
         }
     };
-    scalar::shuffle_items(typesize, n, done, src, dst);
-    scalar::copy_tail(typesize, src, dst);
+    scalar::shuffle_items(typesize, n, stride, done, src, dst);
 }
 
 /// Unshuffle; requires `src.len() == dst.len()` and `2 <= typesize <= len`.
@@ -115,12 +129,19 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// Items of `N` bytes, `N` = 4, 8 or 16. Whole 32-byte loads put items in
 /// runs of `16 / N` into lane 0 alternating with runs into lane 1, so after
 /// the four zips each row holds its runs lane-interleaved; one or two
-/// permutes put them back in order. Returns the number of items done.
+/// permutes put them back in order. Row `j` goes to `dst[j * stride..]`.
+/// Returns the number of items done.
 ///
 /// # Safety
-/// AVX2 is available; `src` and `dst` hold at least `n * N` bytes.
+/// AVX2 is available; `src` holds at least `n * N` bytes, `stride >= n` and
+/// `dst` holds at least `(N - 1) * stride + n` bytes.
 #[target_feature(enable = "avx2")]
-unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+unsafe fn shuffle_pow2<const N: usize>(
+    n: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
     debug_assert!(N == 4 || N == 8 || N == 16);
     let interleave_words = _mm256_setr_epi8(
         0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15, //
@@ -158,7 +179,7 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
                 };
                 _mm256_shuffle_epi8(halves, order)
             };
-            store(dst, j * n + e0, row);
+            store(dst, j * stride + e0, row);
         }
     }
     groups * LANES
@@ -168,12 +189,14 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
 /// low and 8 high bytes, a qword permute gathers the low bytes of all 16
 /// items in lane 0 and the high bytes in lane 1, and each lane is stored to
 /// its row. (Fewer cross-lane operations than pairing two such vectors into
-/// 32-byte row stores, and measured faster.) Returns the number of items done.
+/// 32-byte row stores, and measured faster.) Row 1 goes to `dst[stride..]`.
+/// Returns the number of items done.
 ///
 /// # Safety
-/// AVX2 is available; `src` and `dst` hold at least `n * 2` bytes.
+/// AVX2 is available; `src` holds at least `n * 2` bytes, `stride >= n` and
+/// `dst` holds at least `stride + n` bytes.
 #[target_feature(enable = "avx2")]
-unsafe fn shuffle_2(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+unsafe fn shuffle_2(n: usize, stride: usize, src: &[u8], dst: &mut [u8]) -> usize {
     let split = _mm256_setr_epi8(
         0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, //
         0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
@@ -184,7 +207,7 @@ unsafe fn shuffle_2(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
         let bytes = _mm256_shuffle_epi8(load(src, 2 * e0), split);
         let rows = _mm256_permute4x64_epi64::<0b11_01_10_00>(bytes);
         store_lane::<0>(dst, e0, rows);
-        store_lane::<1>(dst, n + e0, rows);
+        store_lane::<1>(dst, stride + e0, rows);
     }
     groups * 16
 }
@@ -290,12 +313,20 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize, R: Rows>(
     groups * LANES
 }
 
-/// Any other item size, by 16-byte windows (see `super::transpose`).
+/// Any other item size, by 16-byte windows (see `super::transpose`); row
+/// `j` goes to `dst[j * stride..]`.
 ///
 /// # Safety
-/// AVX2 is available; `src` and `dst` hold at least `n * typesize` bytes.
+/// AVX2 is available; `src` holds at least `n * typesize` bytes, `stride >=
+/// n` and `dst` holds at least `(typesize - 1) * stride + n` bytes.
 #[target_feature(enable = "avx2")]
-unsafe fn shuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+unsafe fn shuffle_windows(
+    typesize: usize,
+    n: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
     let groups = whole_groups(typesize, n, n * typesize, LANES);
     for g in 0..groups {
         let e0 = g * LANES;
@@ -313,7 +344,7 @@ unsafe fn shuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8])
                 // Only real rows (start + t < typesize) exist; a constant-bound
                 // loop keeps the vectors in registers.
                 if t < rows {
-                    store(dst, (start + t) * n + e0, *x);
+                    store(dst, (start + t) * stride + e0, *x);
                 }
             }
         }

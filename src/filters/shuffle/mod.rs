@@ -37,6 +37,53 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     unshuffle_with(cpu::level(), typesize, src, dst);
 }
 
+/// [`shuffle`] of a buffer of whole items with its rows (byte planes)
+/// `stride` bytes apart: `dst[j * stride + i]` is byte `j` of item `i`, and
+/// the bytes between rows are left as they are. A split chunk block stores
+/// each row as a stream of its own behind a 4-byte size: shuffled this way
+/// straight into the chunk, a row the codec cannot compress is already
+/// where it is stored.
+///
+/// # Panics
+/// If `typesize` is 0, `src.len()` is not a multiple of it, `stride` is
+/// shorter than a row (`n = src.len() / typesize` bytes) or `dst` shorter
+/// than `(typesize - 1) * stride + n` (caller bugs).
+pub(crate) fn shuffle_rows(typesize: usize, src: &[u8], dst: &mut [u8], stride: usize) {
+    shuffle_rows_with(cpu::level(), typesize, src, dst, stride);
+}
+
+/// [`shuffle_rows`] on an explicitly chosen kernel tier.
+pub(crate) fn shuffle_rows_with(
+    level: SimdLevel,
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    stride: usize,
+) {
+    assert!(
+        typesize > 0 && src.len() % typesize == 0,
+        "shuffle_rows: {} bytes are not whole items of {typesize}",
+        src.len()
+    );
+    let n = src.len() / typesize;
+    assert!(
+        stride >= n && dst.len() >= (typesize - 1) * stride + n,
+        "shuffle_rows: rows of {n} bytes do not fit {stride} bytes apart in {}",
+        dst.len()
+    );
+    if typesize == 1 {
+        dst[..n].copy_from_slice(src);
+        return;
+    }
+    match level {
+        SimdLevel::Scalar => scalar::shuffle_items(typesize, n, stride, 0, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => sse2::shuffle_rows(typesize, n, stride, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => avx2::shuffle_rows(typesize, n, stride, src, dst),
+    }
+}
+
 /// [`unshuffle`] of a shuffled buffer given as its byte planes, wherever
 /// each lies: `dst[i * typesize + j] = planes[j][i]`, `typesize =
 /// planes.len()`. A split chunk block stores one plane per stream, so the

@@ -5,7 +5,7 @@
 /// partial item. Requires `src.len() == dst.len()` and `typesize >= 1`.
 pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let n = src.len() / typesize;
-    shuffle_items(typesize, n, 0, src, dst);
+    shuffle_items(typesize, n, n, 0, src, dst);
     copy_tail(typesize, src, dst);
 }
 
@@ -22,17 +22,27 @@ pub(crate) fn copy_tail(typesize: usize, src: &[u8], dst: &mut [u8]) {
     dst[body..].copy_from_slice(&src[body..]);
 }
 
-/// Shuffles items `first..n` of a buffer holding `n` whole items (the SIMD
+/// Shuffles items `first..n` of a buffer holding `n` whole items, row `j`
+/// (byte `j` of every item) to `dst[j * stride..j * stride + n]` (the SIMD
 /// kernels call this for the items after their last full vector group).
-pub(crate) fn shuffle_items(typesize: usize, n: usize, first: usize, src: &[u8], dst: &mut [u8]) {
+/// Requires `stride >= n`.
+pub(crate) fn shuffle_items(
+    typesize: usize,
+    n: usize,
+    stride: usize,
+    first: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
     if first >= n {
         return;
     }
     let items = &src[first * typesize..n * typesize];
     // One output row per byte position: the rows are written sequentially,
     // the items are read with a stride of `typesize`.
-    for (j, row) in dst[..n * typesize].chunks_exact_mut(n).enumerate() {
-        for (d, item) in row[first..].iter_mut().zip(items.chunks_exact(typesize)) {
+    for j in 0..typesize {
+        let row = &mut dst[j * stride + first..j * stride + n];
+        for (d, item) in row.iter_mut().zip(items.chunks_exact(typesize)) {
             *d = item[j];
         }
     }

@@ -45,19 +45,32 @@ unsafe fn store(s: &mut [u8], off: usize, v: __m128i) {
 /// Shuffle; requires `src.len() == dst.len()` and `2 <= typesize <= len`.
 pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let n = src.len() / typesize;
+    shuffle_rows(typesize, n, n, src, dst);
+    scalar::copy_tail(typesize, src, dst);
+}
+
+/// The `n` whole items at the start of `src`, row `j` to
+/// `dst[j * stride..j * stride + n]`; requires `typesize >= 2`,
+/// `src.len() >= n * typesize`, `stride >= n` and
+/// `dst.len() >= (typesize - 1) * stride + n`.
+pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8], dst: &mut [u8]) {
+    assert!(
+        stride >= n && src.len() >= n * typesize && dst.len() >= (typesize - 1) * stride + n,
+        "shuffle_rows: buffers too short"
+    );
     // SAFETY: SSE2 is part of the x86_64 baseline; each kernel only touches
-    // the groups it computes to lie inside the buffers (see their docs).
+    // the groups it computes to lie inside the buffers (see their docs),
+    // which the assert above makes long enough.
     let done = unsafe {
         match typesize {
-            2 => shuffle_pow2::<2>(n, src, dst),
-            4 => shuffle_pow2::<4>(n, src, dst),
-            8 => shuffle_pow2::<8>(n, src, dst),
-            16 => shuffle_pow2::<16>(n, src, dst),
-            _ => shuffle_windows(typesize, n, src, dst),
+            2 => shuffle_pow2::<2>(n, stride, src, dst),
+            4 => shuffle_pow2::<4>(n, stride, src, dst),
+            8 => shuffle_pow2::<8>(n, stride, src, dst),
+            16 => shuffle_pow2::<16>(n, stride, src, dst),
+            _ => shuffle_windows(typesize, n, stride, src, dst),
         }
     };
-    scalar::shuffle_items(typesize, n, done, src, dst);
-    scalar::copy_tail(typesize, src, dst);
+    scalar::shuffle_items(typesize, n, stride, done, src, dst);
 }
 
 /// Unshuffle; requires `src.len() == dst.len()` and `2 <= typesize <= len`.
@@ -78,12 +91,19 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 }
 
 /// Items of `N` bytes, `N` a power of two: a group is `N` vectors, transposed
-/// by four zips. Returns the number of items done (whole groups).
+/// by four zips; row `j` goes to `dst[j * stride..]`. Returns the number of
+/// items done (whole groups).
 ///
 /// # Safety
-/// `src` and `dst` hold at least `n * N` bytes.
+/// `src` holds at least `n * N` bytes, `stride >= n` and `dst` holds at
+/// least `(N - 1) * stride + n` bytes.
 #[target_feature(enable = "sse2")]
-unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+unsafe fn shuffle_pow2<const N: usize>(
+    n: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
     let groups = n / LANES;
     for g in 0..groups {
         let e0 = g * LANES;
@@ -96,8 +116,8 @@ unsafe fn shuffle_pow2<const N: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> 
             zip(&mut v);
         }
         for (j, x) in v.iter().enumerate() {
-            // Row j spans dst[j * n..(j + 1) * n]; e0 + 16 <= n.
-            store(dst, j * n + e0, *x);
+            // Row j spans dst[j * stride..j * stride + n]; e0 + 16 <= n.
+            store(dst, j * stride + e0, *x);
         }
     }
     groups * LANES
@@ -131,13 +151,20 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize>(
 }
 
 /// Any other item size: each group of 16 items is cut into 16-byte windows
-/// of the items (see [`windows`]), each a 16x16 transpose. Returns the number
-/// of items done.
+/// of the items (see [`windows`]), each a 16x16 transpose; row `j` goes to
+/// `dst[j * stride..]`. Returns the number of items done.
 ///
 /// # Safety
-/// `src` and `dst` hold at least `n * typesize` bytes.
+/// `src` holds at least `n * typesize` bytes, `stride >= n` and `dst` holds
+/// at least `(typesize - 1) * stride + n` bytes.
 #[target_feature(enable = "sse2")]
-unsafe fn shuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+unsafe fn shuffle_windows(
+    typesize: usize,
+    n: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
     let len = n * typesize;
     let groups = super::transpose::whole_groups(typesize, n, len, LANES);
     for g in 0..groups {
@@ -155,7 +182,7 @@ unsafe fn shuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8])
                 // Only real rows (start + t < typesize) exist; a constant-bound
                 // loop keeps the vectors in registers.
                 if t < rows {
-                    store(dst, (start + t) * n + e0, *x);
+                    store(dst, (start + t) * stride + e0, *x);
                 }
             }
         }

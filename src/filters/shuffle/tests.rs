@@ -109,8 +109,11 @@ fn unshuffle_from_separate_planes_matches_the_contiguous_unshuffle() {
                 unshuffle_with(SimdLevel::Scalar, typesize, &shuffled, &mut want);
                 // Each plane in its own allocation, as stored planes lie in
                 // the chunk and decoded ones in the scratch.
-                let owned: Vec<Vec<u8>> =
-                    shuffled.chunks(n.max(1)).take(typesize).map(<[u8]>::to_vec).collect();
+                let owned: Vec<Vec<u8>> = shuffled
+                    .chunks(n.max(1))
+                    .take(typesize)
+                    .map(<[u8]>::to_vec)
+                    .collect();
                 let mut planes: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
                 planes.resize(typesize, &[]);
                 let mut got = vec![0xa5u8; n * typesize];
@@ -128,4 +131,54 @@ fn planes_of_the_wrong_length_are_refused() {
     let mut dst = [0u8; 6];
     let r = std::panic::catch_unwind(move || unshuffle_planes(&[&a, &b], &mut dst));
     assert!(r.is_err());
+}
+
+#[test]
+fn shuffle_rows_puts_each_row_of_the_contiguous_shuffle_stride_apart() {
+    let mut rng = Rng::new(4);
+    for level in cpu::available() {
+        for typesize in 1..=20usize {
+            for n in (0..=140).chain([1021, 4099]) {
+                let src = rng.bytes(n * typesize);
+                let mut want = vec![0u8; n * typesize];
+                shuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                // 4 bytes between rows, as between a split block's streams,
+                // and rows flush against each other.
+                for gap in [4usize, 0] {
+                    let stride = n + gap;
+                    let mut got = vec![0xa5u8; typesize * stride + 3];
+                    shuffle_rows_with(level, typesize, &src, &mut got, stride);
+                    for j in 0..typesize {
+                        let row = &got[j * stride..j * stride + n];
+                        assert!(
+                            row == &want[j * n..(j + 1) * n],
+                            "{level:?} typesize {typesize} items {n} gap {gap} row {j}"
+                        );
+                        assert!(
+                            got[j * stride + n..(j + 1) * stride]
+                                .iter()
+                                .all(|&b| b == 0xa5),
+                            "{level:?} typesize {typesize} items {n} gap {gap}: wrote between rows"
+                        );
+                    }
+                    assert_eq!(&got[typesize * stride..], &[0xa5; 3]);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn shuffle_rows_refuses_rows_that_do_not_fit() {
+    let src = [1u8, 2, 3, 4, 5, 6];
+    // 3 items of 2 bytes: rows of 3 cannot be 2 apart, nor fit in 5 bytes 3 apart.
+    for (stride, len) in [(2usize, 8usize), (3, 5)] {
+        let r = std::panic::catch_unwind(move || {
+            let mut dst = vec![0u8; len];
+            shuffle_rows(2, &src, &mut dst, stride)
+        });
+        assert!(r.is_err(), "stride {stride} len {len}");
+    }
+    let r = std::panic::catch_unwind(|| shuffle_rows(4, &src, &mut [0u8; 16], 2));
+    assert!(r.is_err(), "6 bytes are not whole items of 4");
 }
