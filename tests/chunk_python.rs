@@ -608,14 +608,10 @@ fn python_cross_check_split_rows_of_every_kind() {
         }
     }
     let o = run_matrix(&py, &cases, "rows");
+    // Fails on any chunk that is not python's bytes, but for zlib's (whose
+    // streams differ by build) and the reference's two-thread chunks that
+    // hold the same blocks in another order.
     report(&o, "rows");
-    // zlib's streams differ by build (see `report`); every other codec's
-    // chunk is python's, byte for byte.
-    for (codec, (same, n)) in o.identical_by_codec.iter().enumerate() {
-        if codec != 4 {
-            assert_eq!(same, n, "codec {codec}: chunks identical to python's");
-        }
-    }
 }
 
 #[test]
