@@ -578,8 +578,9 @@ fn python_cross_check_dicts_and_blocksizes() {
 }
 
 /// Split blocks whose streams are by turns stored, runs and compressed
-/// (data kind 3), which the encoder shuffles straight into the chunk
-/// (`encode_rows_in_place`), compared byte for byte with python's.
+/// (data kind 3), which the encoder filters straight into the chunk
+/// (`encode_rows_in_place`: the shuffle, alone or followed by BYTEDELTA),
+/// compared byte for byte with python's.
 #[test]
 fn python_cross_check_split_rows_of_every_kind() {
     let Some(py) = python_oracle("cross-check") else {
@@ -590,19 +591,25 @@ fn python_cross_check_split_rows_of_every_kind() {
         for clevel in [1u8, 5, 9] {
             for typesize in [4usize, 8, 16] {
                 for nthreads in [1i16, 2] {
-                    cases.push(Case {
-                        codec,
-                        clevel,
-                        typesize,
-                        split: 1,
-                        nthreads,
-                        blocksize: 0,
-                        use_dict: false,
-                        filters: [0, 0, 0, 0, 0, 1],
-                        meta: [0; 6],
-                        data: 3,
-                        size: 600_000 * typesize / 8,
-                    });
+                    // The shuffle, alone and followed by BYTEDELTA (35).
+                    for (filters, meta) in [
+                        ([0, 0, 0, 0, 0, 1], [0; 6]),
+                        ([0, 0, 0, 0, 1, 35], [0, 0, 0, 0, 0, typesize as u8]),
+                    ] {
+                        cases.push(Case {
+                            codec,
+                            clevel,
+                            typesize,
+                            split: 1,
+                            nthreads,
+                            blocksize: 0,
+                            use_dict: false,
+                            filters,
+                            meta,
+                            data: 3,
+                            size: 600_000 * typesize / 8,
+                        });
+                    }
                 }
             }
         }

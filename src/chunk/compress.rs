@@ -16,7 +16,7 @@ use super::{CParams, Fmt, PrefilterArgs, PrefilterOutput, Special};
 use crate::codecs::registry::{self, CallInfo};
 use crate::codecs::{zstd, Codec};
 use crate::filters::run::is_uniform;
-use crate::filters::shuffle;
+use crate::filters::{bytedelta, shuffle};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Instant;
@@ -163,12 +163,33 @@ impl BlockPlan<'_> {
 
     /// Whether the only filter is a byte shuffle of whole items.
     fn plain_shuffle(&self) -> bool {
-        let mut active = self.cp.filters.iter().enumerate().filter(|(_, &f)| f != 0);
-        let Some((slot, &f)) = active.next() else {
-            return false;
+        matches!(self.row_filters(), Some(RowFilters::Shuffle))
+    }
+
+    /// The filters, when they are a byte shuffle of whole items, alone or
+    /// followed by BYTEDELTA over the same streams: filters a split block
+    /// can run straight into the chunk.
+    fn row_filters(&self) -> Option<RowFilters> {
+        let whole = |slot: usize| {
+            let meta = usize::from(self.cp.filters_meta[slot]);
+            meta == 0 || meta == self.typesize
         };
-        let meta = usize::from(self.cp.filters_meta[slot]);
-        f == Fmt::SHUFFLE && active.next().is_none() && (meta == 0 || meta == self.typesize)
+        let mut active = self.cp.filters.iter().enumerate().filter(|(_, &f)| f != 0);
+        let (slot, &f) = active.next()?;
+        if f != Fmt::SHUFFLE || !whole(slot) {
+            return None;
+        }
+        let variant = match active.next() {
+            None => return Some(RowFilters::Shuffle),
+            Some((slot, _)) if !whole(slot) => return None,
+            Some((_, &Fmt::BYTEDELTA)) => bytedelta::Variant::Fixed,
+            Some((_, &Fmt::BYTEDELTA_BUGGY)) => bytedelta::Variant::Buggy,
+            Some(_) => return None,
+        };
+        active
+            .next()
+            .is_none()
+            .then_some(RowFilters::ShuffleBytedelta(variant))
     }
 
     /// Whether the chunk's streams are all stored as zero runs: its
@@ -394,16 +415,17 @@ impl BlockPlan<'_> {
         Ok(Some(at))
     }
 
-    /// [`Self::encode`] of a split block whose only filter is the byte
-    /// shuffle, shuffled straight into `out` with each row (stream) where it
-    /// is stored when the codec cannot compress it: behind its 4-byte size,
-    /// as if every stream before it were stored too. Such a row, often the
-    /// low bytes of floating-point data, is then not copied at all; the
-    /// reference shuffles into scratch and copies it. A row the codec
-    /// compresses is encoded into the room the rows before it freed, or
-    /// into `spill` and copied from there (only its compressed bytes); a
-    /// row stored after a compressed one moves down by what those saved.
-    /// The streams are the same bytes as [`Self::encode`]'s loop writes.
+    /// [`Self::encode`] of a split block whose filters are the byte shuffle,
+    /// alone or followed by BYTEDELTA ([`RowFilters`]), filtered straight
+    /// into `out` with each row (stream) where it is stored when the codec
+    /// cannot compress it: behind its 4-byte size, as if every stream before
+    /// it were stored too. Such a row, often the low bytes of floating-point
+    /// data, is then not copied at all; the reference filters into scratch
+    /// and copies it. A row the codec compresses is encoded into the room
+    /// the rows before it freed, or into `spill` and copied from there (only
+    /// its compressed bytes); a row stored after a compressed one moves down
+    /// by what those saved. The streams are the same bytes as
+    /// [`Self::encode`]'s loop writes.
     ///
     /// `Ok(None)`: not such a block, the worker's last split block had its
     /// first coded stream compressed (see [`EncWorker::rows_in_place`]), or
@@ -425,11 +447,13 @@ impl BlockPlan<'_> {
             || self.vl
             || self.training
             || !w.rows_in_place
-            || !self.plain_shuffle()
             || out.len() < nstreams * stride
         {
             return Ok(None);
         }
+        let Some(filters) = self.row_filters() else {
+            return Ok(None);
+        };
         let params = EncodeParams {
             compcode: self.cp.compcode,
             clevel: self.cp.clevel,
@@ -439,6 +463,7 @@ impl BlockPlan<'_> {
         };
         let EncWorker {
             codec,
+            a,
             spill,
             rows_in_place,
             ..
@@ -446,7 +471,15 @@ impl BlockPlan<'_> {
         if spill.len() < neblock {
             spill.resize(neblock, 0);
         }
-        shuffle::shuffle_rows(nstreams, bsrc, &mut out[4..], stride);
+        match filters {
+            RowFilters::Shuffle => shuffle::shuffle_rows(nstreams, bsrc, &mut out[4..], stride),
+            RowFilters::ShuffleBytedelta(variant) => {
+                a.resize(bsrc.len());
+                let shuffled = &mut a[..bsrc.len()];
+                shuffle::shuffle(nstreams, bsrc, shuffled);
+                bytedelta::encode_rows(variant, nstreams, shuffled, &mut out[4..], stride);
+            }
+        }
         // Stream `k` is written at `at`; its row lies at `row`, where it is
         // stored if the codec cannot compress it. `at + 4 <= row` always: no
         // stream is longer than its row.
@@ -501,6 +534,16 @@ impl BlockPlan<'_> {
         }
         Ok(Some(at))
     }
+}
+
+/// Filters whose output a split block can write straight into the chunk,
+/// one stream (row) at a time ([`BlockPlan::encode_rows_in_place`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowFilters {
+    /// The byte shuffle alone.
+    Shuffle,
+    /// The byte shuffle, then BYTEDELTA of each of its streams.
+    ShuffleBytedelta(bytedelta::Variant),
 }
 
 /// The chunk being filled by a parallel call: blocks are placed in block
@@ -1362,9 +1405,10 @@ mod tests {
         }
     }
 
-    /// A split block shuffled straight into the chunk
-    /// (`encode_rows_in_place`) gives the bytes the copying loop gives, for
-    /// planes that are by turns stored, runs and compressed, in every order,
+    /// A split block filtered straight into the chunk
+    /// (`encode_rows_in_place`: the shuffle, alone or followed by
+    /// BYTEDELTA) gives the bytes the copying loop gives, for planes that
+    /// are by turns stored, runs and compressed, in every order,
     /// with room for the chunk and less. Which layout a block takes follows
     /// the worker's `rows_in_place`, set here before each call.
     #[test]
@@ -1413,7 +1457,14 @@ mod tests {
                 // One block, so the hint set decides its layout; every
                 // fourth case several, each block following the one before.
                 blocksize: if case % 4 == 3 { 0 } else { src.len() as i32 },
-                filters: [0, 0, 0, 0, 0, Fmt::SHUFFLE],
+                // The shuffle alone, or followed by either BYTEDELTA, with
+                // the typesize given or left to the header's.
+                filters: match case / 15 % 3 {
+                    0 => [0, 0, 0, 0, 0, Fmt::SHUFFLE],
+                    1 => [0, 0, 0, 0, Fmt::SHUFFLE, Fmt::BYTEDELTA],
+                    _ => [0, 0, 0, 0, Fmt::SHUFFLE, Fmt::BYTEDELTA_BUGGY],
+                },
+                filters_meta: [0, 0, 0, 0, 0, (case / 45 % 2 * typesize) as u8],
                 ..CParams::default()
             };
             let want = compress(false, &cp, &src, src.len() + Fmt::MAX_OVERHEAD);

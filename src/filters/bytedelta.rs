@@ -39,6 +39,41 @@ pub fn encode(variant: Variant, typesize: usize, src: &[u8], dst: &mut [u8]) {
     per_run(variant, typesize, src, dst, differences);
 }
 
+/// [`encode`] of `typesize` whole streams, stream `j` written to
+/// `dst[j * stride..j * stride + n]` (`n = src.len() / typesize`); the bytes
+/// between them are left as they are. A split chunk block stores each
+/// stream behind a 4-byte size, so the encoder can filter straight into the
+/// chunk (see `shuffle::shuffle_rows`).
+///
+/// # Panics
+/// If `typesize` is 0, `src.len()` is not a multiple of it, `stride < n`
+/// or `dst` is shorter than `(typesize - 1) * stride + n` (caller bugs).
+pub(crate) fn encode_rows(
+    variant: Variant,
+    typesize: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    stride: usize,
+) {
+    assert!(
+        typesize > 0 && src.len() % typesize == 0,
+        "bytedelta: {} bytes are not whole streams of {typesize}",
+        src.len()
+    );
+    let n = src.len() / typesize;
+    assert!(
+        stride >= n && dst.len() >= (typesize - 1) * stride + n,
+        "bytedelta: streams of {n} bytes do not fit {stride} bytes apart in {}",
+        dst.len()
+    );
+    for (j, s) in src.chunks_exact(n.max(1)).enumerate().take(typesize) {
+        let d = &mut dst[j * stride..j * stride + n];
+        let cut = variant.first_run(n);
+        differences(&s[..cut], &mut d[..cut]);
+        differences(&s[cut..], &mut d[cut..]);
+    }
+}
+
 /// Inverse of [`encode`].
 ///
 /// # Panics
@@ -223,6 +258,44 @@ mod tests {
                 assert_eq!(got, want, "{level:?}, length {len}");
             }
         }
+    }
+
+    #[test]
+    fn encode_rows_is_encode_with_its_streams_stride_apart() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for typesize in 1..=17usize {
+            for n in [0usize, 1, 15, 16, 17, 100, 1000] {
+                let src: Vec<u8> = (0..n * typesize)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x as u8
+                    })
+                    .collect();
+                for variant in [Variant::Fixed, Variant::Buggy] {
+                    let mut want = vec![0u8; src.len()];
+                    encode(variant, typesize, &src, &mut want);
+                    for gap in [0usize, 4] {
+                        let stride = n + gap;
+                        let mut got = vec![0xa5u8; typesize * stride];
+                        encode_rows(variant, typesize, &src, &mut got, stride);
+                        for j in 0..typesize {
+                            let (row, rest) = got[j * stride..(j + 1) * stride].split_at(n);
+                            assert!(
+                                row == &want[j * n..(j + 1) * n],
+                                "{variant:?} typesize {typesize} n {n} gap {gap} stream {j}"
+                            );
+                            assert!(rest.iter().all(|&b| b == 0xa5), "wrote between streams");
+                        }
+                    }
+                }
+            }
+        }
+        let r = std::panic::catch_unwind(|| {
+            encode_rows(Variant::Fixed, 2, &[1, 2, 3, 4], &mut [0; 4], 1)
+        });
+        assert!(r.is_err(), "streams of 2 bytes 1 byte apart");
     }
 
     #[test]
