@@ -221,6 +221,17 @@ impl BlockPlan<'_> {
         }
     }
 
+    /// What the codec is told of each stream it encodes.
+    fn encode_params(&self) -> EncodeParams<'_> {
+        EncodeParams {
+            compcode: self.cp.compcode,
+            clevel: self.cp.clevel,
+            compcode_meta: self.cp.compcode_meta,
+            block_shape: self.cp.block_shape.as_deref(),
+            info: self.call_info(),
+        }
+    }
+
     /// The block `bsrc` (at `offset` in the chunk) after the forward
     /// filters, which run in the scratch `a` and `b`.
     fn filtered<'s>(
@@ -272,13 +283,7 @@ impl BlockPlan<'_> {
         let started = Instant::now();
         let filtered = self.filtered(bsrc, offset, a, b)?;
         let ftime = started.elapsed();
-        let params = EncodeParams {
-            compcode: self.cp.compcode,
-            clevel: self.cp.clevel,
-            compcode_meta: self.cp.compcode_meta,
-            block_shape: self.cp.block_shape.as_deref(),
-            info: self.call_info(),
-        };
+        let params = self.encode_params();
         if spill.len() < neblock {
             spill.resize(neblock, 0);
         }
@@ -340,7 +345,6 @@ impl BlockPlan<'_> {
         if let Some(n) = self.encode_rows_in_place(w, bsrc, nstreams, neblock, out)? {
             return Ok(Some(n));
         }
-        let info = self.call_info();
         let EncWorker {
             codec,
             a,
@@ -351,13 +355,7 @@ impl BlockPlan<'_> {
         } = w;
         let filtered = self.filtered(bsrc, offset, a, b)?;
         let mut first_coded = nstreams > 1;
-        let params = EncodeParams {
-            compcode: self.cp.compcode,
-            clevel: self.cp.clevel,
-            compcode_meta: self.cp.compcode_meta,
-            block_shape: self.cp.block_shape.as_deref(),
-            info,
-        };
+        let params = self.encode_params();
         let mut at = 0usize;
         for s in filtered.chunks_exact(neblock.max(1)).take(nstreams) {
             if self.training {
@@ -454,13 +452,7 @@ impl BlockPlan<'_> {
         let Some(filters) = self.row_filters() else {
             return Ok(None);
         };
-        let params = EncodeParams {
-            compcode: self.cp.compcode,
-            clevel: self.cp.clevel,
-            compcode_meta: self.cp.compcode_meta,
-            block_shape: self.cp.block_shape.as_deref(),
-            info: self.call_info(),
-        };
+        let params = self.encode_params();
         let EncWorker {
             codec,
             a,

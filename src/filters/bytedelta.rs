@@ -55,17 +55,7 @@ pub(crate) fn encode_rows(
     dst: &mut [u8],
     stride: usize,
 ) {
-    assert!(
-        typesize > 0 && src.len() % typesize == 0,
-        "bytedelta: {} bytes are not whole streams of {typesize}",
-        src.len()
-    );
-    let n = src.len() / typesize;
-    assert!(
-        stride >= n && dst.len() >= (typesize - 1) * stride + n,
-        "bytedelta: streams of {n} bytes do not fit {stride} bytes apart in {}",
-        dst.len()
-    );
+    let n = super::row_len("bytedelta", typesize, src.len(), dst.len(), stride);
     for (j, s) in src.chunks_exact(n.max(1)).enumerate().take(typesize) {
         let d = &mut dst[j * stride..j * stride + n];
         let cut = variant.first_run(n);

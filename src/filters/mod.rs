@@ -17,3 +17,24 @@ mod cpu;
 pub(crate) mod run;
 #[cfg(test)]
 mod test_util;
+
+/// The length of each row of a `len`-byte buffer cut into `rows` equal
+/// rows, checking that they fit `stride` bytes apart in `room` bytes: the
+/// layout [`shuffle::shuffle_rows`] and [`bytedelta::encode_rows`] write
+/// (a split block's streams, each behind its 4-byte size).
+///
+/// # Panics
+/// If `rows` is 0 or does not divide `len`, or the rows do not fit (caller
+/// bugs); `what` names the caller.
+pub(crate) fn row_len(what: &str, rows: usize, len: usize, room: usize, stride: usize) -> usize {
+    assert!(
+        rows > 0 && len % rows == 0,
+        "{what}: {len} bytes are not {rows} rows"
+    );
+    let n = len / rows;
+    assert!(
+        stride >= n && room >= (rows - 1) * stride + n,
+        "{what}: rows of {n} bytes do not fit {stride} bytes apart in {room}"
+    );
+    n
+}

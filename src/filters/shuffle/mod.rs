@@ -60,17 +60,7 @@ pub(crate) fn shuffle_rows_with(
     dst: &mut [u8],
     stride: usize,
 ) {
-    assert!(
-        typesize > 0 && src.len() % typesize == 0,
-        "shuffle_rows: {} bytes are not whole items of {typesize}",
-        src.len()
-    );
-    let n = src.len() / typesize;
-    assert!(
-        stride >= n && dst.len() >= (typesize - 1) * stride + n,
-        "shuffle_rows: rows of {n} bytes do not fit {stride} bytes apart in {}",
-        dst.len()
-    );
+    let n = super::row_len("shuffle_rows", typesize, src.len(), dst.len(), stride);
     if typesize == 1 {
         dst[..n].copy_from_slice(src);
         return;
