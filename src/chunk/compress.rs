@@ -32,7 +32,7 @@ pub(crate) struct EncWorker {
     /// A block encoded by a worker of a parallel call, before it is placed
     /// in the chunk.
     block: Vec<u8>,
-    /// Whether the next split block is shuffled straight into the chunk
+    /// Whether the next split block is filtered straight into the chunk
     /// ([`BlockPlan::encode_rows_in_place`]): in the last split block this
     /// worker encoded, the first stream that was not a run was stored
     /// uncompressed. That is when the in-place layout saves a copy; when
@@ -490,32 +490,26 @@ impl BlockPlan<'_> {
                 at += n;
                 continue;
             }
-            // The codec gets `neblock` bytes of room, as in `Self::encode`.
-            let n = if row - (at + 4) >= neblock {
-                let d = &mut done[at + 4..at + 4 + neblock];
-                match stream::encode(codec, &params, s, d, self.dict.as_deref())? {
-                    n if n == 0 || n >= neblock => {
-                        if at + 4 < row {
-                            out.copy_within(row..row + neblock, at + 4);
-                        }
-                        neblock
-                    }
-                    n => n,
-                }
+            // The codec gets `neblock` bytes of room, as in `Self::encode`:
+            // where the stream goes when the rows before it freed that much,
+            // else `spill`.
+            let direct = row - (at + 4) >= neblock;
+            let d = if direct {
+                &mut done[at + 4..at + 4 + neblock]
             } else {
-                let d = &mut spill[..neblock];
-                match stream::encode(codec, &params, s, d, self.dict.as_deref())? {
-                    n if n == 0 || n >= neblock => {
-                        if at + 4 < row {
-                            out.copy_within(row..row + neblock, at + 4);
-                        }
-                        neblock
-                    }
-                    n => {
-                        out[at + 4..at + 4 + n].copy_from_slice(&d[..n]);
-                        n
-                    }
+                &mut spill[..neblock]
+            };
+            let coded = stream::encode(codec, &params, s, d, self.dict.as_deref())?;
+            let n = if coded == 0 || coded >= neblock {
+                if at + 4 < row {
+                    out.copy_within(row..row + neblock, at + 4);
                 }
+                neblock
+            } else {
+                if !direct {
+                    out[at + 4..at + 4 + coded].copy_from_slice(&spill[..coded]);
+                }
+                coded
             };
             if first_coded {
                 *rows_in_place = n == neblock;
