@@ -1459,8 +1459,8 @@ mod tests {
             assert!(back == src, "case {case}: round trip");
             // The first room takes every stream of a one-block chunk stored,
             // which the in-place layout needs (`src.len() + MAX_OVERHEAD`
-            // leaves it 4 bytes short, and the loop runs); the others are
-            // just enough for the chunk, and not quite.
+            // leaves it `4 * typesize + 4` bytes short, and the loop runs);
+            // the others are just enough for the chunk, and not quite.
             let all_stored = Fmt::EXT_HEADER + 4 + src.len() + 4 * typesize;
             for room in [all_stored, want.len(), want.len() - 1] {
                 let want = compress(false, &cp, &src, room);
