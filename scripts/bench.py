@@ -10,8 +10,11 @@ per row is kept. Prints one table: throughputs, ratios and latencies with ours/r
 better for throughput, <1 is better for latency), and memcpy bandwidth.
 
 Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING] [--clevels L,L,...] [--aa]
+                               [--busy CPU]
 (--clevels replaces the chunk rows' clevels 1 and 5, e.g. --only /zlib/ --clevels 2,3,4,6,7,8,9)
 (--aa runs the reference against itself: the spread of its ratios is the machine's noise floor)
+(--busy keeps CPU busy with a process of its own for the whole run, as on a loaded machine: what
+ the two-thread rows then measure is how each library's threads share a CPU with other work)
 (run via scripts/bench.sh, which sets up the environment and builds the release library first)
 """
 import argparse
@@ -57,7 +60,11 @@ def main() -> None:
     ap.add_argument("--clevels", help="the chunk rows' clevels, comma-separated (default 1,5)")
     ap.add_argument("--aa", action="store_true",
                     help="A/A run: the reference against itself, so the table shows the noise floor")
+    ap.add_argument("--busy", type=int, metavar="CPU",
+                    help="keep this CPU busy with another process during the run (a loaded machine)")
     opts = ap.parse_args()
+    if opts.busy is not None and opts.busy not in os.sched_getaffinity(0):
+        raise SystemExit(f"--busy {opts.busy}: this process may only run on CPUs {sorted(os.sched_getaffinity(0))}")
 
     import blosc2  # the reference wheel
     wheel = pathlib.Path(blosc2.__file__).parent
@@ -98,12 +105,18 @@ def measure(opts, wheel: pathlib.Path, work: pathlib.Path) -> tuple:
     # per process and changes a row's speed by up to a third on this kind of machine, so every
     # round draws anew for both sides, as separate runs would. Odd rounds put the reference first.
     sides = [(ours_so, ours_tsv), (ref_so, ref_tsv)]
-    for r in range(opts.rounds):
-        (a_so, a_tsv), (b_so, b_tsv) = sides if r % 2 == 0 else sides[::-1]
-        proc = subprocess.run([str(driver), str(a_so), str(b_so), str(a_tsv), str(b_tsv), "1", *args,
-                               "--tmp", str(work)])
-        if proc.returncode != 0:
-            raise SystemExit(f"the benchmark driver failed with exit code {proc.returncode}")
+    busy = start_busy(opts.busy) if opts.busy is not None else None
+    try:
+        for r in range(opts.rounds):
+            (a_so, a_tsv), (b_so, b_tsv) = sides if r % 2 == 0 else sides[::-1]
+            proc = subprocess.run([str(driver), str(a_so), str(b_so), str(a_tsv), str(b_tsv), "1", *args,
+                                   "--tmp", str(work)])
+            if proc.returncode != 0:
+                raise SystemExit(f"the benchmark driver failed with exit code {proc.returncode}")
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
     ours, ref = {}, {}
     for key, value in read_tsv(ours_tsv):
         merge_best(ours, {key: value})
@@ -112,9 +125,17 @@ def measure(opts, wheel: pathlib.Path, work: pathlib.Path) -> tuple:
     return ours, ref
 
 
+def start_busy(cpu: int) -> subprocess.Popen:
+    """A process that spins on `cpu` alone until killed: the other work of a loaded machine."""
+    spin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass\n"
+    return subprocess.Popen([sys.executable, "-c", spin])
+
+
 def report(opts, blosc2, ours: dict, ref: dict) -> None:
     if opts.aa:
         print("A/A run: the b2nd columns are the reference library too; ratios away from 1 are noise")
+    if opts.busy is not None:
+        print(f"CPU {opts.busy} was kept busy by another process for the whole run (--busy)")
     print(f"reference: C-Blosc2 {blosc2.blosclib_version.split()[0]} (python-blosc2 {blosc2.__version__} wheel)")
     memcpy = ours.get(("memcpy", "memcpy_MBps"), 0.0)
     print(f"memcpy bandwidth (ceiling): {memcpy:.0f} MB/s")
