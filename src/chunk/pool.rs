@@ -26,8 +26,9 @@
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 /// Threads worth using for `nbytes` of work when `asked` were requested.
 /// Waking a worker and moving a block's data to its core costs a few
@@ -76,21 +77,138 @@ fn external_executor() -> Option<Executor> {
 
 /// The worker pools, by number of workers. Created on first use, kept for
 /// the life of the process.
-static POOLS: Mutex<BTreeMap<usize, Arc<rayon::ThreadPool>>> = Mutex::new(BTreeMap::new());
+static POOLS: Mutex<BTreeMap<usize, Arc<Pool>>> = Mutex::new(BTreeMap::new());
+
+/// A pool's threads and the place where they wait for the next call.
+struct Pool {
+    threads: rayon::ThreadPool,
+    idle: Arc<Idle>,
+}
+
+/// Where a pool's workers wait between calls: spinning for a few
+/// microseconds, then blocked on a condition variable, not in rayon's idle
+/// loop.
+///
+/// Why: a rayon worker that runs out of jobs calls `yield_now` 32 times
+/// before it sleeps, and when another thread is busy on its CPU each yield
+/// can hand that thread a whole time slice (milliseconds), so a worker still
+/// yielding when the next chunk's job arrives misses most of that chunk,
+/// and the calling thread decodes it alone. A worker woken from a blocking
+/// wait runs at once instead (the scheduler favours threads waking from
+/// sleep), as the reference's workers, which block between calls, do.
+/// The short spin first keeps the pick-up of back-to-back calls as quick as
+/// rayon's: waking a blocked thread takes a system call on each side.
+///
+/// So each job, as its last step, queues an [`Idle::wait`] on its own
+/// thread, which rayon runs right after the job, and each call announces
+/// its jobs here once they are queued. `pending` counts jobs announced and
+/// not yet started: a waiting worker leaves as soon as it is above zero, so
+/// a wait never holds a worker while a job is queued for the pool. It is
+/// signed because a job may start before its call announces it.
+#[derive(Default)]
+struct Idle {
+    pending: AtomicIsize,
+    /// Workers inside [`Idle::wait`] (read by tests).
+    waiting: AtomicUsize,
+    lock: Mutex<()>,
+    work: Condvar,
+}
+
+/// How long a worker spins for the next call before it blocks.
+const IDLE_SPIN: Duration = Duration::from_micros(20);
+
+/// The longest a worker waits in [`Idle::wait`] before going back to
+/// rayon's own idle loop (and then rayon's sleep): a bound that keeps a
+/// worker from waiting on a count gone wrong, never reached by a pool in
+/// use.
+const IDLE_WAIT: Duration = Duration::from_secs(1);
+
+impl Idle {
+    /// `jobs` jobs of a call are queued: wake the waiting workers.
+    fn announce(&self, jobs: usize) {
+        self.pending.fetch_add(jobs as isize, Ordering::SeqCst);
+        // Taken so that a worker between its check of `pending` and its
+        // wait cannot miss the notification.
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.work.notify_all();
+    }
+
+    /// A job announced by [`Idle::announce`] has started.
+    fn started(&self) {
+        self.pending.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Returns once a job is announced (or [`IDLE_WAIT`] has passed); at
+    /// once on a thread inside a call of its own ([`InCall`]).
+    fn wait(&self) {
+        if InCall::here() {
+            return;
+        }
+        let no_job = || self.pending.load(Ordering::SeqCst) <= 0;
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let start = Instant::now();
+        let mut spins = 0u32;
+        // The clock is read once every 64 spins.
+        while no_job() && (spins % 64 != 0 || start.elapsed() < IDLE_SPIN) {
+            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+        }
+        let guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self
+            .work
+            .wait_timeout_while(guard, IDLE_WAIT, |_| no_job())
+            .unwrap_or_else(|p| p.into_inner());
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Marks the calling thread as inside [`run_scoped`] while it lives.
+///
+/// A worker whose job makes a call of its own (a user's filter callback
+/// that compresses with several threads) waits inside that call for the
+/// call's jobs, and meanwhile runs jobs of the pool's queues, which may
+/// hold another job's [`Idle::wait`]: blocking there would hold up the
+/// call until the next announcement, so such a wait returns at once.
+struct InCall;
+
+thread_local! {
+    static CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl InCall {
+    fn enter() -> InCall {
+        CALLS.with(|c| c.set(c.get() + 1));
+        InCall
+    }
+
+    /// Whether this thread is inside a call.
+    fn here() -> bool {
+        CALLS.with(|c| c.get() > 0)
+    }
+}
+
+impl Drop for InCall {
+    fn drop(&mut self) {
+        CALLS.with(|c| c.set(c.get() - 1));
+    }
+}
 
 /// The pool of `workers` threads, built on first request; `None` when the
 /// system cannot create the threads (the caller then works alone).
-fn pool_of(workers: usize) -> Option<Arc<rayon::ThreadPool>> {
+fn pool_of(workers: usize) -> Option<Arc<Pool>> {
     let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(p) = pools.get(&workers) {
         return Some(Arc::clone(p));
     }
-    let pool = rayon::ThreadPoolBuilder::new()
+    let threads = rayon::ThreadPoolBuilder::new()
         .num_threads(workers)
         .thread_name(move |i| format!("b2nd-{workers}w-{i}"))
         .build()
         .ok()?;
-    let pool = Arc::new(pool);
+    let pool = Arc::new(Pool {
+        threads,
+        idle: Arc::default(),
+    });
     pools.insert(workers, Arc::clone(&pool));
     Some(pool)
 }
@@ -150,15 +268,23 @@ where
     } else if let Some(pool) = pool_of(njobs - 1) {
         // The caller works too instead of waiting; the scope returns once
         // every spawned job has returned, so the borrows end here.
-        pool.in_place_scope(|s| {
+        let _in_call = InCall::enter();
+        pool.threads.in_place_scope(|s| {
             let work = &work;
+            let idle = &pool.idle;
             for tid in 1..njobs {
                 s.spawn(move |_| {
+                    idle.started();
                     let mut w = take::<W>();
                     work(&mut w, tid);
                     give_back(w);
+                    // Rayon runs this thread's own queue first: the wait
+                    // comes next, not its idle loop.
+                    let idle = Arc::clone(idle);
+                    rayon::spawn(move || idle.wait());
                 });
             }
+            idle.announce(njobs - 1);
             work(caller, 0);
         });
     } else {
@@ -204,7 +330,10 @@ pub(crate) fn copy<W: Scratch>(
     }
     // Ranges of whole pieces, so only the last piece of all can be short.
     let per_thread = dst.len().div_ceil(COPY_PIECE).div_ceil(nthreads) * COPY_PIECE;
-    let ranges: Vec<(&mut [u8], &[u8])> = dst.chunks_mut(per_thread).zip(src.chunks(per_thread)).collect();
+    let ranges: Vec<(&mut [u8], &[u8])> = dst
+        .chunks_mut(per_thread)
+        .zip(src.chunks(per_thread))
+        .collect();
     run_scoped(ranges, nthreads, caller, |_, _, (out, from)| {
         copy_range(out, from);
         Ok(())
@@ -319,6 +448,125 @@ mod tests {
             |_: &mut Quiet, _tid, _j| -> crate::Result<()> { panic!("five") },
         );
         assert_eq!(r.unwrap_err().code(), -1);
+    }
+
+    #[test]
+    fn workers_wait_for_the_next_call_in_the_pool() {
+        // 9 threads: no other test of this binary asks for them.
+        let mut mine = Quiet;
+        for _ in 0..3 {
+            run_scoped((0..64).collect::<Vec<usize>>(), 9, &mut mine, |_, _, _| {
+                Ok(())
+            })
+            .unwrap();
+            let idle = Arc::clone(&pool_of(8).unwrap().idle);
+            // Each worker's job ends by queueing its wait, which the worker
+            // runs next: it is seen there well within the wait's limit.
+            let start = Instant::now();
+            while idle.waiting.load(Ordering::SeqCst) == 0 {
+                assert!(
+                    start.elapsed() < IDLE_WAIT / 2,
+                    "no worker waits in the pool after a call"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
+    #[test]
+    fn waiting_workers_never_hold_back_a_call() {
+        // Several callers share one pool (10 threads, no other test's), so
+        // jobs of one call are queued while workers finish another's: a
+        // worker that waited with a job queued would hold that call up to
+        // IDLE_WAIT, and the calls below would take minutes.
+        let (done, finished) = std::sync::mpsc::channel();
+        for caller in 0..4usize {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut mine = Quiet;
+                let mut ok = true;
+                for call in 0..200usize {
+                    let mut out = vec![0usize; 40];
+                    let items: Vec<(usize, &mut usize)> = out.iter_mut().enumerate().collect();
+                    run_scoped(items, 10, &mut mine, |_: &mut Quiet, _tid, (j, o)| {
+                        *o = j * caller + call;
+                        Ok(())
+                    })
+                    .unwrap();
+                    ok &= out.iter().enumerate().all(|(j, o)| *o == j * caller + call);
+                }
+                done.send(ok).unwrap();
+            });
+        }
+        for _ in 0..4 {
+            let ok = finished
+                .recv_timeout(Duration::from_secs(60))
+                .expect("800 small calls took over a minute: a worker held a queued job");
+            assert!(ok, "a call's items were not all run");
+        }
+    }
+
+    /// Starts a thread in `idle.wait()`, checks that it is still waiting
+    /// 20 ms after it got there, then announces one job and joins it.
+    fn waits_until_announced(idle: &Arc<Idle>) {
+        let waiter = {
+            let idle = Arc::clone(idle);
+            std::thread::spawn(move || idle.wait())
+        };
+        while idle.waiting.load(Ordering::SeqCst) == 0 && !waiter.is_finished() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!waiter.is_finished(), "returned with no job announced");
+        idle.announce(1);
+        waiter.join().unwrap();
+    }
+
+    #[test]
+    fn a_wait_lasts_until_a_job_is_announced() {
+        let idle = Arc::new(Idle::default());
+        waits_until_announced(&idle);
+        // The announced job starts: the next wait blocks again.
+        idle.started();
+        waits_until_announced(&idle);
+        idle.started();
+        // A job that starts before its call announces it: the call's
+        // announcement then leaves nothing queued, and waits still block.
+        idle.started();
+        idle.announce(1);
+        waits_until_announced(&idle);
+        // A thread inside a call of its own does not wait at all.
+        idle.started();
+        let start = Instant::now();
+        {
+            let _in_call = InCall::enter();
+            idle.wait();
+        }
+        assert!(
+            start.elapsed() < IDLE_WAIT / 2,
+            "waited with no job inside a call"
+        );
+        assert!(!InCall::here(), "the mark ends with the call");
+    }
+
+    #[test]
+    fn calls_made_inside_jobs_run_every_item() {
+        // Items of a 3-thread call each make a 3-thread call of their own,
+        // whose jobs run on the same pool's workers.
+        let mut mine = Quiet;
+        let total = AtomicUsize::new(0);
+        run_scoped((0..12).collect::<Vec<usize>>(), 3, &mut mine, |_, _, i| {
+            let mut inner = Quiet;
+            run_scoped((0..30).collect::<Vec<usize>>(), 3, &mut inner, |_, _, j| {
+                total.fetch_add(i * 100 + j, Ordering::SeqCst);
+                Ok(())
+            })
+        })
+        .unwrap();
+        let want: usize = (0..12)
+            .flat_map(|i| (0..30).map(move |j| i * 100 + j))
+            .sum();
+        assert_eq!(total.into_inner(), want);
     }
 
     #[test]
