@@ -13,8 +13,9 @@
 //! `rayon::ThreadPool::in_place_scope` gives exactly that guarantee, checked
 //! by the compiler, with no `unsafe` here; a hand-written persistent pool
 //! would need lifetime-erasing `unsafe` to hand borrowed closures to
-//! long-lived threads. Rayon's pools are also cheap to wake and are
-//! well-tested under contention.
+//! long-lived threads. Rayon's idle loop is the one part not used as it
+//! is: between calls the workers wait in [`Idle`], blocked, instead of
+//! yielding the CPU over and over (why is there).
 //!
 //! Every thread claims the next item from a shared queue, so results never
 //! depend on which thread ran an item. Workers take their scratch (codec
