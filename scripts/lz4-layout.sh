@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How LZ4's speed follows where lz4.c's code lands. For each offset (the bytes past a 64-byte
+# How LZ4's speed follows where lz4.c's code lands. For each offset (the bytes past a page
 # boundary at which scripts/codec-cc starts each of lz4.c's functions, 16 by default), rebuilds
 # lz4-sys with it and prints the benchmark's table for those rows (scripts/bench.py, this library
 # against the reference wheel, side by side), then rebuilds with the default. scripts/codec-cc
