@@ -5,7 +5,9 @@
 //! items, split loads for the windowed sizes); 2-byte items use a byte
 //! shuffle instead of zips, and unshuffling 12-byte items packs item pairs to
 //! avoid stores that straddle cache lines. Stores go out in address order,
-//! which measured markedly faster than interleaved orders.
+//! which measured markedly faster than interleaved orders. Rows whose write
+//! fronts would share an L1 set (8 or 16 rows 4 KiB apart) are shuffled
+//! through a small stage first (`shuffle_staged`).
 
 use std::arch::x86_64::*;
 
@@ -96,7 +98,13 @@ pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8],
         match typesize {
             2 => shuffle_2(n, stride, src, dst),
             4 => shuffle_pow2::<4>(n, stride, src, dst),
+            8 if rows_crowd_l1(8, stride) => {
+                shuffle_staged::<8, { 8 * stage_pitch(8) }>(n, stride, src, dst)
+            }
             8 => shuffle_pow2::<8>(n, stride, src, dst),
+            16 if rows_crowd_l1(16, stride) => {
+                shuffle_staged::<16, { 16 * stage_pitch(16) }>(n, stride, src, dst)
+            }
             16 => shuffle_pow2::<16>(n, stride, src, dst),
             _ => shuffle_windows(typesize, n, stride, src, dst),
         }
@@ -183,6 +191,87 @@ unsafe fn shuffle_pow2<const N: usize>(
         }
     }
     groups * LANES
+}
+
+/// Items per piece of [`shuffle_staged`] with `N`-byte items: `N` groups,
+/// so a piece is `N * N * 32` bytes (2 KiB of 8-byte items, 8 KiB of
+/// 16-byte ones; on Zen 4, halving or doubling either ran slower).
+const fn stage_items(n: usize) -> usize {
+    n * LANES
+}
+
+/// Distance between the rows of a stage for `N`-byte items: a piece's row
+/// plus one cache line, so the stage's rows start in different L1 sets.
+const fn stage_pitch(n: usize) -> usize {
+    stage_items(n) + 64
+}
+
+/// The scratch of [`shuffle_staged`]: `N` rows of [`stage_pitch`] bytes
+/// (`BYTES`), cache-line aligned. Sized per item width because it is zeroed
+/// on every call.
+#[repr(C, align(64))]
+struct Stage<const BYTES: usize>([u8; BYTES]);
+
+/// Bytes of one way of the L1 data cache (its sets times its line): 4 KiB on
+/// the x86-64 cores this was measured on (Zen 4, and Intel's since Sandy
+/// Bridge). Addresses a multiple of this apart fall in the same set.
+const L1_WAY: usize = 4096;
+
+/// Whether `rows` rows `stride` bytes apart would put more than four of
+/// their write fronts in one L1 set. [`shuffle_pow2`] stores 32 bytes to
+/// every row in turn, so the lines at those fronts are all live at once; a
+/// stride that is a multiple of 4 KiB (the contiguous shuffle of a
+/// power-of-two block) or just past one (a split block's rows, 4 bytes
+/// apart in the chunk) puts all of them in one set, and 8 or 16 such lines
+/// overflow its ways. `bash scripts/shuffle-bench.sh` shows it in the
+/// reference's kernel, which writes such rows directly: on Zen 4 it shuffled
+/// 8-byte items at about 22 GB/s in a 256 KiB block and about 34 in a 257
+/// KiB one.
+pub(super) fn rows_crowd_l1(rows: usize, stride: usize) -> bool {
+    let mut per_set = [0u8; L1_WAY / 64];
+    (0..rows).any(|j| {
+        let set = &mut per_set[(j * stride) % L1_WAY / 64];
+        *set += 1;
+        *set > 4
+    })
+}
+
+/// [`shuffle_pow2`] through a stage, for rows that crowd the L1 cache
+/// ([`rows_crowd_l1`]): each piece of [`stage_items`] items is transposed
+/// into a small buffer (which stays in L1) whose rows are
+/// [`stage_pitch`] apart, then each row of the piece is copied out whole,
+/// one row after the other, so the writes to `dst` go to one row at a time.
+/// `BYTES` is `N * stage_pitch(N)`. Returns the number of items done.
+///
+/// # Safety
+/// As for [`shuffle_pow2`].
+#[target_feature(enable = "avx2")]
+unsafe fn shuffle_staged<const N: usize, const BYTES: usize>(
+    n: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
+    let items = stage_items(N);
+    let pitch = stage_pitch(N);
+    debug_assert!(BYTES == N * pitch);
+    let mut stage = Stage([0u8; BYTES]);
+    let pieces = n / items;
+    for p in 0..pieces {
+        let e0 = p * items;
+        // The piece's items lie inside `src` (e0 + items <= n), and the
+        // stage holds `N` rows of `pitch >= items` bytes.
+        shuffle_pow2::<N>(items, pitch, &src[e0 * N..], &mut stage.0);
+        for j in 0..N {
+            for k in (0..items).step_by(32) {
+                // Row j of `dst` holds `n >= e0 + items` bytes.
+                store(dst, j * stride + e0 + k, load(&stage.0, j * pitch + k));
+            }
+        }
+    }
+    let done = pieces * items;
+    // The items after the last whole piece, directly.
+    done + shuffle_pow2::<N>(n - done, stride, &src[done * N..], &mut dst[done..])
 }
 
 /// Two-byte items, 16 per step: a byte shuffle splits each lane into its 8

@@ -182,3 +182,61 @@ fn shuffle_rows_refuses_rows_that_do_not_fit() {
     let r = std::panic::catch_unwind(|| shuffle_rows(4, &src, &mut [0u8; 16], 2));
     assert!(r.is_err(), "6 bytes are not whole items of 4");
 }
+
+/// Rows a multiple of 4 KiB apart, or just past one, crowd the L1 cache, and
+/// the AVX2 kernel shuffles 8- and 16-byte items through a stage for them.
+/// Around every boundary of its pieces (32 * typesize items) and groups (32
+/// items) each row must be the contiguous shuffle's, with nothing written
+/// between rows.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn rows_that_crowd_the_l1_cache_are_the_contiguous_shuffles_rows() {
+    assert!(avx2::rows_crowd_l1(8, 4096) && avx2::rows_crowd_l1(8, 4100));
+    assert!(avx2::rows_crowd_l1(16, 2048) && avx2::rows_crowd_l1(16, 8196));
+    assert!(!avx2::rows_crowd_l1(8, 4096 + 64) && !avx2::rows_crowd_l1(16, 2048 + 64));
+    assert!(
+        !avx2::rows_crowd_l1(4, 4096),
+        "4 rows fit in one set's ways"
+    );
+    let mut rng = Rng::new(5);
+    for level in cpu::available() {
+        for typesize in [8usize, 16] {
+            let piece = 32 * typesize;
+            let counts = [
+                0,
+                31,
+                32,
+                piece - 1,
+                piece,
+                piece + 1,
+                piece + 32,
+                2 * piece + 65,
+                4396,
+            ];
+            for n in counts {
+                let src = rng.bytes(n * typesize);
+                let mut want = vec![0u8; n * typesize];
+                shuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                for stride in [4096usize, 4100, 8192, 8196]
+                    .into_iter()
+                    .filter(|&s| s >= n)
+                {
+                    assert!(avx2::rows_crowd_l1(typesize, stride));
+                    let mut got = vec![0xa5u8; typesize * stride];
+                    shuffle_rows_with(level, typesize, &src, &mut got, stride);
+                    for j in 0..typesize {
+                        let row = &got[j * stride..j * stride + n];
+                        assert!(
+                            row == &want[j * n..(j + 1) * n],
+                            "{level:?} typesize {typesize} items {n} stride {stride} row {j}"
+                        );
+                        assert!(
+                            got[j * stride + n..(j + 1) * stride].iter().all(|&b| b == 0xa5),
+                            "{level:?} typesize {typesize} items {n} stride {stride}: wrote between rows"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
