@@ -133,6 +133,21 @@ fn planes_of_the_wrong_length_are_refused() {
     assert!(r.is_err());
 }
 
+/// `got` holds the rows of the contiguous shuffle `want` (of `typesize`-byte
+/// items) `stride` bytes apart, and the filler 0xa5 between them.
+fn assert_rows_are(got: &[u8], want: &[u8], typesize: usize, stride: usize, what: &str) {
+    let n = want.len() / typesize;
+    for j in 0..typesize {
+        let row = &got[j * stride..j * stride + n];
+        assert!(row == &want[j * n..(j + 1) * n], "{what}: row {j}");
+        let between = &got[j * stride + n..(j + 1) * stride];
+        assert!(
+            between.iter().all(|&b| b == 0xa5),
+            "{what}: wrote between rows"
+        );
+    }
+}
+
 #[test]
 fn shuffle_rows_puts_each_row_of_the_contiguous_shuffle_stride_apart() {
     let mut rng = Rng::new(4);
@@ -148,19 +163,8 @@ fn shuffle_rows_puts_each_row_of_the_contiguous_shuffle_stride_apart() {
                     let stride = n + gap;
                     let mut got = vec![0xa5u8; typesize * stride + 3];
                     shuffle_rows_with(level, typesize, &src, &mut got, stride);
-                    for j in 0..typesize {
-                        let row = &got[j * stride..j * stride + n];
-                        assert!(
-                            row == &want[j * n..(j + 1) * n],
-                            "{level:?} typesize {typesize} items {n} gap {gap} row {j}"
-                        );
-                        assert!(
-                            got[j * stride + n..(j + 1) * stride]
-                                .iter()
-                                .all(|&b| b == 0xa5),
-                            "{level:?} typesize {typesize} items {n} gap {gap}: wrote between rows"
-                        );
-                    }
+                    let what = format!("{level:?} typesize {typesize} items {n} gap {gap}");
+                    assert_rows_are(&got, &want, typesize, stride, &what);
                     assert_eq!(&got[typesize * stride..], &[0xa5; 3]);
                 }
             }
@@ -224,17 +228,8 @@ fn rows_that_crowd_the_l1_cache_are_the_contiguous_shuffles_rows() {
                     assert!(avx2::rows_crowd_l1(typesize, stride));
                     let mut got = vec![0xa5u8; typesize * stride];
                     shuffle_rows_with(level, typesize, &src, &mut got, stride);
-                    for j in 0..typesize {
-                        let row = &got[j * stride..j * stride + n];
-                        assert!(
-                            row == &want[j * n..(j + 1) * n],
-                            "{level:?} typesize {typesize} items {n} stride {stride} row {j}"
-                        );
-                        assert!(
-                            got[j * stride + n..(j + 1) * stride].iter().all(|&b| b == 0xa5),
-                            "{level:?} typesize {typesize} items {n} stride {stride}: wrote between rows"
-                        );
-                    }
+                    let what = format!("{level:?} typesize {typesize} items {n} stride {stride}");
+                    assert_rows_are(&got, &want, typesize, stride, &what);
                 }
             }
         }
