@@ -221,12 +221,12 @@ const L1_WAY: usize = 4096;
 /// their write fronts in one L1 set. [`shuffle_pow2`] stores 32 bytes to
 /// every row in turn, so the lines at those fronts are all live at once; a
 /// stride that is a multiple of 4 KiB (the contiguous shuffle of a
-/// power-of-two block) or just past one (a split block's rows, 4 bytes
-/// apart in the chunk) puts all of them in one set, and 8 or 16 such lines
-/// overflow its ways. `bash scripts/shuffle-bench.sh` shows it in the
-/// reference's kernel, which writes such rows directly: on Zen 4 it shuffled
-/// 8-byte items at about 22 GB/s in a 256 KiB block and about 34 in a 257
-/// KiB one.
+/// power-of-two block) or just past one (a split block's rows written into
+/// the chunk, each behind its 4-byte size) puts all of them in one set, and
+/// 8 or 16 such lines overflow its ways. `bash scripts/shuffle-bench.sh`
+/// shows it in the reference's kernel, which writes such rows directly: on
+/// Zen 4 it shuffled 8-byte items at about 22 GB/s in a 256 KiB block and
+/// about 34 in a 257 KiB one.
 pub(super) fn rows_crowd_l1(rows: usize, stride: usize) -> bool {
     let mut per_set = [0u8; L1_WAY / 64];
     (0..rows).any(|j| {
