@@ -7,7 +7,8 @@
 //! avoid stores that straddle cache lines. Stores go out in address order,
 //! which measured markedly faster than interleaved orders. Rows whose write
 //! fronts would share an L1 set (8 or 16 rows 4 KiB apart) are shuffled
-//! through a small stage first (`shuffle_staged`).
+//! through a small stage first (`shuffle_staged`), and 16 such rows are
+//! copied into one before they are unshuffled (`unshuffle_staged`).
 
 use std::arch::x86_64::*;
 
@@ -125,6 +126,9 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
             2 => unshuffle_pow2::<2, 1, _>(n, &Strided { src, n }, dst),
             4 => unshuffle_pow2::<4, 2, _>(n, &Strided { src, n }, dst),
             8 => unshuffle_pow2::<8, 3, _>(n, &Strided { src, n }, dst),
+            16 if read_rows_crowd_l1((0..16).map(|j| j * n)) => {
+                unshuffle_staged::<_, { 16 * stage_pitch(16) }>(n, &Strided { src, n }, dst)
+            }
             16 => unshuffle_pow2::<16, 4, _>(n, &Strided { src, n }, dst),
             12 => unshuffle_12(n, src, dst),
             _ => unshuffle_windows(typesize, n, src, dst),
@@ -228,12 +232,25 @@ const L1_WAY: usize = 4096;
 /// Zen 4 it shuffled 8-byte items at about 22 GB/s in a 256 KiB block and
 /// about 34 in a 257 KiB one.
 pub(super) fn rows_crowd_l1(rows: usize, stride: usize) -> bool {
+    crowd_l1((0..rows).map(|j| j * stride), 4)
+}
+
+/// Whether more than `most` of `addresses` fall in one L1 set.
+fn crowd_l1(mut addresses: impl Iterator<Item = usize>, most: u8) -> bool {
     let mut per_set = [0u8; L1_WAY / 64];
-    (0..rows).any(|j| {
-        let set = &mut per_set[(j * stride) % L1_WAY / 64];
+    addresses.any(|a| {
+        let set = &mut per_set[a % L1_WAY / 64];
         *set += 1;
-        *set > 4
+        *set > most
     })
+}
+
+/// Whether the rows an unshuffle of 16-byte items reads, starting at
+/// `addresses`, crowd the L1 cache. Loads tolerate more rows per set than
+/// stores: 8 rows a multiple of 4 KiB apart (8-byte items) unshuffle at full
+/// speed, 16 do not.
+pub(super) fn read_rows_crowd_l1(addresses: impl Iterator<Item = usize>) -> bool {
+    crowd_l1(addresses, 8)
 }
 
 /// [`shuffle_pow2`] through a stage, for rows that crowd the L1 cache
@@ -352,11 +369,76 @@ pub(crate) fn unshuffle_planes(planes: &[&[u8]], n: usize, dst: &mut [u8]) {
             2 => unshuffle_pow2::<2, 1, _>(n, &rows, dst),
             4 => unshuffle_pow2::<4, 2, _>(n, &rows, dst),
             8 => unshuffle_pow2::<8, 3, _>(n, &rows, dst),
+            16 if read_rows_crowd_l1(planes.iter().map(|p| p.as_ptr() as usize)) => {
+                unshuffle_staged::<_, { 16 * stage_pitch(16) }>(n, &rows, dst)
+            }
             16 => unshuffle_pow2::<16, 4, _>(n, &rows, dst),
             _ => 0,
         }
     };
     scalar::unshuffle_plane_items(planes, n, done, dst);
+}
+
+/// Rows of another [`Rows`] from item `at` on.
+struct RowsFrom<'a, R: Rows> {
+    rows: &'a R,
+    at: usize,
+}
+
+impl<R: Rows> Rows for RowsFrom<'_, R> {
+    #[inline(always)]
+    unsafe fn row(&self, j: usize, e0: usize) -> __m256i {
+        self.rows.row(j, self.at + e0)
+    }
+}
+
+/// [`unshuffle_pow2`] of 16-byte items through a stage, for rows that crowd
+/// the L1 cache: the kernel loads 32 bytes from each of its 16 rows in turn,
+/// and 16 rows a multiple of 4 KiB apart overflow the ways of the set they
+/// share, as in [`rows_crowd_l1`] (`bash scripts/shuffle-bench.sh`: the
+/// reference unshuffles 16-byte items at about 21 GB/s in 64 and 256 KiB
+/// blocks, about 46 in a 257 KiB one). Each piece of [`stage_items`] items
+/// is copied first, row after row, into a buffer whose rows are
+/// [`stage_pitch`] apart, and unshuffled from there. `BYTES` is
+/// `16 * stage_pitch(16)`. Returns the number of items done.
+///
+/// # Safety
+/// As for [`unshuffle_pow2`] with `N` = 16.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_staged<R: Rows, const BYTES: usize>(
+    n: usize,
+    src: &R,
+    dst: &mut [u8],
+) -> usize {
+    const N: usize = 16;
+    let items = stage_items(N);
+    let pitch = stage_pitch(N);
+    debug_assert!(BYTES == N * pitch);
+    let mut stage = Stage([0u8; BYTES]);
+    let pieces = n / items;
+    for p in 0..pieces {
+        let e0 = p * items;
+        for j in 0..N {
+            for k in (0..items).step_by(32) {
+                // Row j of `src` holds `n >= e0 + items` bytes; the stage
+                // holds N rows of `pitch >= items` bytes.
+                store(&mut stage.0, j * pitch + k, src.row(j, e0 + k));
+            }
+        }
+        let staged = Strided {
+            src: &stage.0,
+            n: pitch,
+        };
+        // `dst` holds n * N >= (e0 + items) * N bytes.
+        unshuffle_pow2::<N, 4, _>(items, &staged, &mut dst[e0 * N..]);
+    }
+    let done = pieces * items;
+    // The items after the last whole piece, directly.
+    let rest = RowsFrom {
+        rows: src,
+        at: done,
+    };
+    done + unshuffle_pow2::<N, 4, _>(n - done, &rest, &mut dst[done * N..])
 }
 
 /// Inverse of [`shuffle_pow2`], `P = log2(N)`, reading the `N` rows (byte

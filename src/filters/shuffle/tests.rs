@@ -235,3 +235,47 @@ fn rows_that_crowd_the_l1_cache_are_the_contiguous_shuffles_rows() {
         }
     }
 }
+
+/// 16 rows a multiple of 4 KiB apart, or just off one, crowd the L1 cache
+/// for reads too, and the AVX2 unshuffle of 16-byte items copies them
+/// through a stage: from a contiguous shuffled buffer (the rows `n` bytes
+/// apart) and from planes wherever they lie. Around every boundary of its
+/// pieces (512 items) and groups (32), the result must be the scalar
+/// unshuffle's.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn rows_that_crowd_the_l1_cache_unshuffle_like_the_scalar_loop() {
+    assert!(avx2::read_rows_crowd_l1((0..16).map(|j| j * 4096)));
+    assert!(
+        !avx2::read_rows_crowd_l1((0..16).map(|j| j * 2048)),
+        "8 rows a set fit"
+    );
+    assert!(!avx2::read_rows_crowd_l1((0..8).map(|j| j * 4096)));
+    let mut rng = Rng::new(6);
+    for level in cpu::available() {
+        // Contiguous: the rows are `n` bytes apart.
+        for n in [4096usize, 4097, 8188, 12291] {
+            assert!(avx2::read_rows_crowd_l1((0..16).map(|j| j * n)));
+            let shuffled = rng.bytes(n * 16);
+            let mut want = vec![0u8; n * 16];
+            unshuffle_with(SimdLevel::Scalar, 16, &shuffled, &mut want);
+            let mut got = vec![0xa5u8; n * 16];
+            unshuffle_with(level, 16, &shuffled, &mut got);
+            assert!(want == got, "{level:?} contiguous, items {n}");
+        }
+        // Planes 4 KiB apart in one buffer.
+        let buffer = rng.bytes(16 * 4096);
+        for n in [0usize, 31, 32, 511, 512, 513, 544, 1089, 4096] {
+            let planes: Vec<&[u8]> = (0..16).map(|j| &buffer[j * 4096..j * 4096 + n]).collect();
+            assert!(avx2::read_rows_crowd_l1(
+                planes.iter().map(|p| p.as_ptr() as usize)
+            ));
+            let contiguous: Vec<u8> = planes.concat();
+            let mut want = vec![0u8; n * 16];
+            unshuffle_with(SimdLevel::Scalar, 16, &contiguous, &mut want);
+            let mut got = vec![0xa5u8; n * 16];
+            unshuffle_planes_with(level, &planes, &mut got);
+            assert!(want == got, "{level:?} planes, items {n}");
+        }
+    }
+}
