@@ -216,6 +216,15 @@ const fn stage_pitch(n: usize) -> usize {
 #[repr(C, align(64))]
 struct Stage<const BYTES: usize>([u8; BYTES]);
 
+impl<const BYTES: usize> Stage<BYTES> {
+    /// A zeroed stage for `n`-byte items, with its piece's item count and
+    /// its row pitch.
+    fn for_items(n: usize) -> (Self, usize, usize) {
+        debug_assert!(BYTES == n * stage_pitch(n));
+        (Stage([0u8; BYTES]), stage_items(n), stage_pitch(n))
+    }
+}
+
 /// Bytes of one way of the L1 data cache (its sets times its line): 4 KiB on
 /// the x86-64 cores this was measured on (Zen 4, and Intel's since Sandy
 /// Bridge). Addresses a multiple of this apart fall in the same set.
@@ -269,10 +278,7 @@ unsafe fn shuffle_staged<const N: usize, const BYTES: usize>(
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    let items = stage_items(N);
-    let pitch = stage_pitch(N);
-    debug_assert!(BYTES == N * pitch);
-    let mut stage = Stage([0u8; BYTES]);
+    let (mut stage, items, pitch) = Stage::<BYTES>::for_items(N);
     let pieces = n / items;
     for p in 0..pieces {
         let e0 = p * items;
@@ -411,10 +417,7 @@ unsafe fn unshuffle_staged<R: Rows, const BYTES: usize>(
     dst: &mut [u8],
 ) -> usize {
     const N: usize = 16;
-    let items = stage_items(N);
-    let pitch = stage_pitch(N);
-    debug_assert!(BYTES == N * pitch);
-    let mut stage = Stage([0u8; BYTES]);
+    let (mut stage, items, pitch) = Stage::<BYTES>::for_items(N);
     let pieces = n / items;
     for p in 0..pieces {
         let e0 = p * items;
