@@ -401,7 +401,7 @@ impl<R: Rows> Rows for RowsFrom<'_, R> {
 /// [`unshuffle_pow2`] of 16-byte items through a stage, for rows that crowd
 /// the L1 cache: the kernel loads 32 bytes from each of its 16 rows in turn,
 /// and 16 rows a multiple of 4 KiB apart overflow the ways of the set they
-/// share, as in [`rows_crowd_l1`] (`bash scripts/shuffle-bench.sh`: the
+/// share ([`read_rows_crowd_l1`]; `bash scripts/shuffle-bench.sh`: the
 /// reference unshuffles 16-byte items at about 21 GB/s in 64 and 256 KiB
 /// blocks, about 46 in a 257 KiB one). Each piece of [`stage_items`] items
 /// is copied first, row after row, into a buffer whose rows are
