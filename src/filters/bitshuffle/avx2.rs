@@ -245,55 +245,137 @@ unsafe fn shuffle_fused<const N: usize>(src: &[u8], dst: &mut [u8]) -> usize {
     let n = src.len() / N;
     let stride = n / 8;
     let runs = n / 256;
-    if runs == 0 {
-        return 0;
+    if batch_stores(8 * N, stride) {
+        shuffle_runs::<N, 2>(runs, stride, src, dst);
+    } else {
+        shuffle_runs::<N, 1>(runs, stride, src, dst);
     }
-    // Furthest load: item 256 * runs - 1; furthest store: row 8N - 1, run
-    // runs - 1. Both checked once here.
-    assert!(256 * runs * N <= src.len());
-    assert!((8 * N - 1) * stride + 32 * runs <= dst.len());
+    256 * runs
+}
+
+/// How many sets of the L1 data cache rows `stride` bytes apart fall in (for
+/// enough rows): the L1's way (4 KiB) over the largest power of two that
+/// divides `stride`, so 1 for a multiple of 4 KiB, as in every block of a
+/// power-of-two size holding at least 2^15 items.
+///
+/// The fused kernels go through a run's 8N bit rows in turn, 32 bytes of
+/// each, and come back to each row's 64-byte line one run later. With more
+/// rows to a set than its 8 ways hold, that line may have been evicted in
+/// between and is fetched twice. Such rows are better reached `R` runs at a
+/// time, `32 * R` contiguous bytes of each (the `R` of [`shuffle_runs`] and
+/// [`unshuffle_runs`]); elsewhere that costs more than it saves (up to 7%
+/// on Zen 4). The thresholds of [`batch_stores`] and [`batch_loads`] are
+/// what `bash scripts/shuffle-bench.sh --bit` measured there.
+pub(super) fn l1_sets(stride: usize) -> usize {
+    let way = shuffle::avx2::L1_WAY;
+    (way >> stride.trailing_zeros().min(way.trailing_zeros())).min(way / 64)
+}
+
+/// Whether [`shuffle_fused`] should store `rows` rows `stride` bytes apart
+/// two runs at a time: when they all share one set and are more than 16.
+/// On Zen 4, 4-byte items (32 rows) shuffled at about 8 GB/s in blocks of
+/// 128 and 256 KiB (one set) and about 11 in batches, against 12 in blocks
+/// of 64 KiB (two sets) or 257 KiB either way; 2-byte items (16 rows) lost
+/// nothing in one set, and neither gained from batches in two sets.
+pub(super) fn batch_stores(rows: usize, stride: usize) -> bool {
+    l1_sets(stride) == 1 && rows > 16
+}
+
+/// Whether [`unshuffle_fused`] should load `rows` rows `stride` bytes apart
+/// four runs at a time: when more than 8 of them share each set, in one or
+/// two sets. On Zen 4, 2-byte items (16 rows in one set) unshuffled at about
+/// 10 GB/s in blocks of 64 KiB and more, and about 12.5 in batches; 4-byte
+/// items in a 64 KiB block (16 rows in each of two sets) gained from 12.5
+/// to 13.4; 16-byte items in a 128 KiB block (32 in each of four sets) lost
+/// from 12.5 to 12.2.
+pub(super) fn batch_loads(rows: usize, stride: usize) -> bool {
+    let sets = l1_sets(stride);
+    sets <= 2 && rows / sets > 8
+}
+
+/// The kernel of [`shuffle_fused`]: `runs` runs of 256 items from `src`,
+/// the 32 bytes of bit row `b` of run `r` stored at
+/// `dst[b * stride + 32 * r..]`. It takes `R` runs at a time and stores
+/// each row's `32 * R` bytes of them one after the other (see [`l1_sets`]);
+/// runs left over go one at a time.
+///
+/// # Safety
+/// AVX2 is available.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn shuffle_runs<const N: usize, const R: usize>(
+    runs: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    let steps = runs / R;
+    if steps > 0 {
+        // Furthest load: item 256 * runs - 1; furthest store: row 8N - 1,
+        // run runs - 1. Both checked once here.
+        assert!(256 * runs * N <= src.len());
+        assert!((8 * N - 1) * stride + 32 * runs <= dst.len());
+    }
     let m = Masks::new();
     let inp = src.as_ptr();
     let out = dst.as_mut_ptr();
-    // Vector 8j + t: byte j of items 16t.. (lane 0) and 128 + 16t.. (lane 1).
-    let mut tile = [_mm256_setzero_si256(); 128];
-    for r in 0..runs {
-        for t in 0..8 {
-            let lo = (256 * r + 16 * t) * N;
-            let hi = (256 * r + 128 + 16 * t) * N;
-            let mut x = [_mm256_setzero_si256(); N];
-            for (c, xc) in x.iter_mut().enumerate() {
-                // SAFETY: lo, hi + 16N <= 256 * (r + 1) * N, within the
-                // bound asserted above.
-                *xc = _mm256_loadu2_m128i(
-                    inp.add(hi + 16 * c) as *const __m128i,
-                    inp.add(lo + 16 * c) as *const __m128i,
-                );
-            }
-            for _ in 0..4 {
-                let mut z = [_mm256_setzero_si256(); N];
-                for c in 0..N / 2 {
-                    z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
-                    z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
+    // Per run of the step, vector 8j + t: byte j of items 16t.. (lane 0)
+    // and 128 + 16t.. (lane 1).
+    let mut tiles = [[_mm256_setzero_si256(); 128]; R];
+    // Per run of the step, the 32 bytes of bit rows 8j.. 8j + 7.
+    let mut rows = [[_mm256_setzero_si256(); 8]; R];
+    for step in 0..steps {
+        for (q, tile) in tiles.iter_mut().enumerate() {
+            let r = R * step + q;
+            for t in 0..8 {
+                let lo = (256 * r + 16 * t) * N;
+                let hi = (256 * r + 128 + 16 * t) * N;
+                let mut x = [_mm256_setzero_si256(); N];
+                for (c, xc) in x.iter_mut().enumerate() {
+                    // SAFETY: lo, hi + 16N <= 256 * (r + 1) * N, within the
+                    // bound asserted above.
+                    *xc = _mm256_loadu2_m128i(
+                        inp.add(hi + 16 * c) as *const __m128i,
+                        inp.add(lo + 16 * c) as *const __m128i,
+                    );
                 }
-                x = z;
-            }
-            for (j, xj) in x.iter().enumerate() {
-                tile[8 * j + t] = *xj;
+                for _ in 0..4 {
+                    let mut z = [_mm256_setzero_si256(); N];
+                    for c in 0..N / 2 {
+                        z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
+                        z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
+                    }
+                    x = z;
+                }
+                for (j, xj) in x.iter().enumerate() {
+                    tile[8 * j + t] = *xj;
+                }
             }
         }
         for j in 0..N {
-            let mut v = [_mm256_setzero_si256(); 8];
-            v.copy_from_slice(&tile[8 * j..8 * j + 8]);
-            let v = zipped(zipped(zipped(zipped(transpose_all(v, m)))));
-            for (k, x) in v.iter().enumerate() {
-                // SAFETY: row 8j + k < 8N, r < runs: below the bound above.
-                let p = out.add((8 * j + k) * stride + 32 * r);
-                _mm256_storeu_si256(p as *mut __m256i, *x);
+            for (tile, row) in tiles.iter().zip(rows.iter_mut()) {
+                let mut v = [_mm256_setzero_si256(); 8];
+                v.copy_from_slice(&tile[8 * j..8 * j + 8]);
+                *row = zipped(zipped(zipped(zipped(transpose_all(v, m)))));
+            }
+            for k in 0..8 {
+                let p = out.add((8 * j + k) * stride + 32 * R * step);
+                for (q, row) in rows.iter().enumerate() {
+                    // SAFETY: row 8j + k < 8N, run R * step + q < runs:
+                    // below the bound asserted above.
+                    _mm256_storeu_si256(p.add(32 * q) as *mut __m256i, row[k]);
+                }
             }
         }
     }
-    256 * runs
+    let done = R * steps;
+    if done < runs {
+        shuffle_runs::<N, 1>(
+            runs - done,
+            stride,
+            &src[256 * done * N..],
+            &mut dst[32 * done..],
+        );
+    }
 }
 
 /// Inverse of [`bitshuffle`]; scalar without AVX2.
@@ -335,55 +417,89 @@ unsafe fn unshuffle_fused<const N: usize, const P: usize>(src: &[u8], dst: &mut 
     let n = src.len() / N;
     let stride = n / 8;
     let runs = n / 256;
-    if runs == 0 {
-        return 0;
+    if batch_loads(8 * N, stride) {
+        unshuffle_runs::<N, P, 4>(runs, stride, src, dst);
+    } else {
+        unshuffle_runs::<N, P, 1>(runs, stride, src, dst);
     }
-    // Furthest load: row 8N - 1, run runs - 1; furthest store: item
-    // 256 * runs - 1. Both checked once here.
-    assert!((8 * N - 1) * stride + 32 * runs <= src.len());
-    assert!(256 * runs * N <= dst.len());
+    256 * runs
+}
+
+/// The kernel of [`unshuffle_fused`]: `runs` runs of 256 items into `dst`,
+/// the 32 bytes of bit row `b` of run `r` read from
+/// `src[b * stride + 32 * r..]`. It takes `R` runs at a time and loads each
+/// row's `32 * R` bytes of them one after the other (see [`l1_sets`]); runs
+/// left over go one at a time.
+///
+/// # Safety
+/// AVX2 is available.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn unshuffle_runs<const N: usize, const P: usize, const R: usize>(
+    runs: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    let steps = runs / R;
+    if steps > 0 {
+        // Furthest load: row 8N - 1, run runs - 1; furthest store: item
+        // 256 * runs - 1. Both checked once here.
+        assert!((8 * N - 1) * stride + 32 * runs <= src.len());
+        assert!(256 * runs * N <= dst.len());
+    }
     let m = Masks::new();
     let base = src.as_ptr();
     let out = dst.as_mut_ptr();
-    // Byte j of the run's items, row j: 256 bytes in transpose order.
-    let mut tile = [_mm256_setzero_si256(); 128];
-    for r in 0..runs {
+    // Per run of the step, byte j of its items in vectors 8j.. 8j + 7: 256
+    // bytes in transpose order.
+    let mut tiles = [[_mm256_setzero_si256(); 128]; R];
+    for step in 0..steps {
         for j in 0..N {
-            let mut v = [_mm256_setzero_si256(); 8];
-            for (k, x) in v.iter_mut().enumerate() {
-                // SAFETY: row 8j + k < 8N, r < runs: below the bound above.
-                let p = base.add((8 * j + k) * stride + 32 * r);
-                *x = _mm256_loadu_si256(p as *const __m256i);
-            }
-            let v = transpose_all(zipped(zipped(zipped(v))), m);
-            tile[8 * j..8 * j + 8].copy_from_slice(&v);
-        }
-        for a in 0..8 {
-            let mut x = [_mm256_setzero_si256(); N];
-            for (j, xj) in x.iter_mut().enumerate() {
-                *xj = tile[8 * j + a];
-            }
-            for _ in 0..P {
-                let mut z = [_mm256_setzero_si256(); N];
-                for c in 0..N / 2 {
-                    z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
-                    z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
+            for (q, tile) in tiles.iter_mut().enumerate() {
+                let mut v = [_mm256_setzero_si256(); 8];
+                for (k, x) in v.iter_mut().enumerate() {
+                    // SAFETY: row 8j + k < 8N, run R * step + q < runs:
+                    // below the bound asserted above.
+                    let p = base.add((8 * j + k) * stride + 32 * (R * step + q));
+                    *x = _mm256_loadu_si256(p as *const __m256i);
                 }
-                x = z;
+                let v = transpose_all(zipped(zipped(zipped(v))), m);
+                tile[8 * j..8 * j + 8].copy_from_slice(&v);
             }
-            // Vector b: bytes 16b.. of the 16 items of each lane, in item
-            // order.
-            let lo = (256 * r + 16 * a) * N;
-            let hi = (256 * r + 128 + 16 * a) * N;
-            for (b, xb) in x.iter().enumerate() {
-                // SAFETY: lo, hi + 16N <= 256 * (r + 1) * N, within the bound
-                // asserted above.
-                let p = out.add(lo + 16 * b) as *mut __m128i;
-                _mm_storeu_si128(p, _mm256_castsi256_si128(*xb));
-                let p = out.add(hi + 16 * b) as *mut __m128i;
-                _mm_storeu_si128(p, _mm256_extracti128_si256::<1>(*xb));
+        }
+        for (q, tile) in tiles.iter().enumerate() {
+            let r = R * step + q;
+            for a in 0..8 {
+                let mut x = [_mm256_setzero_si256(); N];
+                for (j, xj) in x.iter_mut().enumerate() {
+                    *xj = tile[8 * j + a];
+                }
+                for _ in 0..P {
+                    let mut z = [_mm256_setzero_si256(); N];
+                    for c in 0..N / 2 {
+                        z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
+                        z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
+                    }
+                    x = z;
+                }
+                // Vector b: bytes 16b.. of the 16 items of each lane, in
+                // item order.
+                let lo = (256 * r + 16 * a) * N;
+                let hi = (256 * r + 128 + 16 * a) * N;
+                for (b, xb) in x.iter().enumerate() {
+                    // SAFETY: lo, hi + 16N <= 256 * (r + 1) * N, within the
+                    // bound asserted above.
+                    let p = out.add(lo + 16 * b) as *mut __m128i;
+                    _mm_storeu_si128(p, _mm256_castsi256_si128(*xb));
+                    let p = out.add(hi + 16 * b) as *mut __m128i;
+                    _mm_storeu_si128(p, _mm256_extracti128_si256::<1>(*xb));
+                }
             }
         }
     }
-    256 * runs
+    let done = R * steps;
+    if done < runs {
+        let (src, dst) = (&src[32 * done..], &mut dst[256 * done * N..]);
+        unshuffle_runs::<N, P, 1>(runs - done, stride, src, dst);
+    }
 }

@@ -175,3 +175,80 @@ fn fused_runs_and_their_tails_match_scalar() {
         }
     }
 }
+
+/// Which row strides the AVX2 kernels batch, and blocks that take the
+/// batched paths (rows a multiple of 4 KiB apart): 2^15 and 2^16 transposed
+/// items, with 7 more items and trailing bytes left to the tail
+/// code, against the scalar kernel both ways.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn rows_in_one_l1_set_transpose_like_the_scalar_loop() {
+    let sets = [4096, 12288, 2048, 6144, 1024, 4112, 8, 0].map(avx2::l1_sets);
+    assert_eq!(sets, [1, 1, 2, 2, 4, 64, 64, 1]);
+    // Forward: one set and more than 16 rows.
+    assert!(avx2::batch_stores(32, 4096) && avx2::batch_stores(64, 8192));
+    assert!(!avx2::batch_stores(16, 4096) && !avx2::batch_stores(64, 2048));
+    // Backward: more than 8 rows to each of one or two sets.
+    assert!(avx2::batch_loads(16, 4096) && avx2::batch_loads(32, 2048));
+    assert!(!avx2::batch_loads(16, 2048) && !avx2::batch_loads(128, 1024));
+    assert!(!avx2::batch_loads(64, 4112));
+    if !is_x86_feature_detected!("avx2") {
+        return;
+    }
+    let mut rng = Rng::new(13);
+    for typesize in [2usize, 4, 8, 16] {
+        for items in [1 << 15, (1 << 16) + 7] {
+            let len = items * typesize + typesize - 1;
+            let src = rng.bytes(len);
+            let mut want = vec![0u8; len];
+            let mut got = vec![0x3cu8; len];
+            bitshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+            bitshuffle_with(SimdLevel::Avx2, typesize, &src, &mut got);
+            assert!(want == got, "shuffle typesize {typesize} items {items}");
+            bitunshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+            got.fill(0xc3);
+            bitunshuffle_with(SimdLevel::Avx2, typesize, &src, &mut got);
+            assert!(want == got, "unshuffle typesize {typesize} items {items}");
+        }
+    }
+}
+
+/// The batched AVX2 kernels (2 runs at a time forward, 4 back) against one
+/// run at a time, on run counts that leave every remainder, with rows
+/// further apart than the runs so that bytes between rows must stay as
+/// they were.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn batched_runs_match_single_runs() {
+    if !is_x86_feature_detected!("avx2") {
+        return;
+    }
+    fn check<const N: usize, const P: usize>(rng: &mut Rng) {
+        for runs in 1..=9 {
+            let stride = 32 * runs + 96;
+            let items = 256 * runs;
+            let src = rng.bytes(items * N);
+            let rows = rng.bytes(8 * N * stride);
+            let (mut want, mut got) = (rows.clone(), rows.clone());
+            // SAFETY: AVX2 was detected by the caller; the kernels check
+            // their bounds.
+            unsafe {
+                avx2::shuffle_runs::<N, 1>(runs, stride, &src, &mut want);
+                avx2::shuffle_runs::<N, 2>(runs, stride, &src, &mut got);
+            }
+            assert!(want == got, "shuffle typesize {N} runs {runs}");
+            let (mut want, mut got) = (src.clone(), vec![0x5au8; items * N]);
+            // SAFETY: as above.
+            unsafe {
+                avx2::unshuffle_runs::<N, P, 1>(runs, stride, &rows, &mut want);
+                avx2::unshuffle_runs::<N, P, 4>(runs, stride, &rows, &mut got);
+            }
+            assert!(want == got, "unshuffle typesize {N} runs {runs}");
+        }
+    }
+    let mut rng = Rng::new(14);
+    check::<2, 1>(&mut rng);
+    check::<4, 2>(&mut rng);
+    check::<8, 3>(&mut rng);
+    check::<16, 4>(&mut rng);
+}

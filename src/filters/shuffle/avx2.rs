@@ -228,7 +228,7 @@ impl<const BYTES: usize> Stage<BYTES> {
 /// Bytes of one way of the L1 data cache (its sets times its line): 4 KiB on
 /// the x86-64 cores this was measured on (Zen 4, and Intel's since Sandy
 /// Bridge). Addresses a multiple of this apart fall in the same set.
-const L1_WAY: usize = 4096;
+pub(crate) const L1_WAY: usize = 4096;
 
 /// Whether `rows` rows `stride` bytes apart would put more than four of
 /// their write fronts in one L1 set. [`shuffle_pow2`] stores 32 bytes to
