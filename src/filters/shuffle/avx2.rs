@@ -184,7 +184,8 @@ unsafe fn shuffle_pow2<const N: usize>(
                 // the even runs: gather the first halves of both lanes in
                 // lane 0 and the second halves in lane 1, then interleave
                 // the two halves of each lane.
-                let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(*x);
+                let x = if N == 16 { opaque(*x) } else { *x };
+                let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(x);
                 let order = if N == 8 {
                     interleave_words
                 } else {
@@ -196,6 +197,23 @@ unsafe fn shuffle_pow2<const N: usize>(
         }
     }
     groups * LANES
+}
+
+/// `x`, through an empty `asm!` the optimizer cannot see into, so that it
+/// computes the operations before and after it as written. In
+/// [`shuffle_pow2`] of 16-byte items LLVM merged the last zip round with
+/// each row's permute and byte shuffle into two permutes, two byte shuffles
+/// and a blend per row: 112 shuffle-port operations per 32 items where the
+/// source has 96. `bash scripts/shuffle-bench.sh` on Zen 4 put that at
+/// 0.74x to 0.86x the reference's speed (whose kernel has 96); as written,
+/// about 0.9x (both spill registers, this one more).
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn opaque(mut x: __m256i) -> __m256i {
+    // SAFETY: the template is a comment: no instruction runs, no memory,
+    // stack or flags are touched, and `x` comes back in its own register.
+    std::arch::asm!("/* {0} */", inout(ymm_reg) x, options(pure, nomem, nostack, preserves_flags));
+    x
 }
 
 /// Items per piece of [`shuffle_staged`] with `N`-byte items: `N` groups,
