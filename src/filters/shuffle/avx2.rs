@@ -142,8 +142,9 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// Items of `N` bytes, `N` = 4, 8 or 16. Whole 32-byte loads put items in
 /// runs of `16 / N` into lane 0 alternating with runs into lane 1, so after
 /// the four zips each row holds its runs lane-interleaved; one or two
-/// permutes put them back in order. Row `j` goes to `dst[j * stride..]`.
-/// Returns the number of items done.
+/// permutes put them back in order (16-byte items go through
+/// [`shuffle_16`], the same steps in two halves). Row `j` goes to
+/// `dst[j * stride..]`. Returns the number of items done.
 ///
 /// # Safety
 /// AVX2 is available; `src` holds at least `n * N` bytes, `stride >= n` and
@@ -156,13 +157,12 @@ unsafe fn shuffle_pow2<const N: usize>(
     dst: &mut [u8],
 ) -> usize {
     debug_assert!(N == 4 || N == 8 || N == 16);
+    if N == 16 {
+        return shuffle_16(n, stride, src, dst);
+    }
     let interleave_words = _mm256_setr_epi8(
         0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15, //
         0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
-    );
-    let interleave_bytes = _mm256_setr_epi8(
-        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, //
-        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
     );
     let groups = n / LANES;
     for g in 0..groups {
@@ -180,18 +180,12 @@ unsafe fn shuffle_pow2<const N: usize>(
                 // Runs of 4 items (dwords): lane 0 holds runs 0, 2, 4, 6.
                 _mm256_permutevar8x32_epi32(*x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
             } else {
-                // Runs of 2 items (words) or 1 item (bytes), lane 0 holding
-                // the even runs: gather the first halves of both lanes in
-                // lane 0 and the second halves in lane 1, then interleave
-                // the two halves of each lane.
-                let x = if N == 16 { opaque(*x) } else { *x };
-                let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(x);
-                let order = if N == 8 {
-                    interleave_words
-                } else {
-                    interleave_bytes
-                };
-                _mm256_shuffle_epi8(halves, order)
+                // Runs of 2 items (words), lane 0 holding the even runs:
+                // gather the first halves of both lanes in lane 0 and the
+                // second halves in lane 1, then interleave the two halves of
+                // each lane.
+                let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(*x);
+                _mm256_shuffle_epi8(halves, interleave_words)
             };
             store(dst, j * stride + e0, row);
         }
@@ -199,14 +193,61 @@ unsafe fn shuffle_pow2<const N: usize>(
     groups * LANES
 }
 
+/// [`shuffle_pow2`] of 16-byte items in two halves of eight rows. The first
+/// of its four zip rounds pairs vector `a` with `a + 8`; rows 0 to 7 come
+/// from the low halves of those pairs alone and rows 8 to 15 from the high
+/// halves, each through three more rounds on eight vectors. So each half
+/// loads the 16 vectors again (from L1) and keeps only eight: the same 96
+/// shuffle-port operations per 32 items as the 16-vector form, which on
+/// AVX2's 16 registers spilled about 15 of them to the stack and back.
+///
+/// # Safety
+/// As for [`shuffle_pow2`] with `N` = 16.
+#[target_feature(enable = "avx2")]
+unsafe fn shuffle_16(n: usize, stride: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let interleave_bytes = _mm256_setr_epi8(
+        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, //
+        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+    );
+    let groups = n / LANES;
+    for g in 0..groups {
+        let e0 = g * LANES;
+        for half in 0..2 {
+            let mut v = [_mm256_setzero_si256(); 8];
+            for (a, x) in v.iter_mut().enumerate() {
+                // Items e0..e0 + 32 lie inside the buffer (e0 + 32 <= n).
+                let (p, q) = (
+                    load(src, e0 * 16 + 32 * a),
+                    load(src, e0 * 16 + 32 * (a + 8)),
+                );
+                *x = if half == 0 {
+                    _mm256_unpacklo_epi8(p, q)
+                } else {
+                    _mm256_unpackhi_epi8(p, q)
+                };
+            }
+            for _ in 0..3 {
+                zip(&mut v);
+            }
+            for (j, x) in v.iter().enumerate() {
+                // Lane 0 holds the even items: gather the first halves of
+                // both lanes in lane 0 and the second halves in lane 1, then
+                // interleave the two halves of each lane.
+                let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(opaque(*x));
+                let row = _mm256_shuffle_epi8(halves, interleave_bytes);
+                store(dst, (8 * half + j) * stride + e0, row);
+            }
+        }
+    }
+    groups * LANES
+}
+
 /// `x`, through an empty `asm!` the optimizer cannot see into, so that it
 /// computes the operations before and after it as written. In
-/// [`shuffle_pow2`] of 16-byte items LLVM merged the last zip round with
-/// each row's permute and byte shuffle into two permutes, two byte shuffles
-/// and a blend per row: 112 shuffle-port operations per 32 items where the
-/// source has 96. `bash scripts/shuffle-bench.sh` on Zen 4 put that at
-/// 0.74x to 0.86x the reference's speed (whose kernel has 96); as written,
-/// about 0.9x (both spill registers, this one more).
+/// [`shuffle_16`] LLVM merged the last zip round with each row's permute and
+/// byte shuffle into two permutes, two byte shuffles and a blend per row:
+/// 104 shuffle-port operations per 32 items where the source has 96, which
+/// ran slower on Zen 4.
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn opaque(mut x: __m256i) -> __m256i {
