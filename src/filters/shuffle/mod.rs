@@ -24,6 +24,7 @@ use super::cpu::{self, SimdLevel};
 ///
 /// # Panics
 /// If `src` and `dst` differ in length (a caller bug, never input-dependent).
+#[inline]
 pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     shuffle_with(cpu::level(), typesize, src, dst);
 }
@@ -33,6 +34,7 @@ pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// # Panics
 /// If `src` and `dst` differ in length (a caller bug, never input-dependent).
+#[inline]
 pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     unshuffle_with(cpu::level(), typesize, src, dst);
 }
@@ -123,6 +125,7 @@ pub(crate) fn unshuffle_planes_with(level: SimdLevel, planes: &[&[u8]], dst: &mu
 }
 
 /// [`shuffle`] on an explicitly chosen kernel tier (tests compare the tiers).
+#[inline]
 pub(crate) fn shuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &mut [u8]) {
     assert_eq!(
         src.len(),
@@ -143,6 +146,7 @@ pub(crate) fn shuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &
 }
 
 /// [`unshuffle`] on an explicitly chosen kernel tier (tests compare the tiers).
+#[inline]
 pub(crate) fn unshuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &mut [u8]) {
     assert_eq!(
         src.len(),

@@ -17,9 +17,12 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 }
 
 /// Copies the `len % typesize` bytes after the last whole item.
+#[inline]
 pub(crate) fn copy_tail(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let body = src.len() - src.len() % typesize;
-    dst[body..].copy_from_slice(&src[body..]);
+    if body < src.len() {
+        dst[body..].copy_from_slice(&src[body..]);
+    }
 }
 
 /// Shuffles items `first..n` of a buffer holding `n` whole items, row `j`
@@ -64,6 +67,7 @@ pub(crate) fn unshuffle_plane_items(planes: &[&[u8]], n: usize, first: usize, ds
 }
 
 /// Unshuffles items `first..n` of a buffer holding `n` whole items.
+#[inline]
 pub(crate) fn unshuffle_items(typesize: usize, n: usize, first: usize, src: &[u8], dst: &mut [u8]) {
     if first >= n {
         return;
