@@ -339,12 +339,7 @@ pub(super) unsafe fn shuffle_runs<const N: usize, const R: usize>(
                     );
                 }
                 for _ in 0..4 {
-                    let mut z = [_mm256_setzero_si256(); N];
-                    for c in 0..N / 2 {
-                        z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
-                        z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
-                    }
-                    x = z;
+                    shuffle::avx2::zip(&mut x);
                 }
                 for (j, xj) in x.iter().enumerate() {
                     tile[8 * j + t] = *xj;
@@ -475,12 +470,7 @@ pub(super) unsafe fn unshuffle_runs<const N: usize, const P: usize, const R: usi
                     *xj = tile[8 * j + a];
                 }
                 for _ in 0..P {
-                    let mut z = [_mm256_setzero_si256(); N];
-                    for c in 0..N / 2 {
-                        z[2 * c] = _mm256_unpacklo_epi8(x[c], x[c + N / 2]);
-                        z[2 * c + 1] = _mm256_unpackhi_epi8(x[c], x[c + N / 2]);
-                    }
-                    x = z;
+                    shuffle::avx2::zip(&mut x);
                 }
                 // Vector b: bytes 16b.. of the 16 items of each lane, in
                 // item order.

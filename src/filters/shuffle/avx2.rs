@@ -19,9 +19,13 @@ use super::transpose::{whole_groups, windows, Window};
 /// Items per vector group (16 per lane).
 const LANES: usize = 32;
 
-/// One zip round per 128-bit lane (see `super::transpose`).
+/// One zip round per 128-bit lane (see `super::transpose`); the bit
+/// shuffle's fused kernels run it too.
+///
+/// # Safety
+/// AVX2 is available.
 #[inline(always)]
-unsafe fn zip<const N: usize>(v: &mut [__m256i; N]) {
+pub(crate) unsafe fn zip<const N: usize>(v: &mut [__m256i; N]) {
     let mut out = [_mm256_setzero_si256(); N];
     for a in 0..N / 2 {
         out[2 * a] = _mm256_unpacklo_epi8(v[a], v[a + N / 2]);
