@@ -7,10 +7,11 @@
  * memcpy_MBps (the machine's memory bandwidth, the ceiling).
  *
  * Usage: bench [--quick] [--only SUBSTRING] [--exact ROW] [--list] [--out FILE] [--tmp DIR]
- *              [--reps N] [--clevels L,L,...]
+ *              [--reps N] [--clevels L,L,...] [--median]
  *   --exact runs the one row (configuration) of that name, --list prints the names of the
  *   rows that would run instead of running them, --out appends the lines to FILE, --reps runs
- *   each timed operation exactly N times.
+ *   each timed operation exactly N times, --median reports each timed operation's median call
+ *   instead of its fastest.
  * -DBENCH_NO_SCHUNK / -DBENCH_NO_B2ND leave out the super-chunk / b2nd rows (for a
  * library that does not export those calls yet).
  * -DBENCH_PLUGIN builds a shared object exporting bench_run(argc, argv) instead of main:
@@ -91,8 +92,39 @@ static void make_datasets(dataset *ds, int32_t nbytes) {
    instruction counts under callgrind, see scripts/instructions.sh). */
 static int fixed_reps;
 
+/* --median: report the median time of a timed operation's calls instead of the fastest. The
+   fastest call is the default (what a machine can do when nothing disturbs it); the median
+   shows whether a difference between the libraries holds for a typical call or only at the
+   fast edge of each one's spread. */
+static int median_mode;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The call times of the operation being timed (for --median); calls past the capacity are
+   timed but not kept, so the median is that of the first `call_cap` calls. */
+#define CALL_CAP (1 << 20)
+static double *call_times;
+
+static void keep_call(int rep, double t) {
+  if (!median_mode || rep >= CALL_CAP) return;
+  if (call_times == NULL && (call_times = malloc(CALL_CAP * sizeof(double))) == NULL) {
+    fprintf(stderr, "out of memory for --median\n");
+    exit(1);
+  }
+  call_times[rep] = t;
+}
+
+static double median_call(int reps) {
+  int n = reps < CALL_CAP ? reps : CALL_CAP;
+  qsort(call_times, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? call_times[n / 2] : 0.5 * (call_times[n / 2 - 1] + call_times[n / 2]);
+}
+
 /* Repeats `op` until at least `mintime` seconds pass (or `fixed_reps` times); returns the best
-   time of one call. */
+   time of one call (with --median, the median one). */
 #define BEST_TIME(best, mintime, op)                    \
   do {                                                  \
     double t_start_ = now(), t_end_ = t_start_;         \
@@ -103,9 +135,11 @@ static int fixed_reps;
       op;                                               \
       double t1_ = now();                               \
       if (t1_ - t0_ < best) best = t1_ - t0_;           \
+      keep_call(reps_, t1_ - t0_);                      \
       t_end_ = t1_;                                     \
       reps_++;                                          \
     }                                                   \
+    if (median_mode) best = median_call(reps_);         \
   } while (0)
 
 /* Where results go, and which rows run (set by bench_run's arguments). */
@@ -215,10 +249,6 @@ static int bench_chunks(dataset *ds, int nds, const char *only, double mintime, 
   return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 #ifndef BENCH_NO_SCHUNK
 /* Super-chunk on file: append throughput and read-back throughput of >= 256 MiB (64 MiB quick). */
@@ -379,6 +409,7 @@ int bench_run(int argc, char **argv) {
   int quick = 0;
   exact_row = NULL;
   fixed_reps = 0;
+  median_mode = 0;
   list_rows = 0;
   clevels[0] = 1, clevels[1] = 5, nclevels = 2, custom_clevels = 0;
   for (int i = 1; i < argc; i++) {
@@ -389,6 +420,7 @@ int bench_run(int argc, char **argv) {
     else if (!strcmp(argv[i], "--out") && i + 1 < argc) outpath = argv[++i];
     else if (!strcmp(argv[i], "--tmp") && i + 1 < argc) tmpdir = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) fixed_reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--median")) median_mode = 1;
     else if (!strcmp(argv[i], "--clevels") && i + 1 < argc) {
       if (!parse_clevels(argv[++i])) {
         fprintf(stderr, "--clevels wants a comma-separated list of 1..9 clevels in 1..9\n");

@@ -10,11 +10,13 @@ per row is kept. Prints one table: throughputs, ratios and latencies with ours/r
 better for throughput, <1 is better for latency), and memcpy bandwidth.
 
 Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING] [--clevels L,L,...] [--aa]
-                               [--busy CPU]
+                               [--busy CPU] [--median]
 (--clevels replaces the chunk rows' clevels 1 and 5, e.g. --only /zlib/ --clevels 2,3,4,6,7,8,9)
 (--aa runs the reference against itself: the spread of its ratios is the machine's noise floor)
 (--busy keeps CPU busy with a process of its own for the whole run, as on a loaded machine: what
  the two-thread rows then measure is how each library's threads share a CPU with other work)
+(--median times each operation by its median call instead of its fastest, the best median of the
+ rounds kept: whether a row's difference holds for a typical call or only at the fast edge)
 (run via scripts/bench.sh, which sets up the environment and builds the release library first)
 """
 import argparse
@@ -62,6 +64,8 @@ def main() -> None:
                     help="A/A run: the reference against itself, so the table shows the noise floor")
     ap.add_argument("--busy", type=int, metavar="CPU",
                     help="keep this CPU busy with another process during the run (a loaded machine)")
+    ap.add_argument("--median", action="store_true",
+                    help="time each operation by its median call instead of its fastest")
     opts = ap.parse_args()
     if opts.busy is not None and opts.busy not in os.sched_getaffinity(0):
         raise SystemExit(f"--busy {opts.busy}: this process may only run on CPUs {sorted(os.sched_getaffinity(0))}")
@@ -100,6 +104,7 @@ def measure(opts, wheel: pathlib.Path, work: pathlib.Path) -> tuple:
 
     args = (["--quick"] if opts.quick else []) + (["--only", opts.only] if opts.only else [])
     args += ["--clevels", opts.clevels] if opts.clevels else []
+    args += ["--median"] if opts.median else []
     ours_tsv, ref_tsv = work / "b2nd.tsv", work / "ref.tsv"
     # One driver process per round: where each library's buffers land in memory is drawn once
     # per process and changes a row's speed by up to a third on this kind of machine, so every
@@ -134,6 +139,8 @@ def start_busy(cpu: int) -> subprocess.Popen:
 def report(opts, blosc2, ours: dict, ref: dict) -> None:
     if opts.aa:
         print("A/A run: the b2nd columns are the reference library too; ratios away from 1 are noise")
+    if opts.median:
+        print("--median: throughputs from each operation's median call (best median of the rounds), not its fastest")
     if opts.busy is not None:
         print(f"CPU {opts.busy} was kept busy by another process for the whole run (--busy)")
     print(f"reference: C-Blosc2 {blosc2.blosclib_version.split()[0]} (python-blosc2 {blosc2.__version__} wheel)")
