@@ -132,33 +132,70 @@ impl SchunkBox {
         user_cparams: Option<blosc2_cparams>,
         user_dparams: Option<blosc2_dparams>,
     ) -> *mut blosc2_schunk {
-        let mut b = Box::new(SchunkBox {
-            // SAFETY: blosc2_schunk holds only integers, bools, arrays of them
-            // and raw pointers, for all of which all-zero bytes are valid.
-            c: unsafe { core::mem::zeroed() },
-            core,
-            // SAFETY: as above for these plain C structs.
-            storage: unsafe { core::mem::zeroed() },
-            cparams: unsafe { core::mem::zeroed() },
-            dparams: unsafe { core::mem::zeroed() },
-            io: io.unwrap_or(blosc2_io {
+        // Built where it lives: `c` alone is 64 KiB (the reference's 8,192
+        // variable-length metalayer slots), and a struct literal passed to
+        // `Box::new` was built on the stack first, so creating a super-chunk
+        // needed 64 KiB more stack than the reference's calloc, and crashed
+        // on a C caller's thread of 64 KiB (tests-c/test_small_stack.c).
+        let layout = std::alloc::Layout::new::<SchunkBox>();
+        // SAFETY: the layout is SchunkBox's, not zero-sized. All-zero bytes
+        // are valid for `c`, `storage`, `cparams` and `dparams` (plain C
+        // structs of integers, bools, arrays of them, raw pointers and
+        // optional function pointers), which stay zeroed; every other field
+        // is written below before the box is made (`all_fields_written`
+        // fails to compile when a field is added and not listed there), and
+        // a zeroed allocation from the global allocator with SchunkBox's
+        // layout is what `Box::from_raw` takes.
+        let mut b = unsafe {
+            let p = std::alloc::alloc_zeroed(layout).cast::<SchunkBox>();
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            core::ptr::addr_of_mut!((*p).core).write(core);
+            core::ptr::addr_of_mut!((*p).io).write(io.unwrap_or(blosc2_io {
                 id: super::constants::BLOSC2_IO_FILESYSTEM as u8,
                 name: c"filesystem".as_ptr(),
                 params: core::ptr::null_mut(),
-            }),
-            urlpath: None,
-            metas: Vec::new(),
-            vlmetas: Vec::new(),
-            user_cparams: None,
-            user_dparams: None,
-            file_offset: 0,
-            borrowed_cframe: core::ptr::null_mut(),
-            avoid_cframe_free: true,
-            meta_snapshot: std::sync::Arc::from(Vec::new()),
-        });
+            }));
+            core::ptr::addr_of_mut!((*p).urlpath).write(None);
+            core::ptr::addr_of_mut!((*p).metas).write(Vec::new());
+            core::ptr::addr_of_mut!((*p).vlmetas).write(Vec::new());
+            core::ptr::addr_of_mut!((*p).user_cparams).write(None);
+            core::ptr::addr_of_mut!((*p).user_dparams).write(None);
+            core::ptr::addr_of_mut!((*p).file_offset).write(0);
+            core::ptr::addr_of_mut!((*p).borrowed_cframe).write(core::ptr::null_mut());
+            core::ptr::addr_of_mut!((*p).avoid_cframe_free).write(true);
+            core::ptr::addr_of_mut!((*p).meta_snapshot).write(std::sync::Arc::from(Vec::new()));
+            Box::from_raw(p)
+        };
         b.c.current_nchunk = -1;
         b.bind(user_cparams, user_dparams);
         Box::into_raw(b).cast()
+    }
+
+    /// Lists every field, so that one added to `SchunkBox` fails to compile
+    /// here until [`SchunkBox::into_c_with`] writes it too (or it is all-zero
+    /// valid and left zeroed there, as `c`, `storage`, `cparams` and
+    /// `dparams` are).
+    #[allow(dead_code)]
+    fn all_fields_written(b: &SchunkBox) {
+        let SchunkBox {
+            c: _,
+            core: _,
+            storage: _,
+            cparams: _,
+            dparams: _,
+            io: _,
+            urlpath: _,
+            metas: _,
+            vlmetas: _,
+            user_cparams: _,
+            user_dparams: _,
+            file_offset: _,
+            borrowed_cframe: _,
+            avoid_cframe_free: _,
+            meta_snapshot: _,
+        } = b;
     }
 
     /// Sets up everything derived from the core: the C fields, the user data

@@ -107,18 +107,46 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
         return 0;
     }
     let params = LevelParams::for_level(clevel);
-    match params.hash_log {
-        12 => compress_with_table::<{ 1 << 12 }>(src, dst, &params),
-        13 => compress_with_table::<{ 1 << 13 }>(src, dst, &params),
-        _ => compress_with_table::<{ 1 << MAX_HASH_LOG }>(src, dst, &params),
-    }
+    TABLE.with_borrow_mut(|whole| match params.hash_log {
+        12 => compress_with_table(src, dst, &params, leading::<{ 1 << 12 }>(whole)),
+        13 => compress_with_table(src, dst, &params, leading::<{ 1 << 13 }>(whole)),
+        _ => compress_with_table(src, dst, &params, &mut **whole),
+    })
+}
+
+/// The largest hash table, one per thread: its 64 KiB on the stack made
+/// every compression (the reference keeps it there too) overflow a C
+/// caller's thread of 64 KiB. The part a level uses is cleared per call.
+type FullTable = Box<[u32; 1 << MAX_HASH_LOG]>;
+
+thread_local! {
+    static TABLE: core::cell::RefCell<FullTable> = core::cell::RefCell::new(
+        // From a vector, so that the table is never built on the stack.
+        vec![0u32; 1 << MAX_HASH_LOG]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("the vector has the table's length")),
+    );
+}
+
+/// The first `N` slots of the thread's table (`N` at most its size).
+fn leading<const N: usize>(whole: &mut FullTable) -> &mut [u32; N] {
+    let slots: &mut [u32] = &mut whole[..];
+    (&mut slots[..N])
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("a table of {N} slots fits"))
 }
 
 /// [`compress`] with a hash table of `N` entries (a power of two), sized at
 /// compile time so that slot indices need no bounds checks.
-fn compress_with_table<const N: usize>(src: &[u8], dst: &mut [u8], params: &LevelParams) -> usize {
-    let mut table = [0u32; N];
-    if probe_ratio(src, params, &mut table) < params.min_probe_ratio {
+fn compress_with_table<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    params: &LevelParams,
+    table: &mut [u32; N],
+) -> usize {
+    table.fill(0);
+    if probe_ratio(src, params, table) < params.min_probe_ratio {
         return 0;
     }
     if src.len() < MIN_INPUT_LEN || dst.len() < MIN_OUTPUT_LEN {
@@ -135,7 +163,7 @@ fn compress_with_table<const N: usize>(src: &[u8], dst: &mut [u8], params: &Leve
         capacity,
     };
     // The first four bytes always start the first literal run.
-    let Some(tail) = parse(src, SEED_LEN, &mut table, params, &mut writer) else {
+    let Some(tail) = parse(src, SEED_LEN, table, params, &mut writer) else {
         return 0;
     };
     if writer.literals(&src[tail.literal_start..]).is_none() {
