@@ -216,3 +216,38 @@ fn known_stream_bytes() {
         [0x23, b'a', b'b', b'c', b'd', 0xE0, 48, 3, 0x02, b'b', b'c', b'd']
     );
 }
+
+#[test]
+fn compresses_from_a_thread_exit_handler() {
+    // A C program may compress from a thread's exit handlers, after this
+    // thread's own hash table is gone (thread-local values are destroyed in
+    // the reverse order of their first use, so the table, used after the
+    // handler below was set, goes first): the encoder then takes a table of
+    // its own rather than panicking.
+    use std::cell::RefCell;
+    use std::sync::mpsc;
+    struct AtExit(mpsc::Sender<(Vec<u8>, Vec<u8>)>);
+    impl Drop for AtExit {
+        fn drop(&mut self) {
+            let data = shuffle(&ramp_i32(20_000), 4);
+            let _ = self.0.send((pack(5, &data), data));
+        }
+    }
+    thread_local! {
+        static AT_EXIT: RefCell<Option<AtExit>> = const { RefCell::new(None) };
+    }
+    let (tx, rx) = mpsc::channel();
+    let expected = pack(5, &shuffle(&ramp_i32(20_000), 4));
+    std::thread::spawn(move || {
+        AT_EXIT.with(|a| *a.borrow_mut() = Some(AtExit(tx)));
+        assert!(!pack(5, &shuffle(&ramp_i32(20_000), 4)).is_empty());
+    })
+    .join()
+    .unwrap();
+    let (stream, data) = rx.recv().unwrap();
+    assert!(!stream.is_empty());
+    assert_eq!(stream, expected);
+    let mut out = vec![0u8; data.len()];
+    assert_eq!(decompress(&stream, &mut out), Ok(data.len()));
+    assert_eq!(out, data);
+}

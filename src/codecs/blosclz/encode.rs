@@ -107,11 +107,17 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
         return 0;
     }
     let params = LevelParams::for_level(clevel);
-    TABLE.with_borrow_mut(|whole| match params.hash_log {
+    let mut run = |whole: &mut FullTable| match params.hash_log {
         12 => compress_with_table(src, dst, &params, leading::<{ 1 << 12 }>(whole)),
         13 => compress_with_table(src, dst, &params, leading::<{ 1 << 13 }>(whole)),
         _ => compress_with_table(src, dst, &params, &mut **whole),
-    })
+    };
+    // A table of its own when the thread's is gone (a call from a thread's
+    // exit handlers) or in use (a re-entrant call), rather than a panic.
+    match TABLE.try_with(|t| t.try_borrow_mut().ok().map(|mut whole| run(&mut whole))) {
+        Ok(Some(n)) => n,
+        _ => run(&mut full_table()),
+    }
 }
 
 /// The largest hash table, one per thread: its 64 KiB on the stack made
@@ -119,14 +125,16 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
 /// caller's thread of 64 KiB. The part a level uses is cleared per call.
 type FullTable = Box<[u32; 1 << MAX_HASH_LOG]>;
 
+/// A zeroed table, made from a vector so that it is never on the stack.
+fn full_table() -> FullTable {
+    vec![0u32; 1 << MAX_HASH_LOG]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("the vector has the table's length"))
+}
+
 thread_local! {
-    static TABLE: core::cell::RefCell<FullTable> = core::cell::RefCell::new(
-        // From a vector, so that the table is never built on the stack.
-        vec![0u32; 1 << MAX_HASH_LOG]
-            .into_boxed_slice()
-            .try_into()
-            .unwrap_or_else(|_| unreachable!("the vector has the table's length")),
-    );
+    static TABLE: core::cell::RefCell<FullTable> = core::cell::RefCell::new(full_table());
 }
 
 /// The first `N` slots of the thread's table (`N` at most its size).
