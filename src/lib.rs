@@ -26,6 +26,7 @@ pub mod schunk;
 pub mod ndarray;
 
 mod ffi;
+mod scratch;
 #[cfg(test)]
 mod test_rng;
 

@@ -55,12 +55,10 @@ thread_local! {
 }
 
 /// Runs `f` with this thread's encoder scratch (a fresh one when it is already
-/// in use, e.g. by a user callback that compresses re-entrantly).
+/// in use, e.g. by a user callback that compresses re-entrantly, or gone, in
+/// the thread's exit handlers: see [`crate::scratch::with_kept`]).
 fn with_worker<T>(f: impl FnOnce(&mut EncWorker) -> T) -> T {
-    ENC.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut w) => f(&mut w),
-        Err(_) => f(&mut EncWorker::default()),
-    })
+    crate::scratch::with_kept(&ENC, EncWorker::default, f)
 }
 
 /// A reusable compression context.

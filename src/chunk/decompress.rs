@@ -136,12 +136,10 @@ thread_local! {
 }
 
 /// Runs `f` with this thread's decoder scratch (a fresh one when it is
-/// already in use, e.g. by a postfilter that decompresses re-entrantly).
+/// already in use, e.g. by a postfilter that decompresses re-entrantly, or
+/// gone, in the thread's exit handlers: see [`crate::scratch::with_kept`]).
 fn with_worker<T>(f: impl FnOnce(&mut DecWorker) -> T) -> T {
-    DEC.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut w) => f(&mut w),
-        Err(_) => f(&mut DecWorker::default()),
-    })
+    crate::scratch::with_kept(&DEC, DecWorker::default, f)
 }
 
 /// The stream bytes of the blocks fetched from a lazy chunk's source, back

@@ -137,16 +137,9 @@ fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
     thread_local! {
         static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    SCRATCH.with(|s| match s.try_borrow_mut() {
-        Ok(mut v) => {
-            if v.len() < len {
-                v.resize(len, 0);
-            }
-            f(&mut v[..len])
-        }
-        // A callback re-entering the library on the same thread: use a fresh buffer.
-        Err(_) => f(&mut vec![0u8; len]),
-    })
+    // A fresh buffer for a callback re-entering the library on the same
+    // thread, and in the thread's exit handlers.
+    crate::scratch::with_kept_bytes(&SCRATCH, len, f)
 }
 
 /// Wraps a C prefilter into the core's closure, filling

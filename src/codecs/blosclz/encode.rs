@@ -107,17 +107,14 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
         return 0;
     }
     let params = LevelParams::for_level(clevel);
-    let mut run = |whole: &mut FullTable| match params.hash_log {
+    let run = |whole: &mut FullTable| match params.hash_log {
         12 => compress_with_table(src, dst, &params, leading::<{ 1 << 12 }>(whole)),
         13 => compress_with_table(src, dst, &params, leading::<{ 1 << 13 }>(whole)),
         _ => compress_with_table(src, dst, &params, &mut **whole),
     };
     // A table of its own when the thread's is gone (a call from a thread's
     // exit handlers) or in use (a re-entrant call), rather than a panic.
-    match TABLE.try_with(|t| t.try_borrow_mut().ok().map(|mut whole| run(&mut whole))) {
-        Ok(Some(n)) => n,
-        _ => run(&mut full_table()),
-    }
+    crate::scratch::with_kept(&TABLE, full_table, run)
 }
 
 /// The largest hash table, one per thread: its 64 KiB on the stack made

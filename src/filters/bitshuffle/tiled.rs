@@ -24,18 +24,11 @@ thread_local! {
     static TILE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` with a tile buffer of at least `len` bytes (a fresh one if this
-/// thread's is already in use, which only a re-entrant call could cause).
+/// Runs `f` with a tile buffer of `len` bytes (a fresh one if this thread's
+/// is in use, which only a re-entrant call could cause, or gone: see
+/// [`crate::scratch::with_kept`]).
 fn with_tile<T>(len: usize, f: impl FnOnce(&mut [u8]) -> T) -> T {
-    TILE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buf) => {
-            if buf.len() < len {
-                buf.resize(len, 0);
-            }
-            f(&mut buf[..len])
-        }
-        Err(_) => f(&mut vec![0u8; len]),
-    })
+    crate::scratch::with_kept_bytes(&TILE, len, f)
 }
 
 /// The per-tier pieces the driver needs.

@@ -538,19 +538,12 @@ thread_local! {
 const KEEP_READ_SCRATCH: usize = 64 << 20;
 
 /// Runs `f` with `len` bytes of this thread's reusable scratch (contents
-/// unspecified). A nested call (e.g. from a postfilter), or one for more than
-/// [`KEEP_READ_SCRATCH`] bytes, gets a buffer of its own.
+/// unspecified). A nested call (e.g. from a postfilter), one from the
+/// thread's exit handlers (see [`crate::scratch::with_kept`]) or one for more
+/// than [`KEEP_READ_SCRATCH`] bytes gets a buffer of its own.
 fn with_read_scratch<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>) -> Result<T> {
     if len > KEEP_READ_SCRATCH {
         return f(&mut vec![0u8; len]);
     }
-    READ_SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut kept) => {
-            if kept.len() < len {
-                kept.resize(len, 0);
-            }
-            f(&mut kept[..len])
-        }
-        Err(_) => f(&mut vec![0u8; len]),
-    })
+    crate::scratch::with_kept_bytes(&READ_SCRATCH, len, f)
 }
