@@ -76,9 +76,18 @@ fn external_executor() -> Option<Executor> {
     EXECUTOR.read().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// The worker pools, by number of workers. Created on first use, kept for
-/// the life of the process.
-static POOLS: Mutex<BTreeMap<usize, Arc<Pool>>> = Mutex::new(BTreeMap::new());
+/// The worker pools, by number of workers, of the process that made them.
+/// Created on first use, kept for the life of the process.
+static POOLS: Mutex<Pools> = Mutex::new(Pools {
+    pid: 0,
+    by_workers: BTreeMap::new(),
+});
+
+struct Pools {
+    /// The process the pools' threads run in.
+    pid: u32,
+    by_workers: BTreeMap<usize, Arc<Pool>>,
+}
 
 /// A pool's threads and the place where they wait for the next call.
 struct Pool {
@@ -198,7 +207,17 @@ impl Drop for InCall {
 /// system cannot create the threads (the caller then works alone).
 fn pool_of(workers: usize) -> Option<Arc<Pool>> {
     let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(p) = pools.get(&workers) {
+    let pid = std::process::id();
+    if pools.pid != pid {
+        // A child made by fork() inherits the pools but none of their
+        // threads: jobs queued there would never run and the call would
+        // wait for them for ever (as the reference's does). It makes pools
+        // of its own. The inherited ones are leaked, not dropped: their
+        // state may be mid-update by threads that no longer exist.
+        std::mem::forget(std::mem::take(&mut pools.by_workers));
+        pools.pid = pid;
+    }
+    if let Some(p) = pools.by_workers.get(&workers) {
         return Some(Arc::clone(p));
     }
     let threads = rayon::ThreadPoolBuilder::new()
@@ -210,7 +229,7 @@ fn pool_of(workers: usize) -> Option<Arc<Pool>> {
         threads,
         idle: Arc::default(),
     });
-    pools.insert(workers, Arc::clone(&pool));
+    pools.by_workers.insert(workers, Arc::clone(&pool));
     Some(pool)
 }
 
