@@ -44,10 +44,10 @@ impl Inflate {
     /// Never inlined: the tables are built on the stack before they are
     /// boxed, about 40 KiB of it, and inlined into the stream decoder
     /// (`get_or_insert_with`) that became part of its frame, 41.5 KiB for
-    /// every stream of any codec: on a caller's thread with a small stack
-    /// (64 KiB is not rare in C programs) a plain decompression came close
-    /// to overflowing it. Out of line, the decoder's frame is 1.7 KiB and
-    /// the 40 KiB are needed once per thread, when it first meets zlib.
+    /// every stream of any codec: a plain LZ4 decompression overflowed a C
+    /// caller's 32 KiB thread (tests-c/test_small_stack.c). Out of line, the
+    /// decoder's frame is 1.7 KiB and the 40 KiB are needed once per thread,
+    /// when it first meets zlib.
     #[inline(never)]
     pub(crate) fn new() -> Self {
         Inflate {
