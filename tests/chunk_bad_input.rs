@@ -4,12 +4,17 @@
 use b2nd::chunk::{self, CParams, ChunkHeader, Compressor, DParams, Decompressor};
 
 fn good_chunk(filters: [u8; 6], compcode: u8, size: usize) -> Vec<u8> {
+    good_chunk_split(filters, compcode, size, CParams::default().splitmode)
+}
+
+fn good_chunk_split(filters: [u8; 6], compcode: u8, size: usize, splitmode: i32) -> Vec<u8> {
     let src: Vec<u8> = (0..size).map(|i| ((i / 7) % 251) as u8).collect();
     let cp = CParams {
         compcode,
         typesize: 4,
         filters,
         blocksize: 4096,
+        splitmode,
         ..CParams::default()
     };
     let mut dst = vec![0u8; size + 32];
@@ -111,7 +116,20 @@ fn header_field_corruptions() {
 
 #[test]
 fn bstarts_and_stream_corruptions() {
-    let c = good_chunk([0, 0, 0, 0, 0, 1], 1, 20_000);
+    // LZ4 splits shuffled blocks into byte planes by default; never split,
+    // each block is one stream (`OneStream` in `chunk::decompress`).
+    const NEVER_SPLIT: i32 = 2;
+    let split = good_chunk([0, 0, 0, 0, 0, 1], 1, 20_000);
+    let unsplit = good_chunk_split([0, 0, 0, 0, 0, 1], 1, 20_000, NEVER_SPLIT);
+    let raw_unsplit = good_chunk_split([0; 6], 1, 20_000, NEVER_SPLIT);
+    assert!(!ChunkHeader::parse(&split).unwrap().dont_split());
+    assert!(ChunkHeader::parse(&unsplit).unwrap().dont_split());
+    for c in [split, unsplit, raw_unsplit] {
+        stream_corruptions(c);
+    }
+}
+
+fn stream_corruptions(c: Vec<u8>) {
     let h = ChunkHeader::parse(&c).unwrap();
     let nblocks = h.nblocks();
     let mut out = vec![0u8; 20_000];

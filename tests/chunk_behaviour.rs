@@ -772,3 +772,86 @@ fn a_special_chunk_flagged_lazy_decodes_to_its_value() {
     let mut out = vec![0u8; 4000];
     assert_eq!(d.decompress(&stored, &mut out).unwrap_err().code(), -12);
 }
+
+/// Blocks coded as one stream each (never split, or typesize 1), with no
+/// filter or the byte shuffle alone, take their own decoding path
+/// (`OneStream` in `chunk::decompress`). Every kind of stream such a block
+/// can hold decodes there: a zero run, a run of one byte value, stored bytes
+/// and a codec stream, a short last block too, whole, masked, in part and on
+/// two threads.
+#[test]
+fn unsplit_blocks_of_every_stream_kind_round_trip() {
+    const NEVER_SPLIT: i32 = 2;
+    // 64 KiB blocks, so that the 352 KiB chunk is decoded on two threads
+    // when asked (`pool::threads_for` wants 128 KiB each).
+    let bs = 64 * 1024usize;
+    let mut rng = common::XorShift(0x0bad_cafe_dead_beef);
+    let noise: Vec<u8> = (0..bs).map(|_| rng.next() as u8).collect();
+    let steps: Vec<u8> = (0..bs).map(|i| (i / 64) as u8).collect();
+    // Blocks: coded, zeros, one repeated byte, noise, coded, and half a
+    // block of noise last.
+    let src: Vec<u8> = [
+        &steps[..],
+        &vec![0u8; bs],
+        &vec![7u8; bs],
+        &noise,
+        &steps,
+        &noise[..bs / 2],
+    ]
+    .concat();
+    let kind = |csize: i32| match csize {
+        0 => "zeros",
+        c if c < 0 => "run",
+        c if c as usize == bs => "stored",
+        _ => "coded",
+    };
+    for typesize in [1usize, 2, 8, 16] {
+        for filters in [[0u8; 6], [0, 0, 0, 0, 0, 1]] {
+            for compcode in [0u8, 1, 2, 4, 5] {
+                let cp = CParams {
+                    compcode,
+                    typesize: typesize as i32,
+                    filters,
+                    blocksize: bs as i32,
+                    splitmode: NEVER_SPLIT,
+                    ..CParams::default()
+                };
+                let c = compress(&cp, &src);
+                let case = format!("typesize {typesize} filters {filters:?} codec {compcode}");
+                // The premise: blocks 0 to 3 hold one stream of each kind.
+                let h = ChunkHeader::parse(&c).unwrap();
+                assert!(h.dont_split(), "{case}");
+                let rd = |at: usize| i32::from_le_bytes(c[at..at + 4].try_into().unwrap());
+                let kinds: Vec<&str> = (0..4).map(|j| kind(rd(rd(32 + 4 * j) as usize))).collect();
+                assert_eq!(kinds, ["coded", "zeros", "run", "stored"], "{case}");
+                for nthreads in [1i16, 2] {
+                    let mut d = Decompressor::new(DParams {
+                        nthreads,
+                        ..DParams::default()
+                    });
+                    let mut out = vec![0u8; src.len()];
+                    assert_eq!(d.decompress(&c, &mut out).unwrap(), src.len());
+                    assert!(out == src, "{case} t{nthreads}");
+                    let mask = [false, true, false, true, false, false];
+                    let mut part = vec![0xEEu8; src.len()];
+                    d.set_maskout(&mask).unwrap();
+                    d.decompress(&c, &mut part).unwrap();
+                    for (j, (got, want)) in part.chunks(bs).zip(src.chunks(bs)).enumerate() {
+                        let ok = if mask[j] {
+                            got.iter().all(|&v| v == 0xEE)
+                        } else {
+                            got == want
+                        };
+                        assert!(ok, "{case} t{nthreads} masked, block {j}");
+                    }
+                    // Items across blocks 0 to 4.
+                    let (start, n) = (bs / typesize - 3, 3 * bs / typesize + 5);
+                    let mut items = vec![0u8; n * typesize];
+                    d.getitem(&c, start, n, &mut items).unwrap();
+                    let at = start * typesize;
+                    assert!(items[..] == src[at..at + n * typesize], "{case} getitem");
+                }
+            }
+        }
+    }
+}

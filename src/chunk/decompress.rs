@@ -291,6 +291,46 @@ struct Prepared<'a> {
     /// Whether blocks stored as the same bytes decode to the same output,
     /// as far as the chunk alone says (see [`Prepared::block_is_copyable`]).
     repeats_copyable: bool,
+    /// Set when every block is one codec stream followed by no filter or by
+    /// the byte shuffle alone (see [`OneStream`]).
+    one_stream: Option<OneStream>,
+}
+
+/// How a chunk whose every block is one codec stream (not split into byte
+/// planes; not VL, stored or special) turns a decoded stream into the block.
+///
+/// Such blocks take [`Prepared::decode_one_stream`], which does only what
+/// they need. Through the general [`Prepared::decode_block_any`] (plane
+/// bookkeeping, a closure and scratch moves per block) each cost about 380
+/// instructions of its own around the codec and the unshuffle, where the
+/// reference's per-block functions spend about 290; through this path, about
+/// 210. (`scripts/instructions.sh chunk/smooth3d-f8/lz4hc/c1/shuffle/t1
+/// --functions 12`: self costs of the functions between `decode_into` and
+/// the two kernels, over the row's 128 blocks of 32 KiB. That row's
+/// decompression was the one the benchmark kept finding just under the
+/// reference's.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OneStream {
+    /// The stream decodes straight into the block.
+    Raw,
+    /// The stream decodes into scratch, which is unshuffled into the block
+    /// in items of this many bytes.
+    Unshuffle(usize),
+}
+
+impl OneStream {
+    fn of(h: &ChunkHeader, unfilter: Unfilter) -> Option<Self> {
+        // `Prepared::nstreams` is 1 for every block of such a chunk.
+        let unsplit = h.dont_split() || h.typesize() == 1;
+        if !unsplit || h.vl_blocks() || h.is_memcpyed() || h.special_code() != 0 {
+            return None;
+        }
+        match unfilter {
+            Unfilter::Nothing => Some(OneStream::Raw),
+            Unfilter::Shuffle { group, .. } => Some(OneStream::Unshuffle(group)),
+            Unfilter::Pipeline => None,
+        }
+    }
 }
 
 fn rd_i32(b: &[u8], at: usize) -> crate::Result<i32> {
@@ -369,6 +409,7 @@ impl<'a> Prepared<'a> {
         let leftover = h.leftover();
         let has_delta = h.filters.contains(&Fmt::DELTA);
         let unfilter = Unfilter::of(&h);
+        let one_stream = OneStream::of(&h, unfilter);
         let repeats_copyable = !vl
             && !memcpyed
             && special == 0
@@ -388,6 +429,7 @@ impl<'a> Prepared<'a> {
             has_delta,
             unfilter,
             repeats_copyable,
+            one_stream,
             h,
         };
         if p.h.nbytes == 0 && p.h.cbytes() == hlen && special == 0 {
@@ -600,7 +642,137 @@ impl<'a> Prepared<'a> {
     /// holds for the built-in codecs and filters without a postfilter, except
     /// for block 0 under DELTA (coded against itself, the others against it).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn decode_block(
+        &self,
+        w: &mut DecWorker,
+        dp: &DParams,
+        j: usize,
+        bytes: &[u8],
+        out: &mut [u8],
+        dref: Option<&[u8]>,
+        tid: usize,
+    ) -> crate::Result<Option<usize>> {
+        match (self.one_stream, &dp.postfilter) {
+            (Some(how), None) => self.decode_one_stream(w, dp, j, bytes, out, how),
+            _ => self.decode_block_any(w, dp, j, bytes, out, dref, tid),
+        }
+    }
+
+    /// [`Prepared::decode_block`] for a block of a chunk whose blocks are
+    /// each one stream (see [`OneStream`]), without a postfilter.
+    fn decode_one_stream(
+        &self,
+        w: &mut DecWorker,
+        dp: &DParams,
+        j: usize,
+        bytes: &[u8],
+        out: &mut [u8],
+        how: OneStream,
+    ) -> crate::Result<Option<usize>> {
+        let csize = rd_i32(bytes, 0)?;
+        let consumed = match how {
+            OneStream::Raw => self.decode_stream(&mut w.codec, dp, j, bytes, 4, csize, out)?,
+            OneStream::Unshuffle(group) => {
+                let bsize = out.len();
+                // Every byte of the scratch is written by the stream, so it
+                // is only grown, never cleared.
+                if w.a.len() < bsize {
+                    w.a.resize(bsize);
+                }
+                w.a.truncate(bsize);
+                let consumed =
+                    self.decode_stream(&mut w.codec, dp, j, bytes, 4, csize, &mut w.a)?;
+                shuffle::unshuffle(group, &w.a, out);
+                consumed
+            }
+        };
+        Ok(self.block_is_copyable(dp, j).then_some(consumed))
+    }
+
+    /// Decodes the stream of block `j` whose size field `csize` has been
+    /// read and whose bytes start at `bytes[pos]` into `dst` (the stream's
+    /// whole output): a run of zeros, of one byte value, stored bytes or a
+    /// codec stream. Returns where the next stream starts.
+    #[allow(clippy::too_many_arguments)]
+    fn decode_stream(
+        &self,
+        codec: &mut stream::CodecState,
+        dp: &DParams,
+        j: usize,
+        bytes: &[u8],
+        pos: usize,
+        csize: i32,
+        dst: &mut [u8],
+    ) -> crate::Result<usize> {
+        if csize == 0 {
+            dst.fill(0);
+            return Ok(pos);
+        }
+        if csize < 0 {
+            let Some(&token) = bytes.get(pos) else {
+                crate::bail!(ReadBuffer, "missing run token in block {j}");
+            };
+            if token & 1 == 0 || csize < -255 {
+                crate::bail!(
+                    RunLength,
+                    "invalid run in block {j} (csize {csize}, token {token})"
+                );
+            }
+            dst.fill((-csize) as u8);
+            return Ok(pos + 1);
+        }
+        let csize = csize as usize;
+        let Some(s) = bytes.get(pos..pos + csize) else {
+            crate::bail!(ReadBuffer, "stream of block {j} extends past the chunk");
+        };
+        if csize == dst.len() {
+            dst.copy_from_slice(s);
+        } else {
+            self.codec_decode(codec, dp, s, dst)?;
+        }
+        Ok(pos + csize)
+    }
+
+    /// Decodes one codec stream `s` into `dst` with the chunk's codec.
+    fn codec_decode(
+        &self,
+        codec: &mut stream::CodecState,
+        dp: &DParams,
+        s: &[u8],
+        dst: &mut [u8],
+    ) -> crate::Result<()> {
+        stream::decode(
+            codec,
+            self.h.compformat(),
+            self.h.compcode(),
+            self.h.compcode_meta,
+            s,
+            dst,
+            self.dict.as_deref(),
+            &self.call_info(dp),
+            dp.block_shape.as_deref(),
+        )
+    }
+
+    /// What a user codec or filter is told about this decompression.
+    fn call_info<'s>(&'s self, dp: &'s DParams) -> CallInfo<'s> {
+        CallInfo {
+            typesize: self.h.typesize() as i32,
+            clevel: 0,
+            compcode: self.h.compcode(),
+            compcode_meta: self.h.compcode_meta,
+            nthreads: dp.nthreads,
+            blocksize: self.blocksize as i32,
+            chunk: self.src,
+            user: dp.user_data.as_ref(),
+        }
+    }
+
+    /// [`Prepared::decode_block`] for any block.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn decode_block_any(
         &self,
         w: &mut DecWorker,
         dp: &DParams,
@@ -650,16 +822,6 @@ impl<'a> Prepared<'a> {
         if neblock == 0 {
             crate::bail!(WriteBuffer, "block {j} is empty");
         }
-        let info = CallInfo {
-            typesize: typesize as i32,
-            clevel: 0,
-            compcode: self.h.compcode(),
-            compcode_meta: self.h.compcode_meta,
-            nthreads: dp.nthreads,
-            blocksize: self.blocksize as i32,
-            chunk: &self.src,
-            user: dp.user_data.as_ref(),
-        };
         let use_tmp = filtered || postfilter.is_some();
         // Shuffle alone over a block split into one stream per byte plane:
         // the unshuffle reads each plane where it lies, so the planes stored
@@ -699,61 +861,21 @@ impl<'a> Prepared<'a> {
                     if s.len() == neblock {
                         dst.copy_from_slice(s);
                     } else {
-                        let cf = self.h.compformat();
-                        stream::decode(
-                            &mut w.codec,
-                            cf,
-                            self.h.compcode(),
-                            self.h.compcode_meta,
-                            s,
-                            dst,
-                            self.dict.as_deref(),
-                            &info,
-                            dp.block_shape.as_deref(),
-                        )?;
+                        self.codec_decode(&mut w.codec, dp, s, dst)?;
                     }
                     pos = bytes.len();
                     continue;
                 }
-                if csize == 0 {
-                    dst.fill(0);
-                } else if csize < 0 {
-                    let Some(&token) = bytes.get(pos) else {
-                        crate::bail!(ReadBuffer, "missing run token in block {j}");
-                    };
-                    pos += 1;
-                    if token & 1 == 0 || csize < -255 {
-                        crate::bail!(
-                            RunLength,
-                            "invalid run in block {j} (csize {csize}, token {token})"
-                        );
-                    }
-                    dst.fill((-csize) as u8);
-                } else {
-                    let csize = csize as usize;
-                    let Some(s) = bytes.get(pos..pos + csize) else {
+                // A plane stored uncompressed is read where it lies.
+                if planes_in_place && csize as usize == neblock {
+                    if bytes.len() < pos + neblock {
                         crate::bail!(ReadBuffer, "stream of block {j} extends past the chunk");
-                    };
-                    if csize == neblock && planes_in_place {
-                        stored_at[k] = Some(pos);
-                    } else if csize == neblock {
-                        dst.copy_from_slice(s);
-                    } else {
-                        let cf = self.h.compformat();
-                        stream::decode(
-                            &mut w.codec,
-                            cf,
-                            self.h.compcode(),
-                            self.h.compcode_meta,
-                            s,
-                            dst,
-                            self.dict.as_deref(),
-                            &info,
-                            dp.block_shape.as_deref(),
-                        )?;
                     }
-                    pos += csize;
+                    stored_at[k] = Some(pos);
+                    pos += neblock;
+                    continue;
                 }
+                pos = self.decode_stream(&mut w.codec, dp, j, bytes, pos, csize, dst)?;
             }
             Ok(pos)
         })();
@@ -797,7 +919,7 @@ impl<'a> Prepared<'a> {
                 offset: if vl { 0 } else { offset },
                 version: self.h.version,
                 block_shape: dp.block_shape.as_deref(),
-                info,
+                info: self.call_info(dp),
             };
             match postfilter {
                 Some(pf) => {
