@@ -697,6 +697,20 @@ fn blocks_with_repeated_bytes_decode_like_the_others() {
     }
 }
 
+/// A decompressor on `nthreads` threads, once it has decoded the whole of
+/// `chunk` to `want` (checked).
+fn decoder_after_full_decode(chunk: &[u8], nthreads: i16, want: &[u8], what: &str) -> Decompressor {
+    let mut d = Decompressor::new(DParams {
+        nthreads,
+        ..DParams::default()
+    });
+    let mut out = vec![0u8; want.len()];
+    let n = d.decompress(chunk, &mut out).unwrap();
+    assert_eq!(n, want.len(), "{what} t{nthreads}");
+    assert!(out == want, "{what} t{nthreads}");
+    d
+}
+
 #[test]
 fn split_blocks_mixing_stored_and_compressed_planes_round_trip() {
     // BLOSC_ALWAYS_SPLIT: one stream per byte plane, whatever the codec.
@@ -721,13 +735,7 @@ fn split_blocks_mixing_stored_and_compressed_planes_round_trip() {
                 let (stored, packed) = common::split_stream_kinds(&c, 1, bsize, typesize);
                 assert!(stored > 0 && packed > 0, "{what}: {stored} stored, {packed} packed");
                 for nthreads in [1i16, 2] {
-                    let mut d = Decompressor::new(DParams {
-                        nthreads,
-                        ..DParams::default()
-                    });
-                    let mut out = vec![0u8; src.len()];
-                    assert_eq!(d.decompress(&c, &mut out).unwrap(), src.len());
-                    assert!(out == src, "{what} nthreads {nthreads}");
+                    let mut d = decoder_after_full_decode(&c, nthreads, &src, &what);
                     // A partial read from the middle of a block.
                     let start = 4096 + 17;
                     let mut items = vec![0u8; 100 * typesize];
@@ -825,13 +833,7 @@ fn unsplit_blocks_of_every_stream_kind_round_trip() {
                 let kinds: Vec<&str> = (0..4).map(|j| kind(rd(rd(32 + 4 * j) as usize))).collect();
                 assert_eq!(kinds, ["coded", "zeros", "run", "stored"], "{case}");
                 for nthreads in [1i16, 2] {
-                    let mut d = Decompressor::new(DParams {
-                        nthreads,
-                        ..DParams::default()
-                    });
-                    let mut out = vec![0u8; src.len()];
-                    assert_eq!(d.decompress(&c, &mut out).unwrap(), src.len());
-                    assert!(out == src, "{case} t{nthreads}");
+                    let mut d = decoder_after_full_decode(&c, nthreads, &src, &case);
                     let mask = [false, true, false, true, false, false];
                     let mut part = vec![0xEEu8; src.len()];
                     d.set_maskout(&mask).unwrap();
