@@ -300,15 +300,14 @@ struct Prepared<'a> {
 /// planes; not VL, stored or special) turns a decoded stream into the block.
 ///
 /// Such blocks take [`Prepared::decode_one_stream`], which does only what
-/// they need. Through the general [`Prepared::decode_block_any`] (plane
-/// bookkeeping, a closure and scratch moves per block) each cost about 380
-/// instructions of its own around the codec and the unshuffle, where the
-/// reference's per-block functions spend about 290; through this path, about
-/// 210. (`scripts/instructions.sh chunk/smooth3d-f8/lz4hc/c1/shuffle/t1
-/// --functions 12`: self costs of the functions between `decode_into` and
-/// the two kernels, over the row's 128 blocks of 32 KiB. That row's
-/// decompression was the one the benchmark kept finding just under the
-/// reference's.)
+/// they need; the general [`Prepared::decode_block_any`] keeps plane
+/// bookkeeping, a closure and moves of the scratch per block.
+/// `scripts/instructions.sh chunk/smooth3d-f8/lz4hc/c1/shuffle/t1
+/// --functions 12` (128 blocks of 32 KiB, each one LZ4 stream and an
+/// unshuffle): one decompression spent about 89,500 instructions outside
+/// the two kernels through the general path, about 66,400 through this one,
+/// and the reference about 59,700. That row's decompression was the one the
+/// benchmark kept finding just under the reference's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum OneStream {
     /// The stream decodes straight into the block.
