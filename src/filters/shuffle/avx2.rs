@@ -9,7 +9,8 @@
 //! than interleaved orders. Rows whose write fronts would share an L1 set
 //! (8 or 16 rows 4 KiB apart) are shuffled through a small stage first
 //! (`shuffle_staged`), and 16 such rows are copied into one before they are
-//! unshuffled (`unshuffle_staged`).
+//! unshuffled (`unshuffle_staged`); items wider than 16 bytes do the same a
+//! 16-byte window at a time (`shuffle_wide_staged`, `unshuffle_wide_staged`).
 
 use std::arch::x86_64::*;
 
@@ -32,17 +33,6 @@ pub(crate) unsafe fn zip<const N: usize>(v: &mut [__m256i; N]) {
         out[2 * a + 1] = _mm256_unpackhi_epi8(v[a], v[a + N / 2]);
     }
     *v = out;
-}
-
-/// Loads `s[lo..lo + 16]` into lane 0 and `s[hi..hi + 16]` into lane 1.
-///
-/// # Safety
-/// Both ranges lie inside `s`; AVX2 is available.
-#[inline(always)]
-unsafe fn load_halves(s: &[u8], lo: usize, hi: usize) -> __m256i {
-    debug_assert!(lo + 16 <= s.len() && hi + 16 <= s.len());
-    let p = s.as_ptr();
-    _mm256_loadu2_m128i(p.add(hi) as *const __m128i, p.add(lo) as *const __m128i)
 }
 
 /// Unaligned 32-byte load of `s[off..off + 32]`.
@@ -112,6 +102,9 @@ pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8],
                 shuffle_staged::<16, { 16 * stage_pitch(16) }>(n, stride, src, dst)
             }
             16 => shuffle_pow2::<16>(n, stride, src, dst),
+            17.. if wide_rows_crowd_l1(typesize, stride) => {
+                shuffle_wide_staged(typesize, n, stride, src, dst)
+            }
             _ => shuffle_windows(typesize, n, stride, src, dst),
         }
     };
@@ -136,6 +129,10 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
             }
             16 => unshuffle_pow2::<16, 4, _>(n, &Strided { src, n }, dst),
             12 => unshuffle_12(n, src, dst),
+            17.. if read_rows_crowd_l1((0..16).map(|j| j * n)) => {
+                unshuffle_wide_staged(typesize, n, src, dst)
+            }
+            17.. => unshuffle_wide(typesize, n, 0, src, dst),
             _ => unshuffle_windows(typesize, n, src, dst),
         }
     };
@@ -306,6 +303,18 @@ pub(crate) const L1_WAY: usize = 4096;
 /// about 34 in a 257 KiB one.
 pub(super) fn rows_crowd_l1(rows: usize, stride: usize) -> bool {
     crowd_l1((0..rows).map(|j| j * stride), 4)
+}
+
+/// Whether the rows [`shuffle_windows`] writes for items of `typesize > 16`
+/// bytes, `stride` bytes apart, crowd the L1 cache: a window's 16 rows as
+/// in [`rows_crowd_l1`], or all the item's rows (each group writes to every
+/// one) more than 16 to a set. 128-byte items in a 128 KiB block (32 rows
+/// a set) shuffled at 0.87x the reference's speed without a stage and 1.0x
+/// with one, while 64-byte ones in a 32 KiB block (8 a set) ran at 0.7x
+/// through the stage and 1.2x without (`bash scripts/shuffle-bench.sh
+/// --typesizes 64,128`).
+pub(super) fn wide_rows_crowd_l1(typesize: usize, stride: usize) -> bool {
+    rows_crowd_l1(16, stride) || crowd_l1((0..typesize).map(|j| j * stride), 16)
 }
 
 /// Whether more than `most` of `addresses` fall in one L1 set.
@@ -559,7 +568,17 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize, R: Rows>(
 }
 
 /// Any other item size, by 16-byte windows (see `super::transpose`); row
-/// `j` goes to `dst[j * stride..]`.
+/// `j` goes to `dst[j * stride..]`. Each window's 16x16 transpose runs in
+/// two halves of eight rows, as in [`shuffle_16`]: the first zip round pairs
+/// item `a` with item `a + 8`, its low halves alone make rows 0 to 7 and its
+/// high halves rows 8 to 15, each through three more rounds on eight
+/// vectors. Loading the items twice (from L1) costs less than the stack
+/// spills of the 16-vector form, which ran at 0.82x to 0.90x the reference's
+/// speed for 24- and 40-byte items (`bash scripts/shuffle-bench.sh
+/// --typesizes 24,40`). Items of up to eight bytes need one half, and so
+/// does the last window of an item whose other half an earlier window made
+/// ([`first_half_done`]). Items wider than 16 bytes are covered to the
+/// last one by [`wide_groups`].
 ///
 /// # Safety
 /// AVX2 is available; `src` holds at least `n * typesize` bytes, `stride >=
@@ -572,29 +591,224 @@ unsafe fn shuffle_windows(
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    let groups = whole_groups(typesize, n, n * typesize, LANES);
-    for g in 0..groups {
-        let e0 = g * LANES;
+    let (groups, done) = if typesize > 16 {
+        wide_groups(0, n)
+    } else {
+        let whole = whole_groups(typesize, n, n * typesize, LANES);
+        (
+            WideGroups {
+                from: 0,
+                whole,
+                tail: None,
+            },
+            whole * LANES,
+        )
+    };
+    for e0 in groups {
         for Window { start, rows } in windows(typesize) {
-            let mut v = [_mm256_setzero_si256(); 16];
-            for (i, x) in v.iter_mut().enumerate() {
-                // whole_groups keeps (e0 + 31) * typesize + start + 16 <= len.
-                let lo = (e0 + i) * typesize + start;
-                *x = load_halves(src, lo, lo + 16 * typesize);
+            // whole_groups keeps (e0 + 31) * typesize + start + 16 <= len,
+            // and wide_groups keeps e0 + 32 <= n.
+            let at = e0 * typesize + start;
+            if !first_half_done(typesize, start) {
+                let v = window_half::<0>(src, at, typesize);
+                store_rows(dst, (start * stride + e0, stride), v, rows);
             }
-            for _ in 0..4 {
-                zip(&mut v);
+            if rows > 8 {
+                let v = window_half::<1>(src, at, typesize);
+                store_rows(dst, ((start + 8) * stride + e0, stride), v, rows - 8);
             }
-            for (t, x) in v.iter().enumerate() {
-                // Only real rows (start + t < typesize) exist; a constant-bound
-                // loop keeps the vectors in registers.
-                if t < rows {
-                    store(dst, (start + t) * stride + e0, *x);
+        }
+    }
+    done
+}
+
+/// Whether the first eight rows of the window at `start` of a
+/// `typesize`-byte item are rows an earlier window of the item made: for
+/// the last window of an item wider than 16 bytes, moved back to end at the
+/// item's end, when the item's last partial 16 bytes are at most 8 (24- or
+/// 40-byte items, say). Skipping them saves a quarter of the work on
+/// 24-byte items and a sixth on 40-byte ones.
+#[inline(always)]
+fn first_half_done(typesize: usize, start: usize) -> bool {
+    typesize > 16 && start % 16 != 0 && typesize % 16 <= 8
+}
+
+/// The first items of the groups of [`LANES`] items that cover items
+/// `from..n`: see [`wide_groups`].
+struct WideGroups {
+    from: usize,
+    whole: usize,
+    tail: Option<usize>,
+}
+
+impl Iterator for WideGroups {
+    type Item = usize;
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        if self.whole > 0 {
+            self.whole -= 1;
+            let e0 = self.from;
+            self.from += LANES;
+            return Some(e0);
+        }
+        self.tail.take()
+    }
+}
+
+/// The groups a kernel for items wider than 16 bytes (each window inside
+/// its item) runs on to cover items `from..n` (`from <= n`), and where the
+/// items it covers end. Whole groups from `from` on, then, when items are
+/// left over and there are at least [`LANES`] items, one more group ending
+/// at item `n`: it overlaps the group before, whose items it writes again
+/// with the same bytes. Left to the scalar loop, those few items cost much
+/// of the time of a small block: `bash scripts/shuffle-bench.sh
+/// --typesizes 40,100 --blocksizes 32768` ran 40-byte items at 16.7 GB/s
+/// forward and 20.5 inverse without the last group, 18.2 to 19.4 and 24.0
+/// with it; 100-byte items at 18.7 and 17.1 without, 23.3 and 19.9 with.
+fn wide_groups(from: usize, n: usize) -> (WideGroups, usize) {
+    let whole = (n - from) / LANES;
+    let end = from + whole * LANES;
+    let tail = (end < n && n >= LANES).then(|| n - LANES);
+    let done = if tail.is_some() { n } else { end };
+    (WideGroups { from, whole, tail }, done)
+}
+
+/// Rows `8 * HALF..8 * HALF + 8` of the 16x16 transpose of a window: the
+/// 16 bytes at `src[at + i * typesize..]` of items `i` = 0 to 31 (lane 0
+/// items 0 to 15, lane 1 items 16 to 31), as eight vectors, each a row's
+/// 32 bytes in item order.
+///
+/// # Safety
+/// AVX2 is available; `src` holds `at + 31 * typesize + 16` bytes.
+#[inline(always)]
+unsafe fn window_half<const HALF: usize>(src: &[u8], at: usize, typesize: usize) -> [__m256i; 8] {
+    // Opaque: LLVM, knowing that `src` and the output do not overlap,
+    // otherwise loads the window once for both halves and keeps its 16
+    // vectors live across them, spilling.
+    let mut p = src.as_ptr().add(opaque_index(at));
+    let step = 8 * typesize;
+    let mut v = [_mm256_setzero_si256(); 8];
+    for x in v.iter_mut() {
+        // Items a and a + 16, then a + 8 and a + 24.
+        let lo = _mm256_loadu2_m128i(p.add(2 * step) as *const __m128i, p as *const __m128i);
+        let hi = _mm256_loadu2_m128i(
+            p.add(3 * step) as *const __m128i,
+            p.add(step) as *const __m128i,
+        );
+        *x = if HALF == 0 {
+            _mm256_unpacklo_epi8(lo, hi)
+        } else {
+            _mm256_unpackhi_epi8(lo, hi)
+        };
+        p = p.add(typesize);
+    }
+    for _ in 0..3 {
+        zip(&mut v);
+    }
+    v
+}
+
+/// Stores the first `count` (at most 8) of `v` to `dst`, vector `t` at
+/// `first + t * stride` for `(first, stride) = rows`.
+///
+/// # Safety
+/// AVX2 is available; every store lies inside `dst`.
+#[inline(always)]
+unsafe fn store_rows(dst: &mut [u8], rows: (usize, usize), v: [__m256i; 8], count: usize) {
+    let (mut at, stride) = rows;
+    if count >= 8 {
+        for x in v {
+            store(dst, at, x);
+            at += stride;
+        }
+    } else {
+        for x in v.into_iter().take(count) {
+            store(dst, at, x);
+            at += stride;
+        }
+    }
+}
+
+/// [`shuffle_windows`] for items wider than 16 bytes whose rows crowd the
+/// L1 cache ([`wide_rows_crowd_l1`]): a piece of [`stage_items`]`(16)` items at
+/// a time, each window's 16 rows are transposed into a stage whose rows
+/// are [`stage_pitch`] apart, then copied out one row after the other, as
+/// [`shuffle_staged`] does for 8- and 16-byte items. Returns the number of
+/// items done.
+///
+/// # Safety
+/// As for [`shuffle_windows`], with `typesize > 16`.
+#[target_feature(enable = "avx2")]
+unsafe fn shuffle_wide_staged(
+    typesize: usize,
+    n: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
+    debug_assert!(typesize > 16);
+    let (mut stage, items, pitch) = Stage::<{ 16 * stage_pitch(16) }>::for_items(16);
+    let pieces = n / items;
+    for p in 0..pieces {
+        let e0 = p * items;
+        for Window { start, .. } in windows(typesize) {
+            // Stage rows 0 to 7 stay stale (and are not copied out) when an
+            // earlier window made them.
+            let first = if first_half_done(typesize, start) {
+                8
+            } else {
+                0
+            };
+            for g in (0..items).step_by(LANES) {
+                // Item e0 + g + 31's window ends inside the item, by
+                // n * typesize; the stage holds 16 rows of pitch >= items.
+                let at = (e0 + g) * typesize + start;
+                if first == 0 {
+                    let v = window_half::<0>(src, at, typesize);
+                    store_rows(&mut stage.0, (g, pitch), v, 8);
+                }
+                let v = window_half::<1>(src, at, typesize);
+                store_rows(&mut stage.0, (8 * pitch + g, pitch), v, 8);
+            }
+            for j in first..16 {
+                for k in (0..items).step_by(32) {
+                    // Row start + j of `dst` holds n >= e0 + items bytes.
+                    store(
+                        dst,
+                        (start + j) * stride + e0 + k,
+                        load(&stage.0, j * pitch + k),
+                    );
                 }
             }
         }
     }
-    groups * LANES
+    // The items after the last whole piece, directly, from far enough back
+    // for a whole group when there are fewer left (pieces > 0 here only
+    // when n >= items > LANES).
+    let done = pieces * items;
+    let from = if n - done < LANES && pieces > 0 {
+        n - LANES
+    } else {
+        done
+    };
+    from + shuffle_windows(
+        typesize,
+        n - from,
+        stride,
+        &src[from * typesize..],
+        &mut dst[from..],
+    )
+}
+
+/// `i`, through an empty `asm!` that the optimizer must assume has an
+/// effect, so that it neither merges two uses of the same index nor hoists
+/// the loads that depend on it out of their loop.
+#[inline(always)]
+fn opaque_index(mut i: usize) -> usize {
+    // SAFETY: the template is a comment: no instruction runs, no memory,
+    // stack or flags are touched, and `i` comes back in its own register.
+    unsafe { std::arch::asm!("/* {0} */", inout(reg) i, options(nomem, nostack, preserves_flags)) };
+    i
 }
 
 /// Inverse of [`shuffle_windows`]. Narrow items spill into the next item,
@@ -627,6 +841,128 @@ unsafe fn unshuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8
         }
     }
     groups * LANES
+}
+
+/// [`unshuffle_windows`] for items wider than 16 bytes, from item `from`
+/// on ([`wide_groups`]); returns where the items done end. Each window lies
+/// inside its item, so the stores may go in any order. One window at a time
+/// over all the items (the reference's order): each pass reads 16 rows
+/// rather than every row of the item. All the windows of a group at a time
+/// ran up to 1.3x faster on items of 64 bytes or more in small blocks, but
+/// at 0.6x the reference's speed where the rows are 2 KiB apart (64-byte
+/// items in a 128 KiB block, 128-byte ones in a 256 KiB block), and 0.85x on
+/// 48-byte items from 128 KiB (`bash scripts/shuffle-bench.sh`). The
+/// transpose runs in two halves like [`window_half`]'s: items 0 to 7 of each
+/// lane come from the low halves of the first zip round alone, items 8 to
+/// 15 from the high halves.
+///
+/// # Safety
+/// AVX2 is available; `typesize > 16`; `from <= n`; `src` and `dst` hold
+/// at least `n * typesize` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_wide(
+    typesize: usize,
+    n: usize,
+    from: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
+    debug_assert!(typesize > 16 && from <= n);
+    let done = wide_groups(from, n).1;
+    for Window { start, .. } in windows(typesize) {
+        for e0 in wide_groups(from, n).0 {
+            // Rows start.. from item e0 on, and window `start` of item e0:
+            // rows hold n >= e0 + 32 bytes, items end by n * typesize.
+            let rows_at = start * n + e0;
+            let items_at = e0 * typesize + start;
+            let v = rows_half::<0>(src, rows_at, n);
+            store_items(dst, items_at, typesize, v);
+            let v = rows_half::<1>(src, rows_at, n);
+            store_items(dst, items_at + 8 * typesize, typesize, v);
+        }
+    }
+    done
+}
+
+/// [`unshuffle_wide`] for rows that crowd the L1 cache
+/// ([`read_rows_crowd_l1`]; rows a multiple of 4 KiB apart, as in a
+/// power-of-two block of 32-byte items from 128 KiB or 64-byte ones from
+/// 256 KiB): each window's 16 rows are copied a piece at a time into a
+/// stage whose rows are [`stage_pitch`] apart, and unshuffled from there,
+/// as [`unshuffle_staged`] does for 16-byte items. Returns the number of
+/// items done.
+///
+/// # Safety
+/// As for [`unshuffle_wide`] with `from` = 0.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_wide_staged(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    let (mut stage, items, pitch) = Stage::<{ 16 * stage_pitch(16) }>::for_items(16);
+    let pieces = n / items;
+    for Window { start, .. } in windows(typesize) {
+        for p in 0..pieces {
+            let e0 = p * items;
+            for j in 0..16 {
+                for k in (0..items).step_by(32) {
+                    // Row start + j holds n >= e0 + items bytes; the stage
+                    // holds 16 rows of pitch >= items bytes.
+                    store(
+                        &mut stage.0,
+                        j * pitch + k,
+                        load(src, (start + j) * n + e0 + k),
+                    );
+                }
+            }
+            for g in (0..items).step_by(LANES) {
+                let items_at = (e0 + g) * typesize + start;
+                store_items(dst, items_at, typesize, rows_half::<0>(&stage.0, g, pitch));
+                let v = rows_half::<1>(&stage.0, g, pitch);
+                store_items(dst, items_at + 8 * typesize, typesize, v);
+            }
+        }
+    }
+    // The items after the last whole piece, directly.
+    unshuffle_wide(typesize, n, pieces * items, src, dst)
+}
+
+/// Items `8 * HALF..8 * HALF + 8` (lane 0) and `16 + 8 * HALF..` (lane 1)
+/// of the 16x16 transpose of 16 rows `n` bytes apart from `src[at..]`: eight
+/// vectors, each two items' 16 bytes.
+///
+/// # Safety
+/// AVX2 is available; `src` holds `at + 15 * n + 32` bytes.
+#[inline(always)]
+unsafe fn rows_half<const HALF: usize>(src: &[u8], at: usize, n: usize) -> [__m256i; 8] {
+    // Opaque for the reason `window_half` gives.
+    let p = src.as_ptr().add(opaque_index(at));
+    let mut v = [_mm256_setzero_si256(); 8];
+    for (a, x) in v.iter_mut().enumerate() {
+        let lo = _mm256_loadu_si256(p.add(a * n) as *const __m256i);
+        let hi = _mm256_loadu_si256(p.add((a + 8) * n) as *const __m256i);
+        *x = if HALF == 0 {
+            _mm256_unpacklo_epi8(lo, hi)
+        } else {
+            _mm256_unpackhi_epi8(lo, hi)
+        };
+    }
+    for _ in 0..3 {
+        zip(&mut v);
+    }
+    v
+}
+
+/// Stores [`rows_half`]'s vectors: vector `i`'s lane 0 at `at + i *
+/// typesize`, its lane 1 sixteen items further.
+///
+/// # Safety
+/// AVX2 is available; every 16-byte store lies inside `dst`.
+#[inline(always)]
+unsafe fn store_items(dst: &mut [u8], at: usize, typesize: usize, v: [__m256i; 8]) {
+    let p = dst.as_mut_ptr().add(at);
+    let far = 16 * typesize;
+    for (i, x) in v.into_iter().enumerate() {
+        let q = p.add(i * typesize);
+        _mm256_storeu2_m128i(q.add(far) as *mut __m128i, q as *mut __m128i, x);
+    }
 }
 
 /// 12-byte items (three 32-bit words, e.g. xyz float triples): the 16x16

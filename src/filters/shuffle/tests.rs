@@ -279,3 +279,54 @@ fn rows_that_crowd_the_l1_cache_unshuffle_like_the_scalar_loop() {
         }
     }
 }
+
+/// Items wider than 16 bytes go through 16-byte windows, a stage when their
+/// rows crowd the L1 cache (both directions), and a last group of 32 items
+/// that overlaps the one before when the count is not a multiple of 32.
+/// Around every boundary of the stage's pieces (512 items) and the groups,
+/// contiguous and with rows a multiple of 4 KiB (or just past one) apart,
+/// each row must be the scalar shuffle's, with nothing written between
+/// rows, and the unshuffle must be the scalar one's.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn wide_items_through_stages_and_overlapping_groups_match_scalar() {
+    assert!(avx2::wide_rows_crowd_l1(32, 4096) && avx2::wide_rows_crowd_l1(24, 4100));
+    assert!(
+        avx2::wide_rows_crowd_l1(128, 1024),
+        "128 rows 1 KiB apart, 32 a set"
+    );
+    assert!(
+        !avx2::wide_rows_crowd_l1(64, 512) && !avx2::wide_rows_crowd_l1(32, 1024),
+        "8 rows a set"
+    );
+    let mut rng = Rng::new(7);
+    for level in cpu::available() {
+        for typesize in [17usize, 24, 25, 32, 40, 56, 64, 128, 255] {
+            let counts = [
+                0usize, 1, 31, 32, 33, 63, 64, 65, 511, 512, 513, 543, 1031, 4096, 4097,
+            ];
+            for n in counts {
+                let src = rng.bytes(n * typesize);
+                let mut want = vec![0u8; n * typesize];
+                shuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                for stride in [n, n + 4, 4096, 4100, 8192].into_iter().filter(|&s| s >= n) {
+                    let mut got = vec![0xa5u8; typesize * stride];
+                    shuffle_rows_with(level, typesize, &src, &mut got, stride);
+                    let what = format!("{level:?} typesize {typesize} items {n} stride {stride}");
+                    assert_rows_are(&got, &want, typesize, stride, &what);
+                }
+                let mut back = vec![0x5au8; n * typesize];
+                unshuffle_with(level, typesize, &want, &mut back);
+                assert!(
+                    back == src,
+                    "{level:?} unshuffle typesize {typesize} items {n}"
+                );
+            }
+        }
+    }
+    // The paths the counts above reach on AVX2: staged both ways with a few
+    // items left after the last piece (4097), and directly (1031).
+    assert!(avx2::wide_rows_crowd_l1(40, 4097) && !avx2::wide_rows_crowd_l1(40, 1031));
+    assert!(avx2::read_rows_crowd_l1((0..16).map(|j| j * 4097)));
+    assert!(!avx2::read_rows_crowd_l1((0..16).map(|j| j * 1031)));
+}
