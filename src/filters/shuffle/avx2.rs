@@ -626,8 +626,11 @@ unsafe fn shuffle_windows(
 /// `typesize`-byte item are rows an earlier window of the item made: for
 /// the last window of an item wider than 16 bytes, moved back to end at the
 /// item's end, when the item's last partial 16 bytes are at most 8 (24- or
-/// 40-byte items, say). Skipping them saves a quarter of the work on
-/// 24-byte items and a sixth on 40-byte ones.
+/// 40-byte items, say). The shuffle skips them, saving a quarter of the
+/// work on 24-byte items and a sixth on 40-byte ones; the unshuffle
+/// transposes the window's last 8 rows alone ([`rows_last8`]), which took
+/// it from about 15 to 20 GB/s on 17-byte items and from 23 to 29 on
+/// 24-byte ones (`bash scripts/shuffle-bench.sh --typesizes 17,24`).
 #[inline(always)]
 fn first_half_done(typesize: usize, start: usize) -> bool {
     typesize > 16 && start % 16 != 0 && typesize % 16 <= 8
@@ -875,6 +878,12 @@ unsafe fn unshuffle_wide(
             // rows hold n >= e0 + 32 bytes, items end by n * typesize.
             let rows_at = start * n + e0;
             let items_at = e0 * typesize + start;
+            if first_half_done(typesize, start) {
+                // Only the item's last 8 bytes are left.
+                let v = rows_last8(src, rows_at + 8 * n, n);
+                store_items8(dst, items_at + 8, typesize, v);
+                continue;
+            }
             let v = rows_half::<0>(src, rows_at, n);
             store_items(dst, items_at, typesize, v);
             let v = rows_half::<1>(src, rows_at, n);
@@ -899,9 +908,12 @@ unsafe fn unshuffle_wide_staged(typesize: usize, n: usize, src: &[u8], dst: &mut
     let (mut stage, items, pitch) = Stage::<{ 16 * stage_pitch(16) }>::for_items(16);
     let pieces = n / items;
     for Window { start, .. } in windows(typesize) {
+        // The last 8 rows alone when the window's first 8 are done.
+        let last8 = first_half_done(typesize, start);
+        let first = if last8 { 8 } else { 0 };
         for p in 0..pieces {
             let e0 = p * items;
-            for j in 0..16 {
+            for j in first..16 {
                 for k in (0..items).step_by(32) {
                     // Row start + j holds n >= e0 + items bytes; the stage
                     // holds 16 rows of pitch >= items bytes.
@@ -914,6 +926,11 @@ unsafe fn unshuffle_wide_staged(typesize: usize, n: usize, src: &[u8], dst: &mut
             }
             for g in (0..items).step_by(LANES) {
                 let items_at = (e0 + g) * typesize + start;
+                if last8 {
+                    let v = rows_last8(&stage.0, 8 * pitch + g, pitch);
+                    store_items8(dst, items_at + 8, typesize, v);
+                    continue;
+                }
                 store_items(dst, items_at, typesize, rows_half::<0>(&stage.0, g, pitch));
                 let v = rows_half::<1>(&stage.0, g, pitch);
                 store_items(dst, items_at + 8 * typesize, typesize, v);
@@ -948,6 +965,48 @@ unsafe fn rows_half<const HALF: usize>(src: &[u8], at: usize, n: usize) -> [__m2
         zip(&mut v);
     }
     v
+}
+
+/// The 8x8 transpose of 8 rows `n` bytes apart from `src[at..]` (32
+/// items' last 8 bytes): vector `a` holds items `2a` and `2a + 1` in lane 0
+/// and items `16 + 2a` and `17 + 2a` in lane 1, 8 bytes each, as in
+/// [`unshuffle_pow2`] of 8-byte items. For the last window of an item
+/// whose first 8 rows an earlier window made ([`first_half_done`]): half
+/// the loads and shuffles of a 16-row window.
+///
+/// # Safety
+/// AVX2 is available; `src` holds `at + 7 * n + 32` bytes.
+#[inline(always)]
+unsafe fn rows_last8(src: &[u8], at: usize, n: usize) -> [__m256i; 8] {
+    let p = src.as_ptr().add(at);
+    let mut v = [_mm256_setzero_si256(); 8];
+    for (j, x) in v.iter_mut().enumerate() {
+        *x = _mm256_loadu_si256(p.add(j * n) as *const __m256i);
+    }
+    for _ in 0..3 {
+        zip(&mut v);
+    }
+    v
+}
+
+/// Stores [`rows_last8`]'s vectors: the 8 bytes of item `i` at `at + i *
+/// typesize`.
+///
+/// # Safety
+/// AVX2 is available; every 8-byte store lies inside `dst`.
+#[inline(always)]
+unsafe fn store_items8(dst: &mut [u8], at: usize, typesize: usize, v: [__m256i; 8]) {
+    let p = dst.as_mut_ptr().add(at);
+    for (a, x) in v.into_iter().enumerate() {
+        let q = p.add(2 * a * typesize);
+        for (lane, q) in [
+            (_mm256_castsi256_si128(x), q),
+            (_mm256_extracti128_si256::<1>(x), q.add(16 * typesize)),
+        ] {
+            _mm_storel_epi64(q as *mut __m128i, lane);
+            _mm_storeh_pd(q.add(typesize) as *mut f64, _mm_castsi128_pd(lane));
+        }
+    }
 }
 
 /// Stores [`rows_half`]'s vectors: vector `i`'s lane 0 at `at + i *

@@ -280,7 +280,8 @@ fn rows_that_crowd_the_l1_cache_unshuffle_like_the_scalar_loop() {
     }
 }
 
-/// Items wider than 16 bytes go through 16-byte windows, a stage when their
+/// Items wider than 16 bytes go through 16-byte windows (the last one only
+/// in part when an earlier one made half of it), a stage when their
 /// rows crowd the L1 cache (both directions), and a last group of 32 items
 /// that overlaps the one before when the count is not a multiple of 32.
 /// Around every boundary of the stage's pieces (512 items) and the groups,
