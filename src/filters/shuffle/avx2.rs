@@ -596,7 +596,7 @@ unsafe fn shuffle_windows(
     } else {
         let whole = whole_groups(typesize, n, n * typesize, LANES);
         (
-            WideGroups {
+            GroupStarts {
                 from: 0,
                 whole,
                 tail: None,
@@ -636,15 +636,16 @@ fn first_half_done(typesize: usize, start: usize) -> bool {
     typesize > 16 && start % 16 != 0 && typesize % 16 <= 8
 }
 
-/// The first items of the groups of [`LANES`] items that cover items
-/// `from..n`: see [`wide_groups`].
-struct WideGroups {
+/// The first items of groups of [`LANES`] items: `whole` groups one after
+/// the other from `from`, then `tail` if any (see [`wide_groups`]; the
+/// narrow windowed sizes have no tail).
+struct GroupStarts {
     from: usize,
     whole: usize,
     tail: Option<usize>,
 }
 
-impl Iterator for WideGroups {
+impl Iterator for GroupStarts {
     type Item = usize;
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
@@ -668,12 +669,12 @@ impl Iterator for WideGroups {
 /// --typesizes 40,100 --blocksizes 32768` ran 40-byte items at 16.7 GB/s
 /// forward and 20.5 inverse without the last group, 18.2 to 19.4 and 24.0
 /// with it; 100-byte items at 18.7 and 17.1 without, 23.3 and 19.9 with.
-fn wide_groups(from: usize, n: usize) -> (WideGroups, usize) {
+fn wide_groups(from: usize, n: usize) -> (GroupStarts, usize) {
     let whole = (n - from) / LANES;
     let end = from + whole * LANES;
     let tail = (end < n && n >= LANES).then(|| n - LANES);
     let done = if tail.is_some() { n } else { end };
-    (WideGroups { from, whole, tail }, done)
+    (GroupStarts { from, whole, tail }, done)
 }
 
 /// Rows `8 * HALF..8 * HALF + 8` of the 16x16 transpose of a window: the
