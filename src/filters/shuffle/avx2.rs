@@ -309,8 +309,8 @@ pub(super) fn rows_crowd_l1(rows: usize, stride: usize) -> bool {
 /// bytes, `stride` bytes apart, crowd the L1 cache: a window's 16 rows as
 /// in [`rows_crowd_l1`], or all the item's rows (each group writes to every
 /// one) more than 16 to a set. 128-byte items in a 128 KiB block (32 rows
-/// a set) shuffled at 0.87x the reference's speed without a stage and 1.0x
-/// with one, while 64-byte ones in a 32 KiB block (8 a set) ran at 0.7x
+/// a set) shuffled at 0.87x the reference's speed without a stage and at
+/// 0.91x to 1.06x with one (five runs), while 64-byte ones in a 32 KiB block (8 a set) ran at 0.7x
 /// through the stage and 1.2x without (`bash scripts/shuffle-bench.sh
 /// --typesizes 64,128`).
 pub(super) fn wide_rows_crowd_l1(typesize: usize, stride: usize) -> bool {
@@ -639,6 +639,7 @@ fn first_half_done(typesize: usize, start: usize) -> bool {
 /// The first items of groups of [`LANES`] items: `whole` groups one after
 /// the other from `from`, then `tail` if any (see [`wide_groups`]; the
 /// narrow windowed sizes have no tail).
+#[derive(Clone)]
 struct GroupStarts {
     from: usize,
     whole: usize,
@@ -872,9 +873,9 @@ unsafe fn unshuffle_wide(
     dst: &mut [u8],
 ) -> usize {
     debug_assert!(typesize > 16 && from <= n);
-    let done = wide_groups(from, n).1;
+    let (starts, done) = wide_groups(from, n);
     for Window { start, .. } in windows(typesize) {
-        for e0 in wide_groups(from, n).0 {
+        for e0 in starts.clone() {
             // Rows start.. from item e0 on, and window `start` of item e0:
             // rows hold n >= e0 + 32 bytes, items end by n * typesize.
             let rows_at = start * n + e0;
