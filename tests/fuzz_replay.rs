@@ -214,6 +214,24 @@ fn roundtrip_body_holds_for_every_parameter_byte() {
     }
 }
 
+/// The parameter byte's upper half, items of 17 to 255 bytes, with at
+/// least 32 items a chunk so the SIMD shuffles' wide windows (groups of 32
+/// items) run, not only their scalar remainder.
+#[test]
+fn roundtrip_body_reaches_wide_items() {
+    let mut rng = XorShift(0x51de_17e5);
+    for p3 in (128u8..=255).step_by(9).chain([255]) {
+        let typesize = 17 + usize::from(p3 - 128) * 238 / 127;
+        // Shuffle, bitshuffle, shuffle then BYTEDELTA, over each codec.
+        for (p0, p2) in [(0u8, 1u8), (1, 2), (4, 5), (5, 1), (2, 1)] {
+            let len = typesize * (32 + rng.below(40)) + rng.below(typesize);
+            let mut data: Vec<u8> = vec![p0, rng.next() as u8, p2, p3];
+            data.extend(sample(len, rng.below(3)));
+            bodies::chunk_roundtrip(&data);
+        }
+    }
+}
+
 #[test]
 fn blosclz_body_survives_mutated_streams() {
     let mut rng = XorShift(0xb105_c12);

@@ -111,7 +111,13 @@ pub fn chunk_roundtrip(data: &[u8]) {
         return;
     }
     let (p, mut src) = data.split_at(4);
-    let typesize = usize::from(p[3] % 16) + 1;
+    // Half the draws take items of 1 to 16 bytes, each shuffle width its
+    // own kernel; the other half take 17 to 255 bytes (records, structured
+    // dtypes), which the SIMD shuffles cut into 16-byte windows.
+    let typesize = match p[3] {
+        0..=127 => usize::from(p[3] % 16) + 1,
+        wide => 17 + usize::from(wide - 128) * 238 / 127,
+    };
     let mut block_shape = None;
     let mut blocksize = 0;
     let mut filters_meta = [0u8; 6];
