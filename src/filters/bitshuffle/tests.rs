@@ -176,6 +176,53 @@ fn fused_runs_and_their_tails_match_scalar() {
     }
 }
 
+/// The tile plan of the SIMD tiers (`tiled::next_tile`): item counts around
+/// one and two tiles (`TILE_BYTES / typesize` items), around a run of each
+/// tier's best size and under a vector, so that a tile leaves a run's worth
+/// for the last, the last starts early over items done already, rows end in
+/// an overlapping run, or the scalar loop takes what no vector can; against
+/// the scalar kernel, both ways.
+#[test]
+fn tiles_runs_and_redone_items_match_scalar() {
+    let mut rng = Rng::new(13);
+    for level in cpu::available() {
+        for typesize in [1usize, 3, 8, 24, 40, 48, 100, 127, 128, 129, 200, 255] {
+            let cap = super::tiled::TILE_BYTES / typesize / 8 * 8;
+            let around = |c: usize| (c.saturating_sub(24)..=c + 24).step_by(8);
+            let counts = (8..=72)
+                .step_by(8)
+                .chain(around(128))
+                .chain(around(256))
+                .chain(around(384))
+                .chain(around(cap))
+                .chain(around(cap + 128))
+                .chain(around(cap + 256))
+                .chain(around(2 * cap))
+                .chain(around(2 * cap + 256));
+            for items in counts {
+                let extra = rng.next_u64() as usize % (8 * typesize);
+                let len = items * typesize + extra;
+                let src = rng.bytes(len);
+                let mut want = vec![0u8; len];
+                bitunshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                let mut got = vec![0x3cu8; len];
+                bitunshuffle_with(level, typesize, &src, &mut got);
+                assert!(
+                    want == got,
+                    "unshuffle {level:?} typesize {typesize} items {items} extra {extra}"
+                );
+                bitshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
+                got.fill(0xc3);
+                bitshuffle_with(level, typesize, &src, &mut got);
+                assert!(
+                    want == got,
+                    "shuffle {level:?} typesize {typesize} items {items} extra {extra}"
+                );
+            }
+        }
+    }
+}
+
 /// Which row strides the AVX2 kernels batch, and blocks that take the
 /// batched paths (rows a multiple of 4 KiB apart): 2^15 and 2^16 transposed
 /// items, with 7 more items and trailing bytes left to the tail
