@@ -3,9 +3,9 @@
 //! contiguous 32-byte store. Which items land in which lane depends on the
 //! kernel (whole-vector loads plus a final permute for 4, 8 and 16-byte
 //! items, split loads for the windowed sizes); 2-byte items are split by
-//! masks, shifts and a saturating pack instead of zips, and unshuffling
-//! 12-byte items packs item pairs to avoid stores that straddle cache
-//! lines. Stores go out in address order, which measured markedly faster
+//! masks, shifts and a saturating pack instead of zips, and 12-byte items
+//! are unshuffled as an 8-byte and a 4-byte transpose whose words are then
+//! packed into whole stores. Stores go out in address order, which measured markedly faster
 //! than interleaved orders. Rows whose write fronts would share an L1 set
 //! (8 or 16 rows 4 KiB apart) are shuffled through a small stage first
 //! (`shuffle_staged`), and 16 such rows are copied into one before they are
@@ -1026,54 +1026,104 @@ unsafe fn store_items(dst: &mut [u8], at: usize, typesize: usize, v: [__m256i; 8
     }
 }
 
-/// 12-byte items (three 32-bit words, e.g. xyz float triples): the 16x16
-/// transpose as in [`unshuffle_windows`], then neighbouring items are paired
-/// in one register and their three words each packed into 24 contiguous
-/// bytes, stored 32 bytes wide (the 8 extra bytes are rewritten by the next
-/// store). Half as many stores as the generic path, none of them split in
-/// two 16-byte halves. Returns the number of items done.
+/// 12-byte items (three 32-bit words, e.g. xyz float triples), 32 at a
+/// time: rows 0 to 7 are transposed as for 8-byte items (three zip rounds:
+/// each vector lane then holds two items' first 8 bytes) and rows 8 to 11
+/// as for 4-byte items (two rounds: four items' last 4 bytes), and each 8
+/// items' 96 bytes are put together from those words with `vpermd` and
+/// blends into three whole stores: 68 shuffles and 16 blends per 32 items,
+/// where the transpose of all 12 rows as 16 (four rows of padding, four zip
+/// rounds over 16 vectors) took 96 shuffles. On Zen 4 that took the inverse
+/// from 27.6 and 29.4 GB/s in blocks of 32 and 256 KiB to 37.2 and 38.5
+/// (the reference: 28.2 and 28.9; `bash scripts/shuffle-bench.sh
+/// --typesizes 12 --blocksizes 32768,262144`). The last group, if the items
+/// are not whole groups, overlaps the one before. Returns the number of
+/// items done.
 ///
 /// # Safety
 /// AVX2 is available; `src` and `dst` hold at least `n * 12` bytes.
 #[target_feature(enable = "avx2")]
 unsafe fn unshuffle_12(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    const SIZE: usize = 12;
-    let len = n * SIZE;
-    // The last store of a group starts at item e0 + 30 and is 32 bytes wide.
-    let mut groups = n / LANES;
-    while groups > 0 && (groups * LANES - 2) * SIZE + 32 > len {
-        groups -= 1;
+    if n < LANES {
+        return 0;
     }
-    let pack = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
-    for g in 0..groups {
-        let e0 = g * LANES;
-        let mut v = [_mm256_setzero_si256(); 16];
-        for (t, x) in v.iter_mut().enumerate() {
-            // Rows 12..16 are don't-cares (they land in the dropped word).
-            let t = if t < SIZE { t } else { 0 };
-            *x = load(src, t * n + e0);
-        }
-        for _ in 0..4 {
-            zip(&mut v);
-        }
-        // v[i]: lane 0 = item e0 + i, lane 1 = item e0 + 16 + i (16 bytes,
-        // the item in the first 12).
-        for i in (0..16).step_by(2) {
-            let pair = _mm256_permute2x128_si256::<0x20>(v[i], v[i + 1]);
-            store(
-                dst,
-                (e0 + i) * SIZE,
-                _mm256_permutevar8x32_epi32(pair, pack),
-            );
-        }
-        for i in (0..16).step_by(2) {
-            let pair = _mm256_permute2x128_si256::<0x31>(v[i], v[i + 1]);
-            store(
-                dst,
-                (e0 + 16 + i) * SIZE,
-                _mm256_permutevar8x32_epi32(pair, pack),
-            );
-        }
+    for e0 in (0..n / LANES * LANES).step_by(LANES) {
+        unshuffle_12_group(n, e0, src, dst);
     }
-    groups * LANES
+    if n % LANES != 0 {
+        // Items n - 32.. again, the first of them with the same bytes.
+        unshuffle_12_group(n, n - LANES, src, dst);
+    }
+    n
+}
+
+/// [`unshuffle_12`] of items `e0..e0 + 32`.
+///
+/// # Safety
+/// AVX2 is available; `e0 + 32 <= n` and `src`, `dst` hold at least `n * 12`
+/// bytes.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn unshuffle_12_group(n: usize, e0: usize, src: &[u8], dst: &mut [u8]) {
+    let mut head = [_mm256_setzero_si256(); 8];
+    for (r, x) in head.iter_mut().enumerate() {
+        *x = load(src, r * n + e0);
+    }
+    let mut tail = [_mm256_setzero_si256(); 4];
+    for (r, x) in tail.iter_mut().enumerate() {
+        *x = load(src, (8 + r) * n + e0);
+    }
+    for _ in 0..3 {
+        zip(&mut head);
+    }
+    for _ in 0..2 {
+        zip(&mut tail);
+    }
+    // head[k], lane L: bytes 0..8 of items 16L + 2k and 16L + 2k + 1;
+    // tail[k], lane L: bytes 8..12 of items 16L + 4k .. 16L + 4k + 4.
+    let at = e0 * 12;
+    items8_of_12::<0x20>(dst, at, &head[0..4], &tail[0..2]);
+    items8_of_12::<0x20>(dst, at + 96, &head[4..8], &tail[2..4]);
+    items8_of_12::<0x31>(dst, at + 192, &head[0..4], &tail[0..2]);
+    items8_of_12::<0x31>(dst, at + 288, &head[4..8], &tail[2..4]);
+}
+
+/// Eight 12-byte items to `dst[at..at + 96]` from lane `SEL` (0x20: lane 0,
+/// 0x31: lane 1) of four [`unshuffle_12_group`] head vectors (two items'
+/// first 8 bytes each) and two tail vectors (four items' last 4 bytes).
+///
+/// # Safety
+/// AVX2 is available; `at + 96 <= dst.len()`.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn items8_of_12<const SEL: i32>(
+    dst: &mut [u8],
+    at: usize,
+    head: &[__m256i],
+    tail: &[__m256i],
+) {
+    // In 32-bit words, item i's first 8 bytes are a_i, a'_i, its last 4 b_i.
+    // x = a0 a0' a1 a1' a2 a2' a3 a3', y = a4 .. a7', b = b0 .. b7.
+    let x = _mm256_permute2x128_si256::<SEL>(head[0], head[1]);
+    let y = _mm256_permute2x128_si256::<SEL>(head[2], head[3]);
+    let b = _mm256_permute2x128_si256::<SEL>(tail[0], tail[1]);
+    // a0 a0' b0 a1 a1' b1 a2 a2'
+    let out0 = _mm256_blend_epi32::<0x24>(
+        _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 1, 0, 2, 3, 0, 4, 5)),
+        _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 0, 0, 0, 0, 1, 0, 0)),
+    );
+    // b2 a3 a3' b3 a4 a4' b4 a5, from y's first six words and x's last two.
+    let w = _mm256_blend_epi32::<0x3f>(x, y);
+    let out1 = _mm256_blend_epi32::<0x49>(
+        _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 6, 7, 0, 0, 1, 0, 2)),
+        _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(2, 0, 0, 3, 0, 0, 4, 0)),
+    );
+    // a5' b5 a6 a6' b6 a7 a7' b7
+    let out2 = _mm256_blend_epi32::<0x92>(
+        _mm256_permutevar8x32_epi32(y, _mm256_setr_epi32(3, 0, 4, 5, 0, 6, 7, 0)),
+        _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 5, 0, 0, 6, 0, 0, 7)),
+    );
+    store(dst, at, out0);
+    store(dst, at + 32, out1);
+    store(dst, at + 64, out2);
 }
