@@ -3,9 +3,10 @@
 //! contiguous 32-byte store. Which items land in which lane depends on the
 //! kernel (whole-vector loads plus a final permute for 4, 8 and 16-byte
 //! items, split loads for the windowed sizes); 2-byte items are split by
-//! masks, shifts and a saturating pack instead of zips, and 12-byte items
+//! masks, shifts and a saturating pack instead of zips, 12-byte items
 //! are unshuffled as an 8-byte and a 4-byte transpose whose words are then
-//! packed into whole stores. Stores go out in address order, which measured markedly faster
+//! packed into whole stores, and items of 3, 5, 6 (and backwards 7) bytes
+//! are gathered with byte shuffles (`vpshufb`) 16 bytes at a time. Stores go out in address order, which measured markedly faster
 //! than interleaved orders. Rows whose write fronts would share an L1 set
 //! (8 or 16 rows 4 KiB apart) are shuffled through a small stage first
 //! (`shuffle_staged`), and 16 such rows are copied into one before they are
@@ -105,6 +106,9 @@ pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8],
             17.. if wide_rows_crowd_l1(typesize, stride) => {
                 shuffle_wide_staged(typesize, n, stride, src, dst)
             }
+            3 => shuffle_narrow::<3>(n, stride, src, dst),
+            5 => shuffle_narrow::<5>(n, stride, src, dst),
+            6 => shuffle_narrow::<6>(n, stride, src, dst),
             _ => shuffle_windows(typesize, n, stride, src, dst),
         }
     };
@@ -128,6 +132,10 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
                 unshuffle_staged::<_, { 16 * stage_pitch(16) }>(n, &Strided { src, n }, dst)
             }
             16 => unshuffle_pow2::<16, 4, _>(n, &Strided { src, n }, dst),
+            3 => unshuffle_narrow::<3>(n, src, dst),
+            5 => unshuffle_narrow::<5>(n, src, dst),
+            6 => unshuffle_narrow::<6>(n, src, dst),
+            7 => unshuffle_narrow::<7>(n, src, dst),
             12 => unshuffle_12(n, src, dst),
             17.. if read_rows_crowd_l1((0..16).map(|j| j * n)) => {
                 unshuffle_wide_staged(typesize, n, src, dst)
@@ -1023,6 +1031,185 @@ unsafe fn store_items(dst: &mut [u8], at: usize, typesize: usize, v: [__m256i; 8
     for (i, x) in v.into_iter().enumerate() {
         let q = p.add(i * typesize);
         _mm256_storeu2_m128i(q.add(far) as *mut __m128i, q as *mut __m128i, x);
+    }
+}
+
+/// The byte masks of [`unshuffle_narrow`] for `T`-byte items: entry
+/// `[c][k]` picks, for each byte of the `c`-th 16 output bytes of a lane's
+/// 16 items, that item's byte from row `k` where that byte is row `k`'s,
+/// and zero (0x80) elsewhere; the same in both lanes.
+const fn narrow_masks<const T: usize>() -> [[[i8; 32]; T]; T] {
+    let mut m = [[[0i8; 32]; T]; T];
+    let mut c = 0;
+    while c < T {
+        let mut i = 0;
+        while i < 32 {
+            let at = 16 * c + i % 16;
+            let (item, row) = (at / T, at % T);
+            let mut k = 0;
+            while k < T {
+                m[c][k][i] = if row == k { item as i8 } else { -128 };
+                k += 1;
+            }
+            i += 1;
+        }
+        c += 1;
+    }
+    m
+}
+
+/// The byte masks of [`shuffle_narrow`] for `T`-byte items: entry `[c][k]`
+/// picks, for each of a lane's 16 items, its byte of row `k` from the
+/// `c`-th 16 bytes of the lane's items where it lies there, and zero (0x80)
+/// elsewhere; the same in both lanes.
+const fn narrow_row_masks<const T: usize>() -> [[[i8; 32]; T]; T] {
+    let mut m = [[[0i8; 32]; T]; T];
+    let mut c = 0;
+    while c < T {
+        let mut k = 0;
+        while k < T {
+            let mut i = 0;
+            while i < 32 {
+                let at = (i % 16) * T + k;
+                m[c][k][i] = if at / 16 == c { (at % 16) as i8 } else { -128 };
+                i += 1;
+            }
+            k += 1;
+        }
+        c += 1;
+    }
+    m
+}
+
+/// Shuffle of `T` = 3, 5 or 6-byte items, 32 at a time, row `j` to
+/// `dst[j * stride..]`: the items' bytes are loaded 16 at a time, lane 0
+/// from the first 16 items and lane 1 from the next, and each row's 32
+/// bytes gathered from them with one byte shuffle (`vpshufb`) per 16 bytes,
+/// or-ed together, for one whole store. The last group, if the items are
+/// not whole groups, overlaps the one before. Returns the number of items
+/// done.
+///
+/// On Zen 4 (`bash scripts/shuffle-bench.sh --typesizes 3,5,6,7
+/// --blocksizes 32768,262144`) this took 3-byte items from about 15 GB/s
+/// through [`shuffle_windows`] to about 52, 5-byte ones from 23 to 30 and
+/// 34, 6-byte ones from 27 to 28; 7-byte items, 49 shuffles a group, ran at
+/// about 25 against the windows' 30 and stay with those.
+///
+/// # Safety
+/// AVX2 is available; `src` holds at least `n * T` bytes, `stride >= n` and
+/// `dst` holds at least `(T - 1) * stride + n` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn shuffle_narrow<const T: usize>(
+    n: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
+    if n < LANES {
+        return 0;
+    }
+    for e0 in (0..n / LANES * LANES).step_by(LANES) {
+        shuffle_narrow_group::<T>(e0, stride, src, dst);
+    }
+    if n % LANES != 0 {
+        shuffle_narrow_group::<T>(n - LANES, stride, src, dst);
+    }
+    n
+}
+
+/// [`shuffle_narrow`] of items `e0..e0 + 32`.
+///
+/// # Safety
+/// AVX2 is available; `src` holds at least `(e0 + 32) * T` bytes and each
+/// row `j * stride + e0 + 32` bytes of `dst`.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn shuffle_narrow_group<const T: usize>(
+    e0: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    let masks = &const { narrow_row_masks::<T>() };
+    debug_assert!((e0 + 32) * T <= src.len());
+    let lo = src.as_ptr().add(e0 * T);
+    let hi = lo.add(16 * T);
+    let mut pieces = [_mm256_setzero_si256(); T];
+    for (c, x) in pieces.iter_mut().enumerate() {
+        *x = _mm256_loadu2_m128i(
+            hi.add(16 * c) as *const __m128i,
+            lo.add(16 * c) as *const __m128i,
+        );
+    }
+    for k in 0..T {
+        let mut acc = _mm256_setzero_si256();
+        for (c, piece) in pieces.iter().enumerate() {
+            let m = _mm256_loadu_si256(masks[c][k].as_ptr() as *const __m256i);
+            acc = _mm256_or_si256(acc, _mm256_shuffle_epi8(*piece, m));
+        }
+        store(dst, k * stride + e0, acc);
+    }
+}
+
+/// Items of `T` = 3, 5, 6 or 7 bytes, 32 at a time: each 16 output bytes
+/// of a lane's 16 items are gathered from the `T` rows with one byte
+/// shuffle (`vpshufb`) per row, or-ed together, and stored 16 bytes at a
+/// time, the first lane's then the second's. The 16-byte windows of
+/// [`unshuffle_windows`] took a whole 16x16 transpose for these too: on Zen
+/// 4 (`bash scripts/shuffle-bench.sh --typesizes 3,5,6,7 --blocksizes
+/// 32768,262144`) 3-byte items went from 6.4 GB/s to about 56, 5-byte ones
+/// from 10.6 to 34, 6-byte ones from 12.8 to 29 and 7-byte ones from 14.7
+/// to 25. The last group, if the items are not whole groups, overlaps the
+/// one before. Returns the number of items done.
+///
+/// # Safety
+/// AVX2 is available; `src` and `dst` hold at least `n * T` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_narrow<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    if n < LANES {
+        return 0;
+    }
+    for e0 in (0..n / LANES * LANES).step_by(LANES) {
+        unshuffle_narrow_group::<T>(n, e0, src, dst);
+    }
+    if n % LANES != 0 {
+        // Items n - 32.. again, the first of them with the same bytes.
+        unshuffle_narrow_group::<T>(n, n - LANES, src, dst);
+    }
+    n
+}
+
+/// [`unshuffle_narrow`] of items `e0..e0 + 32`.
+///
+/// # Safety
+/// AVX2 is available; `e0 + 32 <= n` and `src`, `dst` hold at least `n * T`
+/// bytes.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn unshuffle_narrow_group<const T: usize>(n: usize, e0: usize, src: &[u8], dst: &mut [u8]) {
+    let masks = &const { narrow_masks::<T>() };
+    let mut rows = [_mm256_setzero_si256(); T];
+    for (k, x) in rows.iter_mut().enumerate() {
+        *x = load(src, k * n + e0);
+    }
+    let mut out = [_mm256_setzero_si256(); T];
+    for (c, o) in out.iter_mut().enumerate() {
+        let mut acc = _mm256_setzero_si256();
+        for (k, row) in rows.iter().enumerate() {
+            let m = _mm256_loadu_si256(masks[c][k].as_ptr() as *const __m256i);
+            acc = _mm256_or_si256(acc, _mm256_shuffle_epi8(*row, m));
+        }
+        *o = acc;
+    }
+    let at = e0 * T;
+    for (c, o) in out.iter().enumerate() {
+        _mm_storeu_si128(
+            dst.as_mut_ptr().add(at + 16 * c) as *mut __m128i,
+            _mm256_castsi256_si128(*o),
+        );
+    }
+    for (c, o) in out.iter().enumerate() {
+        store_lane::<1>(dst, at + 16 * T + 16 * c, *o);
     }
 }
 
