@@ -142,6 +142,20 @@ fn every_tier_reproduces_the_reference_fixture() {
     }
 }
 
+/// Asserts that tier `level` bit-shuffles and bit-unshuffles `src` as the
+/// scalar kernel does, every byte of the output written.
+fn assert_tier_is_scalar(level: SimdLevel, typesize: usize, src: &[u8], what: &str) {
+    let mut want = vec![0u8; src.len()];
+    bitunshuffle_with(SimdLevel::Scalar, typesize, src, &mut want);
+    let mut got = vec![0x3cu8; src.len()];
+    bitunshuffle_with(level, typesize, src, &mut got);
+    assert!(want == got, "unshuffle {what}");
+    bitshuffle_with(SimdLevel::Scalar, typesize, src, &mut want);
+    got.fill(0xc3);
+    bitshuffle_with(level, typesize, src, &mut got);
+    assert!(want == got, "shuffle {what}");
+}
+
 /// The fused AVX2 kernels (whole 256-item runs of 2-, 4-, 8- and 16-byte
 /// items) and the tiled path that finishes the rest: every item count
 /// around one and two runs, with trailing bytes, against the scalar kernel,
@@ -153,23 +167,9 @@ fn fused_runs_and_their_tails_match_scalar() {
         for typesize in [2usize, 4, 8, 16] {
             for items in (248..=344).chain(504..=528).chain([1024, 1032, 2047, 2048]) {
                 for extra in [0, typesize - 1] {
-                    let len = items * typesize + extra;
-                    let src = rng.bytes(len);
-                    let mut want = vec![0u8; len];
-                    bitunshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
-                    let mut got = vec![0x3cu8; len];
-                    bitunshuffle_with(level, typesize, &src, &mut got);
-                    assert!(
-                        want == got,
-                        "unshuffle {level:?} typesize {typesize} items {items} extra {extra}"
-                    );
-                    bitshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
-                    got.fill(0xc3);
-                    bitshuffle_with(level, typesize, &src, &mut got);
-                    assert!(
-                        want == got,
-                        "shuffle {level:?} typesize {typesize} items {items} extra {extra}"
-                    );
+                    let src = rng.bytes(items * typesize + extra);
+                    let what = format!("{level:?} typesize {typesize} items {items} extra {extra}");
+                    assert_tier_is_scalar(level, typesize, &src, &what);
                 }
             }
         }
@@ -177,11 +177,11 @@ fn fused_runs_and_their_tails_match_scalar() {
 }
 
 /// The tile plan of the SIMD tiers (`tiled::next_tile`): item counts around
-/// one and two tiles (`TILE_BYTES / typesize` items), around a run of each
-/// tier's best size and under a vector, so that a tile leaves a run's worth
-/// for the last, the last starts early over items done already, rows end in
-/// an overlapping run, or the scalar loop takes what no vector can; against
-/// the scalar kernel, both ways.
+/// one and two tiles (`TILE_BYTES / typesize` items, or the whole runs in
+/// that), around a run of each tier's best size and under a vector, so that
+/// the last tile takes what is left whole, its rows ending in an
+/// overlapping run, or starts early over items done already, or the scalar
+/// loop takes what no vector can; against the scalar kernel, both ways.
 #[test]
 fn tiles_runs_and_redone_items_match_scalar() {
     let mut rng = Rng::new(13);
@@ -195,29 +195,16 @@ fn tiles_runs_and_redone_items_match_scalar() {
                 .chain(around(256))
                 .chain(around(384))
                 .chain(around(cap))
+                .chain(around(cap / 256 * 256 + 128))
                 .chain(around(cap + 128))
                 .chain(around(cap + 256))
                 .chain(around(2 * cap))
                 .chain(around(2 * cap + 256));
             for items in counts {
                 let extra = rng.next_u64() as usize % (8 * typesize);
-                let len = items * typesize + extra;
-                let src = rng.bytes(len);
-                let mut want = vec![0u8; len];
-                bitunshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
-                let mut got = vec![0x3cu8; len];
-                bitunshuffle_with(level, typesize, &src, &mut got);
-                assert!(
-                    want == got,
-                    "unshuffle {level:?} typesize {typesize} items {items} extra {extra}"
-                );
-                bitshuffle_with(SimdLevel::Scalar, typesize, &src, &mut want);
-                got.fill(0xc3);
-                bitshuffle_with(level, typesize, &src, &mut got);
-                assert!(
-                    want == got,
-                    "shuffle {level:?} typesize {typesize} items {items} extra {extra}"
-                );
+                let src = rng.bytes(items * typesize + extra);
+                let what = format!("{level:?} typesize {typesize} items {items} extra {extra}");
+                assert_tier_is_scalar(level, typesize, &src, &what);
             }
         }
     }
