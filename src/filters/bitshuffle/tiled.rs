@@ -237,10 +237,10 @@ fn next_tile<K: RowKernels>(cap: usize, t0: usize, end: usize) -> Option<(usize,
     (some > 0).then_some((t0, some))
 }
 
-/// [`RowKernels::bits_from_bytes`] for a row of any number of whole
-/// vectors: a row longer than a run but not a whole number of runs ends
-/// with a run of its own that overlaps the one before, so no vector of it
-/// takes the kernels' slow path.
+/// [`RowKernels::bits_from_bytes`] for a row of whole vectors, or of any
+/// multiple of 8 items from a run on: a row longer than a run but not a
+/// whole number of runs ends with a run of its own that overlaps the one
+/// before, so no vector of it takes the kernels' slow path.
 ///
 /// # Safety
 /// As for the kernel.
@@ -256,8 +256,8 @@ unsafe fn bits_from_row<K: RowKernels>(row: &[u8], dst: &mut [u8], off: usize, s
     }
 }
 
-/// [`RowKernels::bytes_from_bits`] for a row of any number of whole
-/// vectors, ending as [`bits_from_row`] does.
+/// [`RowKernels::bytes_from_bits`] for a row such as [`bits_from_row`]
+/// takes, ending as it does.
 ///
 /// # Safety
 /// As for the kernel.
