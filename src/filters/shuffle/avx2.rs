@@ -6,8 +6,9 @@
 //! masks, shifts and a saturating pack instead of zips, 12-byte items
 //! are unshuffled as an 8-byte and a 4-byte transpose whose words are then
 //! packed into whole stores, and items of 3, 5, 6 (and backwards 7) bytes
-//! are gathered with byte shuffles (`vpshufb`) 16 bytes at a time. Stores go out in address order, which measured markedly faster
-//! than interleaved orders. Rows whose write fronts would share an L1 set
+//! are gathered with byte shuffles (`vpshufb`) 16 bytes at a time. Stores
+//! go out in address order, which measured markedly faster than
+//! interleaved orders. Rows whose write fronts would share an L1 set
 //! (8 or 16 rows 4 KiB apart) are shuffled through a small stage first
 //! (`shuffle_staged`), and 16 such rows are copied into one before they are
 //! unshuffled (`unshuffle_staged`); items wider than 16 bytes do the same a
