@@ -587,7 +587,7 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize, R: Rows>(
 /// --typesizes 24,40`). Items of up to eight bytes need one half, and so
 /// does the last window of an item whose other half an earlier window made
 /// ([`first_half_done`]). Items wider than 16 bytes are covered to the
-/// last one by [`wide_groups`].
+/// last one by [`overlapping_groups`].
 ///
 /// # Safety
 /// AVX2 is available; `src` holds at least `n * typesize` bytes, `stride >=
@@ -601,7 +601,7 @@ unsafe fn shuffle_windows(
     dst: &mut [u8],
 ) -> usize {
     let (groups, done) = if typesize > 16 {
-        wide_groups(0, n)
+        overlapping_groups(0, n)
     } else {
         let whole = whole_groups(typesize, n, n * typesize, LANES);
         (
@@ -616,7 +616,7 @@ unsafe fn shuffle_windows(
     for e0 in groups {
         for Window { start, rows } in windows(typesize) {
             // whole_groups keeps (e0 + 31) * typesize + start + 16 <= len,
-            // and wide_groups keeps e0 + 32 <= n.
+            // and overlapping_groups keeps e0 + 32 <= n.
             let at = e0 * typesize + start;
             if !first_half_done(typesize, start) {
                 let v = window_half::<0>(src, at, typesize);
@@ -646,7 +646,7 @@ fn first_half_done(typesize: usize, start: usize) -> bool {
 }
 
 /// The first items of groups of [`LANES`] items: `whole` groups one after
-/// the other from `from`, then `tail` if any (see [`wide_groups`]; the
+/// the other from `from`, then `tail` if any (see [`overlapping_groups`]; the
 /// narrow windowed sizes have no tail).
 #[derive(Clone)]
 struct GroupStarts {
@@ -669,9 +669,10 @@ impl Iterator for GroupStarts {
     }
 }
 
-/// The groups a kernel for items wider than 16 bytes (each window inside
-/// its item) runs on to cover items `from..n` (`from <= n`), and where the
-/// items it covers end. Whole groups from `from` on, then, when items are
+/// The groups a kernel whose groups write their own items and nothing else
+/// (items wider than 16 bytes, each window inside its item; 12-byte items;
+/// the narrow gathers) runs on to cover items `from..n` (`from <= n`), and
+/// where the items it covers end. Whole groups from `from` on, then, when items are
 /// left over and there are at least [`LANES`] items, one more group ending
 /// at item `n`: it overlaps the group before, whose items it writes again
 /// with the same bytes. Left to the scalar loop, those few items cost much
@@ -679,7 +680,7 @@ impl Iterator for GroupStarts {
 /// --typesizes 40,100 --blocksizes 32768` ran 40-byte items at 16.7 GB/s
 /// forward and 20.5 inverse without the last group, 18.2 to 19.4 and 24.0
 /// with it; 100-byte items at 18.7 and 17.1 without, 23.3 and 19.9 with.
-fn wide_groups(from: usize, n: usize) -> (GroupStarts, usize) {
+fn overlapping_groups(from: usize, n: usize) -> (GroupStarts, usize) {
     let whole = (n - from) / LANES;
     let end = from + whole * LANES;
     let tail = (end < n && n >= LANES).then(|| n - LANES);
@@ -858,7 +859,7 @@ unsafe fn unshuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8
 }
 
 /// [`unshuffle_windows`] for items wider than 16 bytes, from item `from`
-/// on ([`wide_groups`]); returns where the items done end. Each window lies
+/// on ([`overlapping_groups`]); returns where the items done end. Each window lies
 /// inside its item, so the stores may go in any order. One window at a time
 /// over all the items (the reference's order): each pass reads 16 rows
 /// rather than every row of the item. All the windows of a group at a time
@@ -882,7 +883,7 @@ unsafe fn unshuffle_wide(
     dst: &mut [u8],
 ) -> usize {
     debug_assert!(typesize > 16 && from <= n);
-    let (starts, done) = wide_groups(from, n);
+    let (starts, done) = overlapping_groups(from, n);
     for Window { start, .. } in windows(typesize) {
         for e0 in starts.clone() {
             // Rows start.. from item e0 on, and window `start` of item e0:
@@ -1106,16 +1107,11 @@ unsafe fn shuffle_narrow<const T: usize>(
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    if n < LANES {
-        return 0;
-    }
-    for e0 in (0..n / LANES * LANES).step_by(LANES) {
+    let (groups, done) = overlapping_groups(0, n);
+    for e0 in groups {
         shuffle_narrow_group::<T>(e0, stride, src, dst);
     }
-    if n % LANES != 0 {
-        shuffle_narrow_group::<T>(n - LANES, stride, src, dst);
-    }
-    n
+    done
 }
 
 /// [`shuffle_narrow`] of items `e0..e0 + 32`.
@@ -1167,17 +1163,11 @@ unsafe fn shuffle_narrow_group<const T: usize>(
 /// AVX2 is available; `src` and `dst` hold at least `n * T` bytes.
 #[target_feature(enable = "avx2")]
 unsafe fn unshuffle_narrow<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    if n < LANES {
-        return 0;
-    }
-    for e0 in (0..n / LANES * LANES).step_by(LANES) {
+    let (groups, done) = overlapping_groups(0, n);
+    for e0 in groups {
         unshuffle_narrow_group::<T>(n, e0, src, dst);
     }
-    if n % LANES != 0 {
-        // Items n - 32.. again, the first of them with the same bytes.
-        unshuffle_narrow_group::<T>(n, n - LANES, src, dst);
-    }
-    n
+    done
 }
 
 /// [`unshuffle_narrow`] of items `e0..e0 + 32`.
@@ -1232,17 +1222,11 @@ unsafe fn unshuffle_narrow_group<const T: usize>(n: usize, e0: usize, src: &[u8]
 /// AVX2 is available; `src` and `dst` hold at least `n * 12` bytes.
 #[target_feature(enable = "avx2")]
 unsafe fn unshuffle_12(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    if n < LANES {
-        return 0;
-    }
-    for e0 in (0..n / LANES * LANES).step_by(LANES) {
+    let (groups, done) = overlapping_groups(0, n);
+    for e0 in groups {
         unshuffle_12_group(n, e0, src, dst);
     }
-    if n % LANES != 0 {
-        // Items n - 32.. again, the first of them with the same bytes.
-        unshuffle_12_group(n, n - LANES, src, dst);
-    }
-    n
+    done
 }
 
 /// [`unshuffle_12`] of items `e0..e0 + 32`.
