@@ -16,7 +16,7 @@ use super::{CParams, Fmt, PrefilterArgs, PrefilterOutput, Special};
 use crate::codecs::registry::{self, CallInfo};
 use crate::codecs::{zstd, Codec};
 use crate::filters::run::is_uniform;
-use crate::filters::{bytedelta, shuffle};
+use crate::filters::{bytedelta, shuffle, shuffle_bytedelta};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Instant;
@@ -464,10 +464,9 @@ impl BlockPlan<'_> {
         match filters {
             RowFilters::Shuffle => shuffle::shuffle_rows(nstreams, bsrc, &mut out[4..], stride),
             RowFilters::ShuffleBytedelta(variant) => {
-                a.resize(bsrc.len());
-                let shuffled = &mut a[..bsrc.len()];
-                shuffle::shuffle(nstreams, bsrc, shuffled);
-                bytedelta::encode_rows(variant, nstreams, shuffled, &mut out[4..], stride);
+                a.resize(shuffle_bytedelta::scratch_len(nstreams));
+                let rows = &mut out[4..];
+                shuffle_bytedelta::encode_rows(variant, nstreams, bsrc, rows, stride, &mut a[..]);
             }
         }
         // Stream `k` is written at `at`; its row lies at `row`, where it is

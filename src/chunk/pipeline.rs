@@ -11,6 +11,7 @@
 use super::page_buf::PageBuf;
 use super::Fmt;
 use crate::codecs::registry::{self, CallInfo};
+use crate::filters::{bytedelta, shuffle_bytedelta};
 
 /// Whether slot `f` does anything when compressing.
 fn active_forward(f: u8) -> bool {
@@ -111,6 +112,27 @@ pub(crate) struct BlockCtx<'a> {
     pub info: CallInfo<'a>,
 }
 
+/// BYTEDELTA's variant and the item size when slot `s` is the byte shuffle
+/// and slot `d` BYTEDELTA over the same streams of at least 2 bytes: the
+/// pair that `filters::shuffle_bytedelta` runs as one pass.
+fn shuffle_bytedelta_pair(
+    ctx: &BlockCtx<'_>,
+    s: usize,
+    d: usize,
+) -> Option<(bytedelta::Variant, usize)> {
+    let variant = match ctx.filters[d] {
+        Fmt::BYTEDELTA => bytedelta::Variant::Fixed,
+        Fmt::BYTEDELTA_BUGGY => bytedelta::Variant::Buggy,
+        _ => return None,
+    };
+    let group = shuffle_group(ctx.filters_meta[s], ctx.typesize);
+    let streams = match ctx.filters_meta[d] {
+        0 => ctx.typesize,
+        m => usize::from(m),
+    };
+    (ctx.filters[s] == Fmt::SHUFFLE && group == streams && group >= 2).then_some((variant, group))
+}
+
 /// Runs the forward pipeline over `input` (one block). `dref` is the first
 /// block of the (prefiltered) source, the DELTA reference for blocks other than
 /// the first. Returns which scratch buffer holds the result (`None`: `input`
@@ -127,9 +149,23 @@ pub(crate) fn forward(
     b.resize(n);
     // `cur`: None = input, Some(false) = a, Some(true) = b.
     let mut cur: Option<bool> = None;
+    let mut done_with = None;
     for (i, &f) in ctx.filters.iter().enumerate() {
-        if !active_forward(f) {
+        if !active_forward(f) || done_with == Some(i) {
             continue;
+        }
+        let next = (i + 1..6).find(|&k| active_forward(ctx.filters[k]));
+        if let (None, Some(k)) = (cur, next) {
+            // The shuffle and BYTEDELTA as one pass, from `input` into `a`,
+            // with `b` (free until the next filter) as the scratch.
+            if let Some((variant, group)) = shuffle_bytedelta_pair(ctx, i, k) {
+                b.resize(n.max(shuffle_bytedelta::scratch_len(group)));
+                shuffle_bytedelta::encode(variant, group, input, &mut a[..], &mut b[..]);
+                b.truncate(n);
+                cur = Some(false);
+                done_with = Some(k);
+                continue;
+            }
         }
         let meta = ctx.filters_meta[i];
         let (src, dst): (&[u8], &mut [u8]) = match cur {
@@ -205,10 +241,24 @@ pub(crate) fn backward(
     let last = (0..6).find(|&i| active_backward(ctx.filters[i]));
     // Whether the current result is in `out` (else in `data`).
     let mut in_out = false;
+    let mut done_with = None;
     for i in (0..6).rev() {
         let f = ctx.filters[i];
-        if !active_backward(f) {
+        if !active_backward(f) || done_with == Some(i) {
             continue;
+        }
+        // BYTEDELTA and the unshuffle as one pass when the unshuffle is the
+        // last step: from `data` into `out`.
+        let next = (0..i).rev().find(|&k| active_backward(ctx.filters[k]));
+        if let Some(k) = next.filter(|&k| Some(k) == last && !in_out) {
+            if let Some((variant, group)) = shuffle_bytedelta_pair(ctx, k, i) {
+                if shuffle_bytedelta::decodes(group) {
+                    shuffle_bytedelta::decode(variant, group, &data[..], out);
+                    in_out = true;
+                    done_with = Some(k);
+                    continue;
+                }
+            }
         }
         let meta = ctx.filters_meta[i];
         let ts = ctx.typesize;

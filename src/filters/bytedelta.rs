@@ -23,7 +23,7 @@ pub enum Variant {
 
 impl Variant {
     /// Bytes of a stream of `n` bytes before the difference restarts.
-    fn first_run(self, n: usize) -> usize {
+    pub(super) fn first_run(self, n: usize) -> usize {
         match self {
             Variant::Fixed => n,
             Variant::Buggy => n - n % 16,
@@ -37,31 +37,6 @@ impl Variant {
 /// If the lengths differ or `typesize` is 0 (caller bugs).
 pub fn encode(variant: Variant, typesize: usize, src: &[u8], dst: &mut [u8]) {
     per_run(variant, typesize, src, dst, differences);
-}
-
-/// [`encode`] of `typesize` whole streams, stream `j` written to
-/// `dst[j * stride..j * stride + n]` (`n = src.len() / typesize`); the bytes
-/// between them are left as they are. A split chunk block stores each
-/// stream behind a 4-byte size, so the encoder can filter straight into the
-/// chunk (see `shuffle::shuffle_rows`).
-///
-/// # Panics
-/// If `typesize` is 0, `src.len()` is not a multiple of it, `stride < n`
-/// or `dst` is shorter than `(typesize - 1) * stride + n` (caller bugs).
-pub(crate) fn encode_rows(
-    variant: Variant,
-    typesize: usize,
-    src: &[u8],
-    dst: &mut [u8],
-    stride: usize,
-) {
-    let n = super::row_len("bytedelta", typesize, src.len(), dst.len(), stride);
-    for (j, s) in src.chunks_exact(n.max(1)).enumerate().take(typesize) {
-        let d = &mut dst[j * stride..j * stride + n];
-        let cut = variant.first_run(n);
-        differences(&s[..cut], &mut d[..cut]);
-        differences(&s[cut..], &mut d[cut..]);
-    }
 }
 
 /// Inverse of [`encode`].
@@ -114,46 +89,50 @@ fn differences(src: &[u8], dst: &mut [u8]) {
 
 /// Running sums mod 256: `dst[k] = src[0] + ... + src[k]` (same lengths).
 fn prefix_sum(src: &[u8], dst: &mut [u8]) {
-    prefix_sum_with(cpu::level(), src, dst);
+    prefix_sum_from(cpu::level(), 0, src, dst);
 }
 
-/// [`prefix_sum`] with the kernels of `level` (which the CPU must support).
-fn prefix_sum_with(level: SimdLevel, src: &[u8], dst: &mut [u8]) {
+/// Running sums mod 256 continuing from `acc` (`dst[k] = acc + src[0] + ...
+/// + src[k]`) with the kernels of `level`, which the CPU must support.
+/// Returns the sum after the last byte (`acc` for an empty `src`).
+pub(super) fn prefix_sum_from(level: SimdLevel, acc: u8, src: &[u8], dst: &mut [u8]) -> u8 {
     let (done, acc) = match level {
-        SimdLevel::Scalar => (0, 0),
+        SimdLevel::Scalar => (0, acc),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Sse2 => x86::prefix_sum_sse2(src, dst),
+        SimdLevel::Sse2 => x86::prefix_sum_sse2(src, dst, acc),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `level` is AVX2 only when the running CPU has it
         // (`cpu::level`, or `cpu::available` in tests).
-        SimdLevel::Avx2 => unsafe { x86::prefix_sum_avx2(src, dst) },
+        SimdLevel::Avx2 => unsafe { x86::prefix_sum_avx2(src, dst, acc) },
     };
-    prefix_sum_scalar(&src[done..], &mut dst[done..], acc);
+    prefix_sum_scalar(&src[done..], &mut dst[done..], acc)
 }
 
-/// The portable prefix sum, continuing from `acc`.
-fn prefix_sum_scalar(src: &[u8], dst: &mut [u8], mut acc: u8) {
+/// The portable prefix sum, continuing from `acc`; returns the last sum.
+fn prefix_sum_scalar(src: &[u8], dst: &mut [u8], mut acc: u8) -> u8 {
     for (o, &delta) in dst.iter_mut().zip(src) {
         acc = acc.wrapping_add(delta);
         *o = acc;
     }
+    acc
 }
 
 /// Vector prefix sums. In scalar code a running sum is a chain of one add
 /// per byte; here the sums within a vector do not depend on the vectors
 /// before, so the chain is one vector add per 16 (SSE2) or 32 (AVX2) bytes.
-/// Each returns the bytes done (whole vectors) and the running sum after them.
+/// Each starts from the running sum `acc` and returns the bytes done (whole
+/// vectors) and the running sum after them.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
 
-    pub(super) fn prefix_sum_sse2(src: &[u8], dst: &mut [u8]) -> (usize, u8) {
+    pub(super) fn prefix_sum_sse2(src: &[u8], dst: &mut [u8], acc: u8) -> (usize, u8) {
         let n = src.len().min(dst.len()) / 16 * 16;
         // SAFETY: SSE2 is in x86_64's baseline, so these intrinsics are
         // always available; each unaligned load/store covers bytes k..k+16
         // with k + 16 <= n, within both slices.
         unsafe {
-            let mut carry = _mm_setzero_si128();
+            let mut carry = _mm_set1_epi8(acc as i8);
             let mut k = 0;
             while k < n {
                 let mut x = _mm_loadu_si128(src.as_ptr().add(k).cast());
@@ -169,19 +148,19 @@ mod x86 {
                 k += 16;
             }
         }
-        (n, if n > 0 { dst[n - 1] } else { 0 })
+        (n, if n > 0 { dst[n - 1] } else { acc })
     }
 
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn prefix_sum_avx2(src: &[u8], dst: &mut [u8]) -> (usize, u8) {
+    pub(super) unsafe fn prefix_sum_avx2(src: &[u8], dst: &mut [u8], acc: u8) -> (usize, u8) {
         let n = src.len().min(dst.len()) / 32 * 32;
         // SAFETY: the caller guarantees AVX2; each unaligned load/store
         // covers bytes k..k+32 with k + 32 <= n, within both slices.
         unsafe {
             let last = _mm256_set1_epi8(15);
-            let mut carry = _mm256_setzero_si256();
+            let mut carry = _mm256_set1_epi8(acc as i8);
             let mut k = 0;
             while k < n {
                 let mut x = _mm256_loadu_si256(src.as_ptr().add(k).cast());
@@ -200,7 +179,7 @@ mod x86 {
                 k += 32;
             }
         }
-        (n, if n > 0 { dst[n - 1] } else { 0 })
+        (n, if n > 0 { dst[n - 1] } else { acc })
     }
 }
 
@@ -240,45 +219,18 @@ mod tests {
                     x as u8
                 })
                 .collect();
-            let mut want = vec![0u8; len];
-            prefix_sum_scalar(&src, &mut want, 0);
-            for level in cpu::available() {
-                let mut got = vec![0xAAu8; len];
-                prefix_sum_with(level, &src, &mut got);
-                assert_eq!(got, want, "{level:?}, length {len}");
-            }
-        }
-    }
-
-    #[test]
-    fn encode_rows_is_encode_with_its_streams_stride_apart() {
-        let mut rng = crate::filters::test_util::Rng::new(5);
-        for typesize in 1..=17usize {
-            for n in [0usize, 1, 15, 16, 17, 100, 1000] {
-                let src = rng.bytes(n * typesize);
-                for variant in [Variant::Fixed, Variant::Buggy] {
-                    let mut want = vec![0u8; src.len()];
-                    encode(variant, typesize, &src, &mut want);
-                    for gap in [0usize, 4] {
-                        let stride = n + gap;
-                        let mut got = vec![0xa5u8; typesize * stride];
-                        encode_rows(variant, typesize, &src, &mut got, stride);
-                        for j in 0..typesize {
-                            let (row, rest) = got[j * stride..(j + 1) * stride].split_at(n);
-                            assert!(
-                                row == &want[j * n..(j + 1) * n],
-                                "{variant:?} typesize {typesize} n {n} gap {gap} stream {j}"
-                            );
-                            assert!(rest.iter().all(|&b| b == 0xa5), "wrote between streams");
-                        }
-                    }
+            for acc in [0u8, 0x9c] {
+                let mut want = vec![0u8; len];
+                let last = prefix_sum_scalar(&src, &mut want, acc);
+                assert_eq!(last, want.last().copied().unwrap_or(acc));
+                for level in cpu::available() {
+                    let mut got = vec![0xAAu8; len];
+                    let got_last = prefix_sum_from(level, acc, &src, &mut got);
+                    assert_eq!(got, want, "{level:?}, length {len}, from {acc}");
+                    assert_eq!(got_last, last, "{level:?}, length {len}, from {acc}");
                 }
             }
         }
-        let r = std::panic::catch_unwind(|| {
-            encode_rows(Variant::Fixed, 2, &[1, 2, 3, 4], &mut [0; 4], 1)
-        });
-        assert!(r.is_err(), "streams of 2 bytes 1 byte apart");
     }
 
     #[test]

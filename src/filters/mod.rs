@@ -11,6 +11,7 @@ pub mod delta;
 pub mod int_trunc;
 pub mod ndcell;
 pub mod shuffle;
+pub(crate) mod shuffle_bytedelta;
 pub mod trunc_prec;
 
 mod cpu;
@@ -20,7 +21,7 @@ mod test_util;
 
 /// The length of each row of a `len`-byte buffer cut into `rows` equal
 /// rows, checking that they fit `stride` bytes apart in `room` bytes: the
-/// layout [`shuffle::shuffle_rows`] and [`bytedelta::encode_rows`] write
+/// layout [`shuffle::shuffle_rows`] and [`shuffle_bytedelta::encode_rows`] write
 /// (a split block's streams, each behind its 4-byte size).
 ///
 /// # Panics
