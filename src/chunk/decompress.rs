@@ -21,7 +21,7 @@ use super::stream::{self, CodecState, DecDict};
 use super::{DParams, Fmt, PostfilterArgs, Special};
 use crate::codecs::registry::CallInfo;
 use crate::codecs::{zfp, zstd, Codec};
-use crate::filters::shuffle;
+use crate::filters::shuffle::{self, Plane};
 
 /// Supplies the bytes of a lazy chunk's blocks (and dictionary).
 ///
@@ -704,22 +704,9 @@ impl<'a> Prepared<'a> {
         csize: i32,
         dst: &mut [u8],
     ) -> crate::Result<usize> {
-        if csize == 0 {
-            dst.fill(0);
-            return Ok(pos);
-        }
-        if csize < 0 {
-            let Some(&token) = bytes.get(pos) else {
-                crate::bail!(ReadBuffer, "missing run token in block {j}");
-            };
-            if token & 1 == 0 || csize < -255 {
-                crate::bail!(
-                    RunLength,
-                    "invalid run in block {j} (csize {csize}, token {token})"
-                );
-            }
-            dst.fill((-csize) as u8);
-            return Ok(pos + 1);
+        if let Some((value, next)) = run_of(j, bytes, pos, csize)? {
+            dst.fill(value);
+            return Ok(next);
         }
         let csize = csize as usize;
         let Some(s) = bytes.get(pos..pos + csize) else {
@@ -830,8 +817,9 @@ impl<'a> Prepared<'a> {
             && postfilter.is_none()
             && nstreams == typesize
             && neblock * nstreams == bsize;
-        // For each plane stored uncompressed, where it starts in `bytes`.
-        let mut stored_at = [None::<usize>; 16];
+        // For each plane stored uncompressed, where it starts in `bytes`;
+        // for each coded as a run, its value.
+        let mut placed = [Placed::Decoded; 16];
         let mut work = std::mem::take(&mut w.a);
         if use_tmp {
             // Every byte gets written below (streams, then the tail), so the
@@ -865,14 +853,22 @@ impl<'a> Prepared<'a> {
                     pos = bytes.len();
                     continue;
                 }
-                // A plane stored uncompressed is read where it lies.
+                // A plane stored uncompressed is read where it lies, and
+                // one coded as a run is not written out.
                 if planes_in_place && csize as usize == neblock {
                     if bytes.len() < pos + neblock {
                         crate::bail!(ReadBuffer, "stream of block {j} extends past the chunk");
                     }
-                    stored_at[k] = Some(pos);
+                    placed[k] = Placed::Stored(pos);
                     pos += neblock;
                     continue;
+                }
+                if planes_in_place {
+                    if let Some((value, next)) = run_of(j, bytes, pos, csize)? {
+                        placed[k] = Placed::Run(value);
+                        pos = next;
+                        continue;
+                    }
                 }
                 pos = self.decode_stream(&mut w.codec, dp, j, bytes, pos, csize, dst)?;
             }
@@ -893,11 +889,12 @@ impl<'a> Prepared<'a> {
         }
         if planes_in_place {
             // At most 16 planes (`planes_are_fast`).
-            let mut planes: [&[u8]; 16] = [&[]; 16];
+            let mut planes = [Plane::Run(0); 16];
             for (k, plane) in planes.iter_mut().enumerate().take(nstreams) {
-                *plane = match stored_at[k] {
-                    Some(at) => &bytes[at..at + neblock],
-                    None => &work[k * neblock..(k + 1) * neblock],
+                *plane = match placed[k] {
+                    Placed::Stored(at) => Plane::Bytes(&bytes[at..at + neblock]),
+                    Placed::Run(value) => Plane::Run(value),
+                    Placed::Decoded => Plane::Bytes(&work[k * neblock..(k + 1) * neblock]),
                 };
             }
             shuffle::unshuffle_planes(&planes[..nstreams], out);
@@ -944,6 +941,39 @@ impl<'a> Prepared<'a> {
         w.a = work;
         r.map(|()| repeatable)
     }
+}
+
+/// Where the unshuffle finds a byte plane of a split block
+/// (`Prepared::decode_block_any`): decoded into the scratch, stored in the
+/// chunk from an offset on, or one value throughout.
+#[derive(Clone, Copy)]
+enum Placed {
+    Decoded,
+    Stored(usize),
+    Run(u8),
+}
+
+/// The byte a stream of block `j` whose size field `csize` has been read
+/// (its bytes from `bytes[pos]` on) repeats, and where the next stream
+/// starts, when it is coded as a run: `csize` 0 for zeros, or minus the
+/// value, followed by an odd token byte. `None` for any other stream.
+fn run_of(j: usize, bytes: &[u8], pos: usize, csize: i32) -> crate::Result<Option<(u8, usize)>> {
+    if csize == 0 {
+        return Ok(Some((0, pos)));
+    }
+    if csize > 0 {
+        return Ok(None);
+    }
+    let Some(&token) = bytes.get(pos) else {
+        crate::bail!(ReadBuffer, "missing run token in block {j}");
+    };
+    if token & 1 == 0 || csize < -255 {
+        crate::bail!(
+            RunLength,
+            "invalid run in block {j} (csize {csize}, token {token})"
+        );
+    }
+    Ok(Some(((-csize) as u8, pos + 1)))
 }
 
 #[allow(clippy::too_many_arguments)]

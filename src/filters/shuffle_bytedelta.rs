@@ -204,9 +204,9 @@ fn decode_with(level: SimdLevel, variant: Variant, typesize: usize, src: &[u8], 
     let mut p0 = 0;
     while p0 < n {
         let m = items_per_piece.min(n - p0);
-        let mut planes = [&src[..0]; 16];
+        let mut planes = [shuffle::Plane::Run(0); 16];
         for (j, plane) in planes.iter_mut().enumerate().take(typesize) {
-            *plane = &src[j * n + p0..j * n + p0 + m];
+            *plane = shuffle::Plane::Bytes(&src[j * n + p0..j * n + p0 + m]);
         }
         let piece = &mut dst[p0 * typesize..(p0 + m) * typesize];
         shuffle::unshuffle_planes_with(level, &planes[..typesize], piece);
@@ -414,7 +414,9 @@ mod tests {
     fn decode_is_bytedelta_then_the_unshuffle_and_inverts_encode() {
         let mut rng = Rng::new(37);
         assert!(
-            [1usize, 3, 5, 6, 12, 32].iter().all(|&t| !decodes_with(SimdLevel::Avx2, t))
+            [1usize, 3, 5, 6, 12, 32]
+                .iter()
+                .all(|&t| !decodes_with(SimdLevel::Avx2, t))
                 && !decodes_with(SimdLevel::Sse2, 8)
                 && !decodes_with(SimdLevel::Scalar, 8)
         );

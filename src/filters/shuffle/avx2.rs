@@ -18,6 +18,7 @@ use std::arch::x86_64::*;
 
 use super::scalar;
 use super::transpose::{whole_groups, windows, Window};
+use super::Plane;
 
 /// Items per vector group (16 per lane).
 const LANES: usize = 32;
@@ -434,41 +435,71 @@ impl Rows for Strided<'_> {
     }
 }
 
-/// Rows wherever they lie, one slice each.
-struct Planes<'a>(&'a [&'a [u8]]);
+/// Rows wherever they lie, one slice each, or one value throughout: a run
+/// plane is a vector of its value, read at offset 0 (its `at` mask is 0)
+/// for every item, so the kernels take both kinds without a branch.
+struct Planes<'a> {
+    rows: [&'a [u8]; 16],
+    at: [usize; 16],
+}
 
 impl Rows for Planes<'_> {
     #[inline(always)]
     unsafe fn row(&self, j: usize, e0: usize) -> __m256i {
-        // The caller's contract covers `j` as well as the bytes.
-        load(self.0.get_unchecked(j), e0)
+        // The caller's contract covers `j` as well as the bytes (a run's 32
+        // bytes are read at 0).
+        load(self.rows.get_unchecked(j), e0 & self.at.get_unchecked(j))
     }
 }
 
-/// Unshuffle from `planes.len()` separate byte planes of `n` bytes each
+/// Unshuffle from `planes.len()` separate byte planes of `n` items each
 /// into `dst` (`n * planes.len()` bytes): see `super::unshuffle_planes`.
 /// Item sizes 2, 4, 8 and 16 run the vector kernel, others the scalar loop.
 ///
 /// # Panics
-/// If a plane is shorter than `n` or `dst` shorter than `n * planes.len()`.
-pub(crate) fn unshuffle_planes(planes: &[&[u8]], n: usize, dst: &mut [u8]) {
-    assert!(planes.iter().all(|p| p.len() >= n) && dst.len() >= n * planes.len());
-    if !is_x86_feature_detected!("avx2") {
+/// If a plane of bytes is shorter than `n` or `dst` shorter than `n *
+/// planes.len()`.
+pub(crate) fn unshuffle_planes(planes: &[Plane<'_>], n: usize, dst: &mut [u8]) {
+    let fits = |p: &Plane<'_>| match p {
+        Plane::Bytes(b) => b.len() >= n,
+        Plane::Run(_) => true,
+    };
+    assert!(planes.iter().all(fits) && dst.len() >= n * planes.len());
+    if !is_x86_feature_detected!("avx2") || !matches!(planes.len(), 2 | 4 | 8 | 16) {
         return scalar::unshuffle_plane_items(planes, n, 0, dst);
     }
-    let rows = Planes(planes);
-    // SAFETY: AVX2 was detected just above; the assert gives every plane
-    // (`planes.len()` of them, the kernel's `N`) `n` bytes and `dst` `n * N`.
+    let mut runs = [[0u8; 32]; 16];
+    for (run, plane) in runs.iter_mut().zip(planes) {
+        if let Plane::Run(value) = *plane {
+            *run = [value; 32];
+        }
+    }
+    let mut rows = Planes {
+        rows: [&[]; 16],
+        at: [usize::MAX; 16],
+    };
+    for (j, plane) in planes.iter().enumerate() {
+        match *plane {
+            Plane::Bytes(bytes) => rows.rows[j] = bytes,
+            Plane::Run(_) => (rows.rows[j], rows.at[j]) = (&runs[j], 0),
+        }
+    }
+    let bytes_at = planes.iter().filter_map(|p| match p {
+        Plane::Bytes(b) => Some(b.as_ptr() as usize),
+        Plane::Run(_) => None,
+    });
+    // SAFETY: AVX2 was detected just above; the assert gives every plane of
+    // bytes (`planes.len()` of them, the kernel's `N`) `n` bytes, every run
+    // plane reads its 32 bytes at 0, and `dst` has `n * N`.
     let done = unsafe {
         match planes.len() {
             2 => unshuffle_pow2::<2, 1, _>(n, &rows, dst),
             4 => unshuffle_pow2::<4, 2, _>(n, &rows, dst),
             8 => unshuffle_pow2::<8, 3, _>(n, &rows, dst),
-            16 if read_rows_crowd_l1(planes.iter().map(|p| p.as_ptr() as usize)) => {
+            16 if read_rows_crowd_l1(bytes_at) => {
                 unshuffle_staged::<_, { 16 * stage_pitch(16) }>(n, &rows, dst)
             }
-            16 => unshuffle_pow2::<16, 4, _>(n, &rows, dst),
-            _ => 0,
+            _ => unshuffle_pow2::<16, 4, _>(n, &rows, dst),
         }
     };
     scalar::unshuffle_plane_items(planes, n, done, dst);

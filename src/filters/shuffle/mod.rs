@@ -76,16 +76,26 @@ pub(crate) fn shuffle_rows_with(
     }
 }
 
-/// [`unshuffle`] of a shuffled buffer given as its byte planes, wherever
-/// each lies: `dst[i * typesize + j] = planes[j][i]`, `typesize =
+/// One byte plane of a shuffled buffer, for [`unshuffle_planes`]: its
+/// bytes, wherever they lie, or one value throughout (a split block's
+/// stream coded as a run, which then is not written out first).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Plane<'a> {
+    Bytes(&'a [u8]),
+    Run(u8),
+}
+
+/// [`unshuffle`] of a shuffled buffer given as its byte planes:
+/// `dst[i * typesize + j]` is byte `i` of `planes[j]`, `typesize =
 /// planes.len()`. A split chunk block stores one plane per stream, so the
 /// planes a codec left uncompressed can be read from the chunk itself
-/// instead of being copied next to the others first.
+/// instead of being copied next to the others first, and those coded as
+/// runs need no buffer filled with their value.
 ///
 /// # Panics
-/// If `dst.len()` is not a multiple of `planes.len()`, or a plane's length
-/// differs from `dst.len() / planes.len()` (caller bugs).
-pub(crate) fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
+/// If `dst.len()` is not a multiple of `planes.len()`, or the length of a
+/// plane of bytes differs from `dst.len() / planes.len()` (caller bugs).
+pub(crate) fn unshuffle_planes(planes: &[Plane<'_>], dst: &mut [u8]) {
     unshuffle_planes_with(cpu::level(), planes, dst);
 }
 
@@ -105,7 +115,7 @@ pub(crate) fn planes_are_fast(typesize: usize) -> bool {
 }
 
 /// [`unshuffle_planes`] on an explicitly chosen kernel tier.
-pub(crate) fn unshuffle_planes_with(level: SimdLevel, planes: &[&[u8]], dst: &mut [u8]) {
+pub(crate) fn unshuffle_planes_with(level: SimdLevel, planes: &[Plane<'_>], dst: &mut [u8]) {
     let typesize = planes.len();
     assert!(
         typesize > 0 && dst.len() % typesize == 0,
@@ -114,7 +124,10 @@ pub(crate) fn unshuffle_planes_with(level: SimdLevel, planes: &[&[u8]], dst: &mu
     );
     let n = dst.len() / typesize;
     assert!(
-        planes.iter().all(|p| p.len() == n),
+        planes.iter().all(|p| match p {
+            Plane::Bytes(b) => b.len() == n,
+            Plane::Run(_) => true,
+        }),
         "unshuffle_planes: a plane is not {n} bytes long"
     );
     match level {

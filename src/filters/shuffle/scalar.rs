@@ -1,6 +1,8 @@
 //! Portable byte shuffle, used on every target and for the ragged edges the
 //! SIMD kernels leave over.
 
+use super::Plane;
+
 /// Shuffles all whole items of `src` into `dst` and copies the trailing
 /// partial item. Requires `src.len() == dst.len()` and `typesize >= 1`.
 pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
@@ -53,15 +55,24 @@ pub(crate) fn shuffle_items(
 
 /// Unshuffles items `first..n` from separate byte planes (plane `j` holds
 /// byte `j` of every item) into `dst`.
-pub(crate) fn unshuffle_plane_items(planes: &[&[u8]], n: usize, first: usize, dst: &mut [u8]) {
+pub(crate) fn unshuffle_plane_items(planes: &[Plane<'_>], n: usize, first: usize, dst: &mut [u8]) {
     let typesize = planes.len();
     if first >= n || typesize == 0 {
         return;
     }
     let items = &mut dst[first * typesize..n * typesize];
     for (j, plane) in planes.iter().enumerate() {
-        for (item, &s) in items.chunks_exact_mut(typesize).zip(&plane[first..n]) {
-            item[j] = s;
+        match *plane {
+            Plane::Bytes(bytes) => {
+                for (item, &s) in items.chunks_exact_mut(typesize).zip(&bytes[first..n]) {
+                    item[j] = s;
+                }
+            }
+            Plane::Run(value) => {
+                for item in items.chunks_exact_mut(typesize) {
+                    item[j] = value;
+                }
+            }
         }
     }
 }

@@ -114,11 +114,26 @@ fn unshuffle_from_separate_planes_matches_the_contiguous_unshuffle() {
                     .take(typesize)
                     .map(<[u8]>::to_vec)
                     .collect();
-                let mut planes: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-                planes.resize(typesize, &[]);
+                let mut planes: Vec<Plane> = owned.iter().map(|p| Plane::Bytes(p)).collect();
+                planes.resize(typesize, Plane::Bytes(&[]));
                 let mut got = vec![0xa5u8; n * typesize];
                 unshuffle_planes_with(level, &planes, &mut got);
                 assert!(want == got, "{level:?} typesize {typesize} items {n}");
+                // Planes that are one value throughout given as runs: every
+                // other one, or all but the first.
+                for runs in [|j: usize| j % 2 == 1, |j: usize| j > 0] {
+                    let mut with_runs = shuffled.clone();
+                    let mut planes = planes.clone();
+                    for (j, plane) in planes.iter_mut().enumerate().filter(|&(j, _)| runs(j)) {
+                        let value = (j * 37 + 1) as u8;
+                        with_runs[j * n..(j + 1) * n].fill(value);
+                        *plane = Plane::Run(value);
+                    }
+                    unshuffle_with(SimdLevel::Scalar, typesize, &with_runs, &mut want);
+                    let mut got = vec![0xa5u8; n * typesize];
+                    unshuffle_planes_with(level, &planes, &mut got);
+                    assert!(want == got, "{level:?} typesize {typesize} items {n}, runs");
+                }
             }
         }
     }
@@ -129,7 +144,9 @@ fn planes_of_the_wrong_length_are_refused() {
     let a = [1u8, 2, 3];
     let b = [4u8, 5];
     let mut dst = [0u8; 6];
-    let r = std::panic::catch_unwind(move || unshuffle_planes(&[&a, &b], &mut dst));
+    let r = std::panic::catch_unwind(move || {
+        unshuffle_planes(&[Plane::Bytes(&a), Plane::Bytes(&b)], &mut dst)
+    });
     assert!(r.is_err());
 }
 
@@ -266,16 +283,26 @@ fn rows_that_crowd_the_l1_cache_unshuffle_like_the_scalar_loop() {
         // Planes 4 KiB apart in one buffer.
         let buffer = rng.bytes(16 * 4096);
         for n in [0usize, 31, 32, 511, 512, 513, 544, 1089, 4096] {
-            let planes: Vec<&[u8]> = (0..16).map(|j| &buffer[j * 4096..j * 4096 + n]).collect();
+            let rows: Vec<&[u8]> = (0..16).map(|j| &buffer[j * 4096..j * 4096 + n]).collect();
             assert!(avx2::read_rows_crowd_l1(
-                planes.iter().map(|p| p.as_ptr() as usize)
+                rows.iter().map(|p| p.as_ptr() as usize)
             ));
-            let contiguous: Vec<u8> = planes.concat();
+            let contiguous: Vec<u8> = rows.concat();
+            let planes: Vec<Plane> = rows.iter().map(|p| Plane::Bytes(p)).collect();
             let mut want = vec![0u8; n * 16];
             unshuffle_with(SimdLevel::Scalar, 16, &contiguous, &mut want);
             let mut got = vec![0xa5u8; n * 16];
             unshuffle_planes_with(level, &planes, &mut got);
             assert!(want == got, "{level:?} planes, items {n}");
+            // One plane a run: the other 15 still crowd one set.
+            let mut planes = planes;
+            planes[5] = Plane::Run(0xc3);
+            let mut contiguous = contiguous;
+            contiguous[5 * n..6 * n].fill(0xc3);
+            unshuffle_with(SimdLevel::Scalar, 16, &contiguous, &mut want);
+            let mut got = vec![0xa5u8; n * 16];
+            unshuffle_planes_with(level, &planes, &mut got);
+            assert!(want == got, "{level:?} planes and a run, items {n}");
         }
     }
 }
