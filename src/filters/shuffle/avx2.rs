@@ -435,15 +435,28 @@ impl Rows for Strided<'_> {
     }
 }
 
-/// Rows wherever they lie, one slice each, or one value throughout: a run
-/// plane is a vector of its value, read at offset 0 (its `at` mask is 0)
-/// for every item, so the kernels take both kinds without a branch.
-struct Planes<'a> {
+/// Rows wherever they lie, one slice each.
+struct Planes<'a>([&'a [u8]; 16]);
+
+impl Rows for Planes<'_> {
+    #[inline(always)]
+    unsafe fn row(&self, j: usize, e0: usize) -> __m256i {
+        // The caller's contract covers `j` as well as the bytes.
+        load(self.0.get_unchecked(j), e0)
+    }
+}
+
+/// [`Planes`] some of which are one value throughout: such a row is a
+/// vector of its value, read at offset 0 for every item (its `at` mask is
+/// 0), so the kernels take both kinds without a branch. A type of its own
+/// because the masks cost registers the kernels of all-bytes planes (the
+/// usual case) would rather keep: with them those ran slower.
+struct PlanesAndRuns<'a> {
     rows: [&'a [u8]; 16],
     at: [usize; 16],
 }
 
-impl Rows for Planes<'_> {
+impl Rows for PlanesAndRuns<'_> {
     #[inline(always)]
     unsafe fn row(&self, j: usize, e0: usize) -> __m256i {
         // The caller's contract covers `j` as well as the bytes (a run's 32
@@ -469,40 +482,58 @@ pub(crate) fn unshuffle_planes(planes: &[Plane<'_>], n: usize, dst: &mut [u8]) {
         return scalar::unshuffle_plane_items(planes, n, 0, dst);
     }
     let mut runs = [[0u8; 32]; 16];
-    for (run, plane) in runs.iter_mut().zip(planes) {
-        if let Plane::Run(value) = *plane {
-            *run = [value; 32];
-        }
-    }
-    let mut rows = Planes {
-        rows: [&[]; 16],
-        at: [usize::MAX; 16],
-    };
+    let mut rows: [&[u8]; 16] = [&[]; 16];
+    let mut at = [usize::MAX; 16];
     for (j, plane) in planes.iter().enumerate() {
-        match *plane {
-            Plane::Bytes(bytes) => rows.rows[j] = bytes,
-            Plane::Run(_) => (rows.rows[j], rows.at[j]) = (&runs[j], 0),
+        if let Plane::Run(value) = *plane {
+            runs[j] = [value; 32];
+            at[j] = 0;
         }
     }
-    let bytes_at = planes.iter().filter_map(|p| match p {
+    for (j, plane) in planes.iter().enumerate() {
+        rows[j] = match *plane {
+            Plane::Bytes(bytes) => bytes,
+            Plane::Run(_) => &runs[j],
+        };
+    }
+    let crowded = read_rows_crowd_l1(planes.iter().filter_map(|p| match p {
         Plane::Bytes(b) => Some(b.as_ptr() as usize),
         Plane::Run(_) => None,
-    });
+    }));
     // SAFETY: AVX2 was detected just above; the assert gives every plane of
-    // bytes (`planes.len()` of them, the kernel's `N`) `n` bytes, every run
-    // plane reads its 32 bytes at 0, and `dst` has `n * N`.
+    // bytes (`planes.len()` of them) `n` bytes, every run plane is read at 0
+    // (`at`), and `dst` has `n * planes.len()` bytes.
     let done = unsafe {
-        match planes.len() {
-            2 => unshuffle_pow2::<2, 1, _>(n, &rows, dst),
-            4 => unshuffle_pow2::<4, 2, _>(n, &rows, dst),
-            8 => unshuffle_pow2::<8, 3, _>(n, &rows, dst),
-            16 if read_rows_crowd_l1(bytes_at) => {
-                unshuffle_staged::<_, { 16 * stage_pitch(16) }>(n, &rows, dst)
-            }
-            _ => unshuffle_pow2::<16, 4, _>(n, &rows, dst),
+        if at.iter().all(|&a| a != 0) {
+            unshuffle_rows(planes.len(), n, &Planes(rows), crowded, dst)
+        } else {
+            unshuffle_rows(planes.len(), n, &PlanesAndRuns { rows, at }, crowded, dst)
         }
     };
     scalar::unshuffle_plane_items(planes, n, done, dst);
+}
+
+/// The unshuffle of `n` items of `typesize` = 2, 4, 8 or 16 bytes from
+/// `rows`, through the stage for 16 `crowded` rows; returns the items done.
+///
+/// # Safety
+/// AVX2 is available; each of the `typesize` rows holds what [`Rows`]
+/// reads for `n` items and `dst` at least `n * typesize` bytes.
+#[inline(always)]
+unsafe fn unshuffle_rows<R: Rows>(
+    typesize: usize,
+    n: usize,
+    rows: &R,
+    crowded: bool,
+    dst: &mut [u8],
+) -> usize {
+    match typesize {
+        2 => unshuffle_pow2::<2, 1, _>(n, rows, dst),
+        4 => unshuffle_pow2::<4, 2, _>(n, rows, dst),
+        8 => unshuffle_pow2::<8, 3, _>(n, rows, dst),
+        _ if crowded => unshuffle_staged::<_, { 16 * stage_pitch(16) }>(n, rows, dst),
+        _ => unshuffle_pow2::<16, 4, _>(n, rows, dst),
+    }
 }
 
 /// Rows of another [`Rows`] from item `at` on.
