@@ -89,50 +89,46 @@ fn differences(src: &[u8], dst: &mut [u8]) {
 
 /// Running sums mod 256: `dst[k] = src[0] + ... + src[k]` (same lengths).
 fn prefix_sum(src: &[u8], dst: &mut [u8]) {
-    prefix_sum_from(cpu::level(), 0, src, dst);
+    prefix_sum_with(cpu::level(), src, dst);
 }
 
-/// Running sums mod 256 continuing from `acc` (`dst[k] = acc + src[0] + ...
-/// + src[k]`) with the kernels of `level`, which the CPU must support.
-/// Returns the sum after the last byte (`acc` for an empty `src`).
-pub(super) fn prefix_sum_from(level: SimdLevel, acc: u8, src: &[u8], dst: &mut [u8]) -> u8 {
+/// [`prefix_sum`] with the kernels of `level` (which the CPU must support).
+fn prefix_sum_with(level: SimdLevel, src: &[u8], dst: &mut [u8]) {
     let (done, acc) = match level {
-        SimdLevel::Scalar => (0, acc),
+        SimdLevel::Scalar => (0, 0),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Sse2 => x86::prefix_sum_sse2(src, dst, acc),
+        SimdLevel::Sse2 => x86::prefix_sum_sse2(src, dst),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `level` is AVX2 only when the running CPU has it
         // (`cpu::level`, or `cpu::available` in tests).
-        SimdLevel::Avx2 => unsafe { x86::prefix_sum_avx2(src, dst, acc) },
+        SimdLevel::Avx2 => unsafe { x86::prefix_sum_avx2(src, dst) },
     };
-    prefix_sum_scalar(&src[done..], &mut dst[done..], acc)
+    prefix_sum_scalar(&src[done..], &mut dst[done..], acc);
 }
 
-/// The portable prefix sum, continuing from `acc`; returns the last sum.
-fn prefix_sum_scalar(src: &[u8], dst: &mut [u8], mut acc: u8) -> u8 {
+/// The portable prefix sum, continuing from `acc`.
+fn prefix_sum_scalar(src: &[u8], dst: &mut [u8], mut acc: u8) {
     for (o, &delta) in dst.iter_mut().zip(src) {
         acc = acc.wrapping_add(delta);
         *o = acc;
     }
-    acc
 }
 
 /// Vector prefix sums. In scalar code a running sum is a chain of one add
 /// per byte; here the sums within a vector do not depend on the vectors
 /// before, so the chain is one vector add per 16 (SSE2) or 32 (AVX2) bytes.
-/// Each starts from the running sum `acc` and returns the bytes done (whole
-/// vectors) and the running sum after them.
+/// Each returns the bytes done (whole vectors) and the running sum after them.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
 
-    pub(super) fn prefix_sum_sse2(src: &[u8], dst: &mut [u8], acc: u8) -> (usize, u8) {
+    pub(super) fn prefix_sum_sse2(src: &[u8], dst: &mut [u8]) -> (usize, u8) {
         let n = src.len().min(dst.len()) / 16 * 16;
         // SAFETY: SSE2 is in x86_64's baseline, so these intrinsics are
         // always available; each unaligned load/store covers bytes k..k+16
         // with k + 16 <= n, within both slices.
         unsafe {
-            let mut carry = _mm_set1_epi8(acc as i8);
+            let mut carry = _mm_setzero_si128();
             let mut k = 0;
             while k < n {
                 let mut x = _mm_loadu_si128(src.as_ptr().add(k).cast());
@@ -148,19 +144,19 @@ mod x86 {
                 k += 16;
             }
         }
-        (n, if n > 0 { dst[n - 1] } else { acc })
+        (n, if n > 0 { dst[n - 1] } else { 0 })
     }
 
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn prefix_sum_avx2(src: &[u8], dst: &mut [u8], acc: u8) -> (usize, u8) {
+    pub(super) unsafe fn prefix_sum_avx2(src: &[u8], dst: &mut [u8]) -> (usize, u8) {
         let n = src.len().min(dst.len()) / 32 * 32;
         // SAFETY: the caller guarantees AVX2; each unaligned load/store
         // covers bytes k..k+32 with k + 32 <= n, within both slices.
         unsafe {
             let last = _mm256_set1_epi8(15);
-            let mut carry = _mm256_set1_epi8(acc as i8);
+            let mut carry = _mm256_setzero_si256();
             let mut k = 0;
             while k < n {
                 let mut x = _mm256_loadu_si256(src.as_ptr().add(k).cast());
@@ -179,7 +175,7 @@ mod x86 {
                 k += 32;
             }
         }
-        (n, if n > 0 { dst[n - 1] } else { acc })
+        (n, if n > 0 { dst[n - 1] } else { 0 })
     }
 }
 
@@ -219,16 +215,12 @@ mod tests {
                     x as u8
                 })
                 .collect();
-            for acc in [0u8, 0x9c] {
-                let mut want = vec![0u8; len];
-                let last = prefix_sum_scalar(&src, &mut want, acc);
-                assert_eq!(last, want.last().copied().unwrap_or(acc));
-                for level in cpu::available() {
-                    let mut got = vec![0xAAu8; len];
-                    let got_last = prefix_sum_from(level, acc, &src, &mut got);
-                    assert_eq!(got, want, "{level:?}, length {len}, from {acc}");
-                    assert_eq!(got_last, last, "{level:?}, length {len}, from {acc}");
-                }
+            let mut want = vec![0u8; len];
+            prefix_sum_scalar(&src, &mut want, 0);
+            for level in cpu::available() {
+                let mut got = vec![0xAAu8; len];
+                prefix_sum_with(level, &src, &mut got);
+                assert_eq!(got, want, "{level:?}, length {len}");
             }
         }
     }
