@@ -496,10 +496,12 @@ pub(crate) fn unshuffle_planes(planes: &[Plane<'_>], n: usize, dst: &mut [u8]) {
             Plane::Run(_) => &runs[j],
         };
     }
-    let crowded = read_rows_crowd_l1(planes.iter().filter_map(|p| match p {
-        Plane::Bytes(b) => Some(b.as_ptr() as usize),
-        Plane::Run(_) => None,
-    }));
+    // Only 16 rows can crowd a set for reads (`read_rows_crowd_l1`).
+    let crowded = planes.len() == 16
+        && read_rows_crowd_l1(planes.iter().filter_map(|p| match p {
+            Plane::Bytes(b) => Some(b.as_ptr() as usize),
+            Plane::Run(_) => None,
+        }));
     // SAFETY: AVX2 was detected just above; the assert gives every plane of
     // bytes (`planes.len()` of them) `n` bytes, every run plane is read at 0
     // (`at`), and `dst` has `n * planes.len()` bytes.
