@@ -5,7 +5,7 @@
 mod common;
 
 use b2nd::chunk::{
-    self, BlockSource, CParams, ChunkHeader, Compressor, DParams, Decompressor, Special,
+    self, BlockNeeds, BlockSource, CParams, ChunkHeader, Compressor, DParams, Decompressor, Special,
 };
 use b2nd::codecs::registry::{self, CallInfo, CodecEntry, FilterEntry, UserCodec, UserFilter};
 use std::borrow::Cow;
@@ -685,7 +685,10 @@ fn blocks_with_repeated_bytes_decode_like_the_others() {
                         d.decompress(&c, &mut part).unwrap();
                         for (j, (got, want)) in part.chunks(bs).zip(src.chunks(bs)).enumerate() {
                             if mask[j] {
-                                assert!(got.iter().all(|&v| v == 0xEE), "{case} t{nthreads} block {j}");
+                                assert!(
+                                    got.iter().all(|&v| v == 0xEE),
+                                    "{case} t{nthreads} block {j}"
+                                );
                             } else {
                                 assert!(got == want, "{case} t{nthreads} block {j}");
                             }
@@ -733,7 +736,10 @@ fn split_blocks_mixing_stored_and_compressed_planes_round_trip() {
                 // The case under test really occurs: block 1 keeps some
                 // planes verbatim and compresses the others.
                 let (stored, packed) = common::split_stream_kinds(&c, 1, bsize, typesize);
-                assert!(stored > 0 && packed > 0, "{what}: {stored} stored, {packed} packed");
+                assert!(
+                    stored > 0 && packed > 0,
+                    "{what}: {stored} stored, {packed} packed"
+                );
                 for nthreads in [1i16, 2] {
                     let mut d = decoder_after_full_decode(&c, nthreads, &src, &what);
                     // A partial read from the middle of a block.
@@ -853,6 +859,157 @@ fn unsplit_blocks_of_every_stream_kind_round_trip() {
                     let at = start * typesize;
                     assert!(items[..] == src[at..at + n * typesize], "{case} getitem");
                 }
+            }
+        }
+    }
+}
+
+/// What [`Decompressor::set_block_needs`] asks for of block `j` of `nblocks`
+/// blocks of `len` bytes (the last may be shorter) in the tests below: the
+/// first skipped, then spans that cut items at both ends, run to the end,
+/// cover the whole block, and one that asks past the block's end.
+fn test_need(needs: &mut BlockNeeds, j: usize, nblocks: usize, len: usize, typesize: usize) {
+    match (j % 4, j + 1 == nblocks) {
+        (_, true) => needs.add(j, 1..len - 2),
+        (0, _) => {}
+        (1, _) => needs.add(j, 3 * typesize + 1..len / 2 + 5),
+        (2, _) => needs.add_whole(j),
+        _ => needs.add(j, len - 7 * typesize - 1..usize::MAX),
+    }
+}
+
+/// A decode told what it needs of each block writes at least those bytes,
+/// right, and nothing of a skipped block, through each way a shuffled block
+/// is put back: split blocks whose planes are stored, compressed or coded as
+/// runs, and unsplit blocks; item sizes with and without a vector kernel for
+/// only some items; blocks that end in bytes past the last whole item; a
+/// short last block; lazy chunks; one and two threads.
+#[test]
+fn block_needs_decode_at_least_the_bytes_asked_for() {
+    const ALWAYS_SPLIT: i32 = 1;
+    const NEVER_SPLIT: i32 = 2;
+    for typesize in [2usize, 3, 4, 8, 12, 16] {
+        // 16,384 items a block, so that even 2-byte items give a chunk of
+        // more than 256 KiB, which two threads really share.
+        let bsize = 16384 * typesize;
+        for trailing in [0, typesize / 2] {
+            for climb in [700usize, 1 << 30] {
+                let src = common::half_noise(8 * 16384 + 5000, typesize, trailing, climb);
+                for splitmode in [ALWAYS_SPLIT, NEVER_SPLIT] {
+                    for compcode in [0u8, 1, 5] {
+                        let cp = CParams {
+                            compcode,
+                            typesize: typesize as i32,
+                            blocksize: bsize as i32,
+                            splitmode,
+                            ..CParams::default()
+                        };
+                        let c = compress(&cp, &src);
+                        let what = format!(
+                            "typesize {typesize} trailing {trailing} climb {climb} \
+                             split {splitmode} codec {compcode}"
+                        );
+                        let nblocks = src.len().div_ceil(bsize);
+                        let mut needs = BlockNeeds::none(nblocks);
+                        for (j, block) in src.chunks(bsize).enumerate() {
+                            test_need(&mut needs, j, nblocks, block.len(), typesize);
+                        }
+                        let check = |out: &[u8], how: &str| {
+                            for (j, (got, want)) in
+                                out.chunks(bsize).zip(src.chunks(bsize)).enumerate()
+                            {
+                                let span = needs.span(j, want.len());
+                                if span.is_empty() {
+                                    assert!(
+                                        got.iter().all(|&v| v == 0xEE),
+                                        "{what} {how} block {j}"
+                                    );
+                                }
+                                assert!(got[span.clone()] == want[span], "{what} {how} block {j}");
+                            }
+                        };
+                        for nthreads in [1i16, 2] {
+                            let mut d = Decompressor::new(DParams {
+                                nthreads,
+                                ..DParams::default()
+                            });
+                            let mut out = vec![0xEEu8; src.len()];
+                            d.set_block_needs(&needs);
+                            assert_eq!(d.decompress(&c, &mut out).unwrap(), src.len());
+                            check(&out, &format!("t{nthreads}"));
+                        }
+                        let mut s = Source {
+                            chunk: &c,
+                            fetched: Vec::new(),
+                        };
+                        let mut out = vec![0xEEu8; src.len()];
+                        Decompressor::new(DParams::default())
+                            .decompress_with_source_needs(
+                                &lazy_view(&c),
+                                &mut s,
+                                &mut out,
+                                Some(&needs),
+                            )
+                            .unwrap();
+                        check(&out, "lazy");
+                        assert!(s.fetched.iter().all(|&j| !needs.skips(j)), "{what} fetched");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A block decoded in part is never the source of a copy: a later block
+/// stored as the same bytes and needed whole is decoded (or copied from a
+/// block decoded whole), on one thread and on two.
+#[test]
+fn blocks_decoded_in_part_are_not_copied() {
+    let typesize = 8;
+    let bs = 32 * 1024usize;
+    // Every block the same shuffled, compressible, non-constant bytes.
+    let block: Vec<u8> = (0..bs)
+        .map(|i| ((i / 8) % 251) as u8 ^ (i % 8) as u8)
+        .collect();
+    let src: Vec<u8> = block.iter().copied().cycle().take(bs * 9).collect();
+    for compcode in [0u8, 1, 5] {
+        let cp = CParams {
+            compcode,
+            typesize,
+            blocksize: bs as i32,
+            ..CParams::default()
+        };
+        let c = compress(&cp, &src);
+        let start =
+            |j: usize| i32::from_le_bytes(c[32 + 4 * j..36 + 4 * j].try_into().unwrap()) as usize;
+        // The premise: blocks are stored as the same bytes.
+        assert_eq!(
+            c[start(0)..start(1)],
+            c[start(1)..start(2)],
+            "codec {compcode}"
+        );
+        for nthreads in [1i16, 2] {
+            // Every other block in part, the others whole.
+            let mut needs = BlockNeeds::none(9);
+            for j in 0..9 {
+                match j % 2 {
+                    0 => needs.add(j, 100..200),
+                    _ => needs.add_whole(j),
+                }
+            }
+            let mut d = Decompressor::new(DParams {
+                nthreads,
+                ..DParams::default()
+            });
+            let mut out = vec![0u8; src.len()];
+            d.set_block_needs(&needs);
+            d.decompress(&c, &mut out).unwrap();
+            for (j, got) in out.chunks(bs).enumerate() {
+                let span = if j % 2 == 0 { 100..200 } else { 0..bs };
+                assert!(
+                    got[span.clone()] == block[span],
+                    "codec {compcode} t{nthreads} block {j}"
+                );
             }
         }
     }

@@ -11,9 +11,11 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use super::header::ChunkHeader;
+use super::needs::BlockNeeds;
 use super::page_buf::PageBuf;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
@@ -118,7 +120,8 @@ struct DecWorker {
 /// A reusable decompression context.
 pub struct Decompressor {
     dparams: DParams,
-    maskout: Option<Vec<bool>>,
+    /// What the next decode needs of each block (all of it when `None`).
+    needs: Option<BlockNeeds>,
 }
 
 /// Scratch of finished helper threads, for the next parallel call.
@@ -633,6 +636,8 @@ impl<'a> Prepared<'a> {
 
     /// Decodes block `j`, whose streams start at `bytes[0]`, into `out`
     /// (exactly the block's size). `dref` is the decoded first block (DELTA).
+    /// Only `out[want]` has to be written: the rest may be left as it was
+    /// or hold anything (a partial read; `want` is `0..out.len()` otherwise).
     ///
     /// Returns `Some(n)` when the output depends on nothing but the first `n`
     /// bytes of `bytes` and the block's size: then any other block of this
@@ -651,15 +656,17 @@ impl<'a> Prepared<'a> {
         out: &mut [u8],
         dref: Option<&[u8]>,
         tid: usize,
+        want: Range<usize>,
     ) -> crate::Result<Option<usize>> {
         match (self.one_stream, &dp.postfilter) {
-            (Some(how), None) => self.decode_one_stream(w, dp, j, bytes, out, how),
-            _ => self.decode_block_any(w, dp, j, bytes, out, dref, tid),
+            (Some(how), None) => self.decode_one_stream(w, dp, j, bytes, out, how, want),
+            _ => self.decode_block_any(w, dp, j, bytes, out, dref, tid, want),
         }
     }
 
     /// [`Prepared::decode_block`] for a block of a chunk whose blocks are
     /// each one stream (see [`OneStream`]), without a postfilter.
+    #[allow(clippy::too_many_arguments)]
     fn decode_one_stream(
         &self,
         w: &mut DecWorker,
@@ -668,6 +675,7 @@ impl<'a> Prepared<'a> {
         bytes: &[u8],
         out: &mut [u8],
         how: OneStream,
+        want: Range<usize>,
     ) -> crate::Result<Option<usize>> {
         let csize = rd_i32(bytes, 0)?;
         let consumed = match how {
@@ -682,7 +690,17 @@ impl<'a> Prepared<'a> {
                 w.a.truncate(bsize);
                 let consumed =
                     self.decode_stream(&mut w.codec, dp, j, bytes, 4, csize, &mut w.a)?;
-                shuffle::unshuffle(group, &w.a, out);
+                match NeededItems::of(&want, group, bsize) {
+                    Some(items) => {
+                        let n = bsize / group;
+                        let mut planes = [Plane::Run(0); 16];
+                        for (k, plane) in planes.iter_mut().enumerate().take(group) {
+                            *plane = Plane::Bytes(&w.a[k * n..(k + 1) * n]);
+                        }
+                        items.unshuffle(&planes[..group], out);
+                    }
+                    None => shuffle::unshuffle(group, &w.a, out),
+                }
                 consumed
             }
         };
@@ -767,6 +785,7 @@ impl<'a> Prepared<'a> {
         out: &mut [u8],
         dref: Option<&[u8]>,
         tid: usize,
+        want: Range<usize>,
     ) -> crate::Result<Option<usize>> {
         let bsize = out.len();
         let (offset, _) = self.block_span(j);
@@ -897,7 +916,10 @@ impl<'a> Prepared<'a> {
                     Placed::Decoded => Plane::Bytes(&work[k * neblock..(k + 1) * neblock]),
                 };
             }
-            shuffle::unshuffle_planes(&planes[..nstreams], out);
+            match NeededItems::of(&want, nstreams, bsize) {
+                Some(items) => items.unshuffle(&planes[..nstreams], out),
+                None => shuffle::unshuffle_planes(&planes[..nstreams], out),
+            }
             w.a = work;
             return Ok(repeatable);
         }
@@ -951,6 +973,50 @@ enum Placed {
     Decoded,
     Stored(usize),
     Run(u8),
+}
+
+/// The items of a byte-shuffled block that a partial read needs, when they
+/// are fewer than all of them: only those are unshuffled. The codec decodes
+/// every plane whole, but a small slice reads a few rows of each block it
+/// touches, and unshuffling the rest was work thrown away.
+struct NeededItems(Range<usize>);
+
+impl NeededItems {
+    /// The items of `typesize` bytes holding bytes `want` of a block of
+    /// `bsize` bytes, unless that is all of them or the block is not whole
+    /// items; `None` too where [`shuffle::unshuffle_planes`] has no vector
+    /// kernel for the size (the whole unshuffle is then faster).
+    ///
+    /// The range is widened to whole steps of the vector kernels (32 items,
+    /// counted from the block's first), as far as the block goes: the items
+    /// past a step's end would go through the scalar loop, and a partial
+    /// decode may write bytes it was not asked for.
+    fn of(want: &Range<usize>, typesize: usize, bsize: usize) -> Option<Self> {
+        const STEP: usize = 32;
+        if want.len() == bsize || bsize % typesize != 0 || !shuffle::planes_are_fast(typesize) {
+            return None;
+        }
+        let n = bsize / typesize;
+        let first = want.start / typesize / STEP * STEP;
+        let end = (want.end.div_ceil(typesize).div_ceil(STEP) * STEP).min(n);
+        Some(NeededItems(first..end))
+    }
+
+    /// Unshuffles these items of the block whose byte planes are `planes`
+    /// (at most 16, each one byte per item of the block) into their place
+    /// in `out`, the block.
+    fn unshuffle(&self, planes: &[Plane<'_>], out: &mut [u8]) {
+        let typesize = planes.len();
+        let mut part = [Plane::Run(0); 16];
+        for (p, plane) in part.iter_mut().zip(planes) {
+            *p = match *plane {
+                Plane::Bytes(b) => Plane::Bytes(&b[self.0.clone()]),
+                run => run,
+            };
+        }
+        let bytes = self.0.start * typesize..self.0.end * typesize;
+        shuffle::unshuffle_planes(&part[..typesize], &mut out[bytes]);
+    }
 }
 
 /// The byte a stream of block `j` whose size field `csize` has been read
@@ -1046,7 +1112,7 @@ impl Decompressor {
     pub fn new(dparams: DParams) -> Self {
         Decompressor {
             dparams,
-            maskout: None,
+            needs: None,
         }
     }
 
@@ -1063,18 +1129,29 @@ impl Decompressor {
     /// (their part of `dst` is left untouched). The mask length must equal the
     /// chunk's number of blocks.
     pub fn set_maskout(&mut self, mask: &[bool]) -> crate::Result<()> {
-        self.maskout = Some(mask.to_vec());
+        self.needs = Some(BlockNeeds::from_maskout(mask));
         Ok(())
+    }
+
+    /// What the next `decompress` needs of each block: blocks not needed are
+    /// skipped as [`Decompressor::set_maskout`] skips them, and of a block
+    /// needed in part, the bytes outside its range may be left unwritten or
+    /// hold anything. The count must equal the chunk's number of blocks.
+    pub fn set_block_needs(&mut self, needs: &BlockNeeds) {
+        match &mut self.needs {
+            Some(n) => n.clone_from(needs),
+            None => self.needs = Some(needs.clone()),
+        }
     }
 
     /// Decodes a whole chunk into `dst`; returns its uncompressed size.
     pub fn decompress(&mut self, chunk: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
-        let mask = self.maskout.take();
+        let needs = self.needs.take();
         if let Some(mut src) = lazy_source(&self.dparams, chunk)? {
-            return self.decompress_with_source(chunk, &mut *src, dst, mask.as_deref());
+            return self.decompress_with_source_needs(chunk, &mut *src, dst, needs.as_ref());
         }
         let p = Prepared::new(chunk, false)?;
-        self.decode_whole(&p, dst, mask.as_deref())
+        self.decode_whole(&p, dst, needs.as_ref())
     }
 
     /// Decodes a whole chunk into a new buffer of its `nbytes`; lazy chunks
@@ -1087,36 +1164,37 @@ impl Decompressor {
     /// chunk, read as a vlmetalayer, whose claimed 2 GB was allocated and
     /// zeroed in full before the chunk was refused.)
     pub fn decompress_to_vec(&mut self, chunk: &[u8]) -> crate::Result<Vec<u8>> {
-        let mask = self.maskout.take();
+        let needs = self.needs.take();
         let p = Prepared::new(chunk, false)?;
         let nbytes = p.h.nbytes();
         let mut out = Vec::new();
         out.try_reserve_exact(nbytes)
             .map_err(|_| crate::err!(MemoryAlloc, "no memory to decode {nbytes} bytes"))?;
         out.resize(nbytes, 0);
-        self.decode_whole(&p, &mut out, mask.as_deref())?;
+        self.decode_whole(&p, &mut out, needs.as_ref())?;
         Ok(out)
     }
 
-    /// Decodes a validated, non-lazy chunk into `dst`: the blocks `mask`
-    /// leaves in (all when `None`).
+    /// Decodes a validated, non-lazy chunk into `dst`: what `needs` asks for
+    /// (all when `None`).
     fn decode_whole(
         &mut self,
         p: &Prepared<'_>,
         dst: &mut [u8],
-        mask: Option<&[bool]>,
+        needs: Option<&BlockNeeds>,
     ) -> crate::Result<usize> {
-        let nb = check_target(p, dst, mask)?;
-        self.decode_into(p, &mut dst[..nb], mask, None)?;
+        let nb = check_target(p, dst, needs)?;
+        self.decode_into(p, &mut dst[..nb], needs, None)?;
         Ok(nb)
     }
 
-    /// Decodes all blocks not masked out into `dst` (exactly nbytes long).
+    /// Decodes what `needs` asks for (all blocks when `None`) into `dst`
+    /// (exactly nbytes long).
     fn decode_into(
         &mut self,
         p: &Prepared<'_>,
         dst: &mut [u8],
-        mask: Option<&[bool]>,
+        needs: Option<&BlockNeeds>,
         fetched: Option<&Fetched>,
     ) -> crate::Result<()> {
         // A stored chunk read whole is one copy (see `pool::copy`): its
@@ -1124,7 +1202,7 @@ impl Decompressor {
         // steps below would only slow it down.
         if p.memcpyed
             && p.special == 0
-            && mask.is_none()
+            && needs.is_none()
             && fetched.is_none()
             && self.dparams.postfilter.is_none()
         {
@@ -1138,7 +1216,7 @@ impl Decompressor {
         // it is filled in one range per thread, as a byte range of it is
         // (`fill_special_range`), not block by block: a header may set
         // blocksize 1, which made that a step per byte.
-        if p.special != 0 && mask.is_none() && self.dparams.postfilter.is_none() {
+        if p.special != 0 && needs.is_none() && self.dparams.postfilter.is_none() {
             let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
             if nthreads <= 1 {
                 return p.fill_special_range(0, dst);
@@ -1156,7 +1234,7 @@ impl Decompressor {
             });
         }
         let dp = self.dparams.clone();
-        let skip = |j: usize| mask.is_some_and(|m| m[j]);
+        let skip = |j: usize| needs.is_some_and(|n| n.skips(j));
         let needs_ref = p.delta_against_block0() && p.nblocks > 1;
         // Block 0 first when DELTA needs it as reference.
         let mut scratch0: Vec<u8> = Vec::new();
@@ -1170,7 +1248,8 @@ impl Decompressor {
             } else {
                 &mut dst[..s0]
             };
-            with_worker(|w| p.decode_block(w, &dp, 0, bytes, out, None, 0))?;
+            let whole = 0..out.len();
+            with_worker(|w| p.decode_block(w, &dp, 0, bytes, out, None, 0, whole))?;
             first = 1;
         }
         let (head, rest) = dst.split_at_mut(if needs_ref { p.block_span(0).1 } else { 0 });
@@ -1190,13 +1269,16 @@ impl Decompressor {
                 items.push((j, piece));
             }
         }
+        // The bytes needed of block `j` of `len` bytes.
+        let want = |j: usize, len: usize| needs.map_or(0..len, |n| n.span(j, len));
         let todo: usize = items.iter().map(|(_, o)| o.len()).sum();
         let nthreads = pool::threads_for(dp.nthreads, todo).min(items.len());
         if nthreads <= 1 {
             return with_worker(|w| {
-                // The last block decoded whose output a later block with the
-                // same leading bytes can copy (constant or repetitive data
-                // gives runs of identical blocks): its item index and bytes.
+                // The last block decoded whole whose output a later block
+                // with the same leading bytes can copy (constant or
+                // repetitive data gives runs of identical blocks): its item
+                // index and bytes.
                 let mut last: Option<(usize, &[u8])> = None;
                 for k in 0..items.len() {
                     let j = items[k].0;
@@ -1210,8 +1292,11 @@ impl Decompressor {
                         }
                     }
                     let out = &mut items[k].1;
+                    let want = want(j, out.len());
+                    let whole = want.len() == out.len();
                     last = p
-                        .decode_block(w, &dp, j, bytes, out, dref, 0)?
+                        .decode_block(w, &dp, j, bytes, out, dref, 0, want)?
+                        .filter(|_| whole)
                         .and_then(|n| bytes.get(..n))
                         .map(|b| (k, b));
                 }
@@ -1238,8 +1323,11 @@ impl Decompressor {
                     return Ok(());
                 }
                 let bytes = bytes_of(p, fetched, j)?;
-                p.decode_block(w, &dp, j, bytes, out, dref, tid)?;
-                if leaders[k].is_none() {
+                let want = want(j, out.len());
+                // Only a block decoded whole is there to copy.
+                let whole = want.len() == out.len();
+                p.decode_block(w, &dp, j, bytes, out, dref, tid, want)?;
+                if leaders[k].is_none() && whole {
                     let _ = done[k].set(out);
                 }
                 Ok(())
@@ -1430,7 +1518,17 @@ impl Decompressor {
             let mut block0 = Vec::new();
             if needs_ref {
                 block0.resize(p.block_span(0).1, 0);
-                p.decode_block(w, dp, 0, bytes_of(p, fetched, 0)?, &mut block0, None, 0)?;
+                let whole = 0..block0.len();
+                p.decode_block(
+                    w,
+                    dp,
+                    0,
+                    bytes_of(p, fetched, 0)?,
+                    &mut block0,
+                    None,
+                    0,
+                    whole,
+                )?;
             }
             let mut edge = std::mem::take(&mut w.edge);
             let result = (|| -> crate::Result<()> {
@@ -1445,7 +1543,7 @@ impl Decompressor {
                     let dref = needs_ref.then_some(&block0[..]);
                     let bytes = bytes_of(p, fetched, j)?;
                     if from == 0 && to == size {
-                        p.decode_block(w, dp, j, bytes, piece, dref, 0)?;
+                        p.decode_block(w, dp, j, bytes, piece, dref, 0, 0..size)?;
                         continue;
                     }
                     // Every byte of a block is written by its decode (an
@@ -1458,7 +1556,8 @@ impl Decompressor {
                     if p.special == Special::UNINIT_CODE {
                         edge.fill(0);
                     }
-                    p.decode_block(w, dp, j, bytes, &mut edge, dref, 0)?;
+                    // Only the bytes copied out need decoding.
+                    p.decode_block(w, dp, j, bytes, &mut edge, dref, 0, from..to)?;
                     piece.copy_from_slice(&edge[from..to]);
                 }
                 Ok(())
@@ -1479,7 +1578,19 @@ impl Decompressor {
         }
         let mut out = vec![0u8; vl.nbytes[nblock]];
         let dp = self.dparams.clone();
-        with_worker(|w| p.decode_block(w, &dp, nblock, p.block_bytes(nblock)?, &mut out, None, 0))?;
+        let whole = 0..out.len();
+        with_worker(|w| {
+            p.decode_block(
+                w,
+                &dp,
+                nblock,
+                p.block_bytes(nblock)?,
+                &mut out,
+                None,
+                0,
+                whole,
+            )
+        })?;
         Ok(out)
     }
 
@@ -1504,14 +1615,27 @@ impl Decompressor {
         dst: &mut [u8],
         mask: Option<&[bool]>,
     ) -> crate::Result<usize> {
+        let needs = mask.map(BlockNeeds::from_maskout);
+        self.decompress_with_source_needs(header_and_bstarts, source, dst, needs.as_ref())
+    }
+
+    /// [`Decompressor::decompress_with_source`] with what is needed of each
+    /// block, as [`Decompressor::set_block_needs`] says it.
+    pub fn decompress_with_source_needs(
+        &mut self,
+        header_and_bstarts: &[u8],
+        source: &mut dyn BlockSource,
+        dst: &mut [u8],
+        needs: Option<&BlockNeeds>,
+    ) -> crate::Result<usize> {
         let mut p = Prepared::new(header_and_bstarts, true)?;
-        let nb = check_target(&p, dst, mask)?;
+        let nb = check_target(&p, dst, needs)?;
         if p.special != 0 || (p.h.nbytes == 0 && p.nblocks == 0) {
             // Nothing to fetch: decode from the header alone.
-            self.decode_into(&p, &mut dst[..nb], mask, None)?;
+            self.decode_into(&p, &mut dst[..nb], needs, None)?;
             return Ok(nb);
         }
-        let skip = |j: usize| mask.is_some_and(|m| m[j]);
+        let skip = |j: usize| needs.is_some_and(|n| n.skips(j));
         if self.read_stored_blocks(&p, source, 0, &mut dst[..nb], |j| !skip(j))? {
             return Ok(nb);
         }
@@ -1523,16 +1647,16 @@ impl Decompressor {
             if p.h.vl_blocks() {
                 p.vl = Some(lazy_vl_layout(&p, &fetched)?);
             }
-            self.decode_into(&p, &mut dst[..nb], mask, Some(&fetched))
+            self.decode_into(&p, &mut dst[..nb], needs, Some(&fetched))
         })();
         fetched.recycle();
         result.map(|()| nb)
     }
 }
 
-/// Checks that `dst` holds chunk `p`'s `nbytes` and that `mask`, if any, has
-/// one entry per block; returns `nbytes`.
-fn check_target(p: &Prepared<'_>, dst: &[u8], mask: Option<&[bool]>) -> crate::Result<usize> {
+/// Checks that `dst` holds chunk `p`'s `nbytes` and that `needs`, if any,
+/// has one entry per block; returns `nbytes`.
+fn check_target(p: &Prepared<'_>, dst: &[u8], needs: Option<&BlockNeeds>) -> crate::Result<usize> {
     let nb = p.h.nbytes();
     if nb > dst.len() {
         crate::bail!(
@@ -1541,7 +1665,7 @@ fn check_target(p: &Prepared<'_>, dst: &[u8], mask: Option<&[bool]>) -> crate::R
             dst.len()
         );
     }
-    if let Some(m) = mask.filter(|m| m.len() != p.nblocks) {
+    if let Some(m) = needs.filter(|m| m.len() != p.nblocks) {
         crate::bail!(
             Data,
             "mask has {} entries, chunk has {} blocks",

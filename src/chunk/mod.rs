@@ -19,6 +19,7 @@ mod compress;
 mod decompress;
 pub mod header;
 mod instr;
+mod needs;
 mod page_buf;
 mod pipeline;
 mod pool;
@@ -32,6 +33,7 @@ pub use compress::Compressor;
 pub(crate) use decompress::grow_to;
 pub use decompress::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
+pub use needs::BlockNeeds;
 pub use pool::{set_external_executor, Executor};
 pub use special::{make_special, make_special_with};
 

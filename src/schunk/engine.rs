@@ -1,8 +1,8 @@
 //! The chunk-engine surface the super-chunk uses, in one place: parameters,
 //! special kinds, and compression/decompression contexts.
 
+use crate::chunk::{BlockNeeds, Compressor, Decompressor};
 pub use crate::chunk::{BlockSource, CParams, DParams, Special};
-use crate::chunk::{Compressor, Decompressor};
 use crate::Result;
 
 /// Bytes a chunk may need beyond its source (the reference's MAX_OVERHEAD).
@@ -116,16 +116,17 @@ impl Engine {
         self.dec.decompress_range(chunk, lo, dst)
     }
 
-    /// Decodes a chunk whose blocks come from `source`; `mask[i]` true skips block i.
+    /// Decodes a chunk whose blocks come from `source`, as much of each
+    /// block as `needs` asks for (all of every block when `None`).
     pub(crate) fn decompress_with_source(
         &mut self,
         header_and_bstarts: &[u8],
         source: &mut dyn BlockSource,
         dst: &mut [u8],
-        mask: Option<&[bool]>,
+        needs: Option<&BlockNeeds>,
     ) -> Result<usize> {
         self.dec
-            .decompress_with_source(header_and_bstarts, source, dst, mask)
+            .decompress_with_source_needs(header_and_bstarts, source, dst, needs)
     }
 
     /// Decodes bytes `lo..lo + dst.len()` of a chunk whose blocks come from

@@ -22,6 +22,7 @@ use std::path::PathBuf;
 
 use super::engine::{BlockSource, Engine};
 use super::{Backend, SChunk};
+use crate::chunk::BlockNeeds;
 use crate::frame::codec::{ChunkInfo, EXTENDED_HEADER_LEN};
 use crate::frame::io::{read_exact_at, IoRef, OpenMode};
 use crate::frame::{Frame, Place};
@@ -273,17 +274,17 @@ impl SChunk {
         decode(&mut self.engine, &mut src).map(Some)
     }
 
-    /// Decodes into `dst` the blocks of chunk `n` that `skip` leaves in
-    /// (`skip[b]` true skips block `b`), reading from an on-disk frame the
-    /// chunk's block starts once and then only those blocks. `None` when
-    /// the chunk is not read that way (in-memory storage, special chunks) or
-    /// its blocks are not the ones `skip` counts or `dst` holds: the caller
-    /// then decodes it whole.
+    /// Decodes into `dst` what `needs` asks for of chunk `n` (see
+    /// [`BlockNeeds`]), reading from an on-disk frame the chunk's block
+    /// starts once and then only the blocks needed. `None` when the chunk is
+    /// not read that way (in-memory storage, special chunks) or its blocks
+    /// are not the ones `needs` counts or `dst` holds: the caller then
+    /// decodes it whole.
     pub fn decompress_blocks(
         &mut self,
         n: i64,
         dst: &mut [u8],
-        skip: &[bool],
+        needs: &BlockNeeds,
     ) -> Result<Option<usize>> {
         self.locked(false, |s| {
             let idx = s.check_index(n)?;
@@ -293,12 +294,12 @@ impl SChunk {
             let info = ChunkInfo::parse(&lazy)?;
             let fits = info.flags2 & 1 == 0
                 && info.nbytes as usize == dst.len()
-                && nblocks_of(&info)? == skip.len();
+                && nblocks_of(&info)? == needs.len();
             if !fits {
                 return Ok(None);
             }
             s.with_lazy_blocks(idx, &lazy, |engine, src| {
-                engine.decompress_with_source(&lazy, src, dst, Some(skip))
+                engine.decompress_with_source(&lazy, src, dst, Some(needs))
             })
         })
     }

@@ -13,7 +13,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use super::store::{ChunkStore, Fill};
-use crate::chunk::{ChunkHeader, Compressor, Decompressor};
+use crate::chunk::{BlockNeeds, ChunkHeader, Compressor, Decompressor};
 use crate::schunk::SChunk;
 use crate::Result;
 
@@ -78,11 +78,11 @@ impl ChunkCache {
     }
 }
 
-/// Which of `nblocks` blocks a read with mask `skip` needs (all of them
-/// when the mask does not count those blocks).
-fn blocks_needed(skip: Option<&[bool]>, nblocks: usize) -> Vec<bool> {
-    match skip {
-        Some(s) if s.len() == nblocks && nblocks > 1 => s.iter().map(|x| !x).collect(),
+/// Which of `nblocks` blocks a read of `need` needs, whole or in part (all
+/// of them when `need` does not count those blocks).
+fn blocks_needed(need: Option<&BlockNeeds>, nblocks: usize) -> Vec<bool> {
+    match need {
+        Some(s) if s.len() == nblocks && nblocks > 1 => (0..nblocks).map(|j| !s.skips(j)).collect(),
         _ => vec![true; nblocks],
     }
 }
@@ -233,7 +233,7 @@ impl ChunkStore for SChunkStore {
         self.sc().nchunks()
     }
 
-    fn read_chunk(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+    fn read_chunk(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
         if dst.len() != self.chunksize as usize {
             crate::bail!(
                 InvalidParam,
@@ -248,9 +248,9 @@ impl ChunkStore for SChunkStore {
         // On disk, when few blocks are needed, fetch just those (the
         // reference's compact path): the super-chunk reads the chunk's
         // block starts once and then only the wanted blocks' bytes.
-        if let (true, Some(skip)) = (self.persistent, skip) {
-            let needed = skip.iter().filter(|s| !**s).count();
-            if needed * 4 <= skip.len() && sc.decompress_blocks(n, dst, skip)?.is_some() {
+        if let (true, Some(need)) = (self.persistent, need) {
+            let needed = (0..need.len()).filter(|&j| !need.skips(j)).count();
+            if needed * 4 <= need.len() && sc.decompress_blocks(n, dst, need)?.is_some() {
                 return Ok(());
             }
         }
@@ -277,20 +277,20 @@ impl ChunkStore for SChunkStore {
                 dst.len()
             );
         }
-        // The mask is in array blocks; use it when the chunk's blocks are
-        // the array's blocks (always, for chunks written by b2nd).
-        if let Some(skip) = skip {
-            if h.blocksize() > 0 && h.nblocks() == skip.len() && skip.iter().any(|s| *s) {
-                dec.set_maskout(skip)?;
+        // The needs are in array blocks; use them when the chunk's blocks
+        // are the array's blocks (always, for chunks written by b2nd).
+        if let Some(need) = need {
+            if h.blocksize() > 0 && h.nblocks() == need.len() {
+                dec.set_block_needs(need);
             }
         }
         dec.decompress(&chunk, dst)?;
         Ok(())
     }
 
-    fn read_chunk_cached(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+    fn read_chunk_cached(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
         if self.persistent {
-            return self.read_chunk(n, dst, skip);
+            return self.read_chunk(n, dst, need);
         }
         let mut inner = self.lock();
         inner.follow_user_data();
@@ -303,9 +303,9 @@ impl ChunkStore for SChunkStore {
         // A hit: every block asked for is decoded already.
         if let Some(c) = cache.as_ref() {
             if c.nchunk == n && c.data.len() == dst.len() {
-                let need = blocks_needed(skip, c.decoded.len());
-                if need.iter().zip(&c.decoded).all(|(n, d)| !n || *d) {
-                    c.copy_out(&need, dst);
+                let blocks = blocks_needed(need, c.decoded.len());
+                if blocks.iter().zip(&c.decoded).all(|(n, d)| !n || *d) {
+                    c.copy_out(&blocks, dst);
                     return Ok(());
                 }
             }
@@ -314,14 +314,14 @@ impl ChunkStore for SChunkStore {
         if first_ask || sc.dparams().postfilter.is_some() {
             // A postfilter may have effects beyond its output: run it each time.
             drop(inner);
-            return self.read_chunk(n, dst, skip);
+            return self.read_chunk(n, dst, need);
         }
         let chunk = sc.get_chunk(n)?;
         let Ok(h) = ChunkHeader::parse(&chunk) else {
             // Special offsets: nothing worth keeping.
             drop(chunk);
             drop(inner);
-            return self.read_chunk(n, dst, skip);
+            return self.read_chunk(n, dst, need);
         };
         if h.nbytes() != dst.len() {
             crate::bail!(
@@ -331,13 +331,14 @@ impl ChunkStore for SChunkStore {
                 dst.len()
             );
         }
-        // Blocks as the mask counts them; a chunk whose blocks are not the
-        // mask's is kept as one unit.
-        let (nblocks, bsize) = match skip {
+        // Blocks as `need` counts them; a chunk whose blocks are not those
+        // is kept as one unit. Blocks are kept whole, whatever part of them
+        // is needed: a later read may need another part.
+        let (nblocks, bsize) = match need {
             Some(s) if h.blocksize() > 0 && h.nblocks() == s.len() => (s.len(), h.blocksize()),
             _ => (1, dst.len().max(1)),
         };
-        let need = blocks_needed(skip, nblocks);
+        let blocks = blocks_needed(need, nblocks);
         let mut c = cache.take().unwrap_or_else(|| ChunkCache {
             nchunk: -1,
             bsize,
@@ -346,9 +347,13 @@ impl ChunkStore for SChunkStore {
         });
         // Keep what is already decoded of this very chunk, add the rest.
         let want: Vec<bool> = if c.nchunk == n && c.decoded.len() == nblocks && c.bsize == bsize {
-            need.iter().zip(&c.decoded).map(|(n, d)| *n || *d).collect()
+            blocks
+                .iter()
+                .zip(&c.decoded)
+                .map(|(n, d)| *n || *d)
+                .collect()
         } else {
-            need.clone()
+            blocks.clone()
         };
         c.data.resize(dst.len(), 0);
         if want.iter().any(|w| !w) {
@@ -359,7 +364,7 @@ impl ChunkStore for SChunkStore {
         c.nchunk = n;
         c.bsize = bsize;
         c.decoded = want;
-        c.copy_out(&need, dst);
+        c.copy_out(&blocks, dst);
         *cache = Some(c);
         Ok(())
     }
@@ -531,7 +536,11 @@ mod tests {
     fn cached_reads_keep_decoded_blocks_and_never_serve_stale_data() {
         let mut s = store();
         let mut buf = [0u8; 16];
-        let only = |b: usize| -> Vec<bool> { (0..4).map(|i| i != b).collect() };
+        let only = |b: usize| {
+            let mut need = BlockNeeds::none(4);
+            need.add_whole(b);
+            need
+        };
         // A first read decodes straight into the caller's buffer.
         s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
         assert_eq!(buf[4..8], [4, 5, 6, 7]);

@@ -7,6 +7,7 @@
 use super::layout::c_strides;
 use super::store::ChunkStore;
 use super::NdArray;
+use crate::chunk::BlockNeeds;
 use crate::Result;
 
 /// Maps array coordinates to where the item lives in the super-chunk:
@@ -52,6 +53,13 @@ impl Locator {
     }
 }
 
+/// The bytes of block `nblock` (of `bbytes` bytes) that hold item `item` of
+/// its chunk, an item of `ts` bytes.
+fn item_in_block(item: usize, nblock: usize, bbytes: usize, ts: usize) -> std::ops::Range<usize> {
+    let at = item * ts - nblock * bbytes;
+    at..at + ts
+}
+
 impl NdArray {
     /// Gathers the items at flat C-order indices `coords` (each in
     /// `[0, nitems)`, repeats and any order allowed) into `buffer`, in the
@@ -92,14 +100,15 @@ impl NdArray {
         }
         places.sort_unstable();
         let mut scratch = vec![0u8; self.store.chunksize() as usize];
-        let mut skip = vec![true; self.layout.nblocks() as usize];
+        let bbytes = self.layout.blocknitems as usize * ts;
+        let mut need = BlockNeeds::none(self.layout.nblocks() as usize);
         for group in places.chunk_by(|a, b| a.0 == b.0) {
-            skip.fill(true);
+            need.clear();
             for p in group {
-                skip[p.2] = false;
+                need.add(p.2, item_in_block(p.1, p.2, bbytes, ts));
             }
             self.store
-                .read_chunk(group[0].0, &mut scratch, Some(&skip))?;
+                .read_chunk(group[0].0, &mut scratch, Some(&need))?;
             for &(_, item, _, k) in group {
                 buffer[k * ts..(k + 1) * ts].copy_from_slice(&scratch[item * ts..(item + 1) * ts]);
             }
@@ -228,13 +237,14 @@ impl NdArray {
             return Ok(());
         }
         let mut scratch = vec![0u8; self.store.chunksize() as usize];
-        let mut skip = vec![true; self.layout.nblocks() as usize];
+        let bbytes = self.layout.blocknitems as usize * ts;
+        let mut need = BlockNeeds::none(self.layout.nblocks() as usize);
         self.for_each_selected_chunk(selection, &strides, |nchunk, items| {
-            skip.fill(true);
-            for &(_, nblock, _) in items {
-                skip[nblock] = false;
+            need.clear();
+            for &(item, nblock, _) in items {
+                need.add(nblock, item_in_block(item, nblock, bbytes, ts));
             }
-            self.store.read_chunk(nchunk, &mut scratch, Some(&skip))?;
+            self.store.read_chunk(nchunk, &mut scratch, Some(&need))?;
             for &(item, _, b) in items {
                 buffer[b * ts..(b + 1) * ts].copy_from_slice(&scratch[item * ts..(item + 1) * ts]);
             }

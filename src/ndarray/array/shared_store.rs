@@ -20,6 +20,7 @@
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::store::{ChunkStore, Fill};
+use crate::chunk::BlockNeeds;
 use crate::schunk::{CParams, SChunk};
 use crate::Result;
 
@@ -136,15 +137,15 @@ impl ChunkStore for SharedStore {
     fn nchunks(&self) -> i64 {
         self.read().nchunks()
     }
-    fn read_chunk(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+    fn read_chunk(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
         let store = self.read();
         self.check_view_chunks(store.as_ref())?;
-        store.read_chunk(n, dst, skip)
+        store.read_chunk(n, dst, need)
     }
-    fn read_chunk_cached(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+    fn read_chunk_cached(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
         let store = self.read();
         self.check_view_chunks(store.as_ref())?;
-        store.read_chunk_cached(n, dst, skip)
+        store.read_chunk_cached(n, dst, need)
     }
     fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()> {
         let mut store = self.write();

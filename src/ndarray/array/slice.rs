@@ -7,6 +7,7 @@
 
 use super::store::ChunkStore;
 use super::{Context, Layout, NdArray};
+use crate::chunk::BlockNeeds;
 use crate::ndarray::copy_nd;
 use crate::ndarray::Cell;
 use crate::Result;
@@ -101,23 +102,24 @@ impl NdArray {
             start[i] / c == (stop[i] - 1).max(start[i]) / c
         });
         with_read_scratch(chunksize, |scratch| {
-            let mut skip = vec![true; nblocks];
+            let mut need = BlockNeeds::none(nblocks);
             let chunk_grid = l.chunk_grid();
             let mut chunks = chunk_grid.walk(start, stop)?;
             while let Some(chunk) = chunks.next() {
                 let (cstart, cstop) = valid_box(chunk);
-                skip.fill(true);
-                for_each_block(l, chunk, |nblock, _| {
-                    skip[nblock] = false;
+                need.clear();
+                for_each_block(l, chunk, |nblock, b| {
+                    let items = self.block_piece_items(b, cstart, &cstop, start, stop);
+                    need.add(nblock, items.start * ts..items.end * ts);
                     Ok(())
                 })?;
-                // Only the unskipped blocks are decoded into the scratch, and
-                // only those are read back out of it below.
+                // Only the bytes needed of each block are decoded into the
+                // scratch, and only those are read back out of it below.
                 if one_chunk {
                     self.store
-                        .read_chunk_cached(chunk.index(), scratch, Some(&skip))?;
+                        .read_chunk_cached(chunk.index(), scratch, Some(&need))?;
                 } else {
-                    self.store.read_chunk(chunk.index(), scratch, Some(&skip))?;
+                    self.store.read_chunk(chunk.index(), scratch, Some(&need))?;
                 }
                 for_each_block(l, chunk, |nblock, b| {
                     let block = &scratch[nblock * bbytes..(nblock + 1) * bbytes];
@@ -196,6 +198,34 @@ impl NdArray {
             off[i] = from - start[i];
         }
         [s, e, off]
+    }
+
+    /// The items of block `b` of a chunk (C order within the block) from the
+    /// first to the last that lie in the region: what a read of the region
+    /// needs of the block. Empty when none does.
+    fn block_piece_items(
+        &self,
+        b: &[i64],
+        cstart: &[i64],
+        cstop: &[i64],
+        start: &[i64],
+        stop: &[i64],
+    ) -> std::ops::Range<usize> {
+        let bs = &self.layout.blockshape;
+        let (mut first, mut last, mut stride) = (0i64, 0i64, 1i64);
+        for i in (0..self.ndim()).rev() {
+            let bstart = cstart[i] + b[i] * bs[i] as i64;
+            let bstop = (bstart + bs[i] as i64).min(cstop[i]);
+            let from = start[i].max(bstart);
+            let to = stop[i].min(bstop);
+            if to <= from {
+                return 0..0;
+            }
+            first += (from - bstart) * stride;
+            last += (to - 1 - bstart) * stride;
+            stride *= bs[i] as i64;
+        }
+        first as usize..last as usize + 1
     }
 
     #[allow(clippy::too_many_arguments)]

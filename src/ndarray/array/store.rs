@@ -10,6 +10,7 @@
 
 use std::sync::Mutex;
 
+use crate::chunk::BlockNeeds;
 use crate::Result;
 
 /// A value every item of a chunk takes without the chunk being materialised
@@ -29,14 +30,15 @@ pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     /// Bytes of one full (padded) chunk.
     fn chunksize(&self) -> i32;
     fn nchunks(&self) -> i64;
-    /// Decodes chunk `n` into `dst` (exactly `chunksize` bytes). Blocks whose
-    /// `skip` entry is true may be left unwritten.
-    fn read_chunk(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()>;
+    /// Decodes chunk `n` into `dst` (exactly `chunksize` bytes): of each
+    /// block, at least what `need` asks for (all of every block when
+    /// `None`); the other bytes may be left unwritten or hold anything.
+    fn read_chunk(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()>;
     /// As [`ChunkStore::read_chunk`], for a caller likely to read the same
     /// chunk again soon (small slices): a store that decodes may keep the
     /// decoded chunk and serve the next read of it without decoding.
-    fn read_chunk_cached(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
-        self.read_chunk(n, dst, skip)
+    fn read_chunk_cached(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
+        self.read_chunk(n, dst, need)
     }
     /// Encodes `data` (exactly `chunksize` bytes) and replaces chunk `n`.
     fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()>;
@@ -278,32 +280,39 @@ impl ChunkStore for MemStore {
         self.chunks.len() as i64
     }
 
-    fn read_chunk(&self, n: i64, dst: &mut [u8], skip: Option<&[bool]>) -> Result<()> {
+    fn read_chunk(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
         let i = self.index(n)?;
         self.check_len(dst)?;
         let bs = self.blocksize.max(1) as usize;
         let nblocks = dst.len().div_ceil(bs);
-        if let Some(s) = skip {
+        if let Some(s) = need {
             if s.len() != nblocks {
                 crate::bail!(
                     InvalidParam,
-                    "block mask of {} entries for {nblocks} blocks",
+                    "block needs of {} entries for {nblocks} blocks",
                     s.len()
                 );
             }
         }
         let mut decoded = 0u64;
+        let mut whole = vec![0u8; bs];
         for (b, block) in dst.chunks_mut(bs).enumerate() {
-            if skip.is_some_and(|s| s[b]) {
-                // Poison skipped blocks so a caller relying on them fails tests.
+            let span = need.map_or(0..block.len(), |s| s.span(b, block.len()));
+            // Poison what is not asked for, so a caller relying on it fails
+            // tests.
+            if span.len() < block.len() {
                 block.fill(0xA5);
+            }
+            if span.is_empty() {
                 continue;
             }
             decoded += 1;
+            let whole = &mut whole[..block.len()];
             match &self.chunks[i] {
-                Slot::Data(d) => block.copy_from_slice(&d[b * bs..b * bs + block.len()]),
-                Slot::Fill(f) => self.expand_fill(f, block),
+                Slot::Data(d) => whole.copy_from_slice(&d[b * bs..b * bs + block.len()]),
+                Slot::Fill(f) => self.expand_fill(f, whole),
             }
+            block[span.clone()].copy_from_slice(&whole[span]);
         }
         let mut st = self.stats.lock().expect("stats lock");
         st.chunks_read += 1;
@@ -430,13 +439,19 @@ mod tests {
         let mut buf = [0u8; 8];
         s.read_chunk(0, &mut buf, None).unwrap();
         assert_eq!(buf, [1, 2, 1, 2, 1, 2, 1, 2]);
-        s.read_chunk(1, &mut buf, Some(&[true, false])).unwrap();
-        assert_eq!(buf[4..], [9; 4]);
+        s.read_chunk(1, &mut buf, Some(&BlockNeeds::from_maskout(&[true, false])))
+            .unwrap();
+        assert_eq!(buf, [0xA5, 0xA5, 0xA5, 0xA5, 9, 9, 9, 9]);
+        // Part of a block: the rest of it is not written.
+        let mut part = BlockNeeds::none(2);
+        part.add(0, 1..3);
+        s.read_chunk(0, &mut buf, Some(&part)).unwrap();
+        assert_eq!(buf, [0xA5, 2, 1, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5]);
         assert_eq!(
             s.test_stats(),
             Stats {
-                chunks_read: 2,
-                blocks_decoded: 3,
+                chunks_read: 3,
+                blocks_decoded: 4,
                 chunks_written: 1
             }
         );
