@@ -185,14 +185,10 @@ impl NdArray {
         start: &[i64],
         stop: &[i64],
     ) -> [Vec<i64>; 3] {
-        let bs = &self.layout.blockshape;
         let nd = self.ndim();
         let (mut s, mut e, mut off) = (vec![0; nd], vec![0; nd], vec![0; nd]);
         for i in 0..nd {
-            let bstart = cstart[i] + b[i] * bs[i] as i64;
-            let bstop = (bstart + bs[i] as i64).min(cstop[i]);
-            let from = start[i].max(bstart);
-            let to = stop[i].min(bstop);
+            let (bstart, from, to) = self.block_overlap(i, b, cstart, cstop, start, stop);
             s[i] = from - bstart;
             e[i] = to.max(from) - bstart;
             off[i] = from - start[i];
@@ -211,21 +207,35 @@ impl NdArray {
         start: &[i64],
         stop: &[i64],
     ) -> std::ops::Range<usize> {
-        let bs = &self.layout.blockshape;
         let (mut first, mut last, mut stride) = (0i64, 0i64, 1i64);
         for i in (0..self.ndim()).rev() {
-            let bstart = cstart[i] + b[i] * bs[i] as i64;
-            let bstop = (bstart + bs[i] as i64).min(cstop[i]);
-            let from = start[i].max(bstart);
-            let to = stop[i].min(bstop);
+            let (bstart, from, to) = self.block_overlap(i, b, cstart, cstop, start, stop);
             if to <= from {
                 return 0..0;
             }
             first += (from - bstart) * stride;
             last += (to - 1 - bstart) * stride;
-            stride *= bs[i] as i64;
+            stride *= self.layout.blockshape[i] as i64;
         }
         first as usize..last as usize + 1
+    }
+
+    /// Along dimension `i`, in array coordinates: where block `b` of a
+    /// chunk starts, and the part [from, to) of the region [start, stop)
+    /// that the block holds (none when `to <= from`).
+    fn block_overlap(
+        &self,
+        i: usize,
+        b: &[i64],
+        cstart: &[i64],
+        cstop: &[i64],
+        start: &[i64],
+        stop: &[i64],
+    ) -> (i64, i64, i64) {
+        let bs = self.layout.blockshape[i] as i64;
+        let bstart = cstart[i] + b[i] * bs;
+        let bstop = (bstart + bs).min(cstop[i]);
+        (bstart, start[i].max(bstart), stop[i].min(bstop))
     }
 
     #[allow(clippy::too_many_arguments)]
