@@ -7,7 +7,7 @@
 //! read out of bounds. Where a property can be checked (a round trip, a
 //! re-serialisation) the body asserts it, so a wrong result is a crash too.
 
-use b2nd::chunk::{self, CParams, DParams, Decompressor};
+use b2nd::chunk::{self, BlockNeeds, CParams, DParams, Decompressor};
 use b2nd::ndarray::array::NdArray;
 use b2nd::ndarray::meta::NdMeta;
 use b2nd::schunk::{packed, SChunk};
@@ -53,6 +53,45 @@ pub fn chunk_decode(data: &[u8]) {
                     range,
                     full[lo..lo + len],
                     "range {lo}+{len} differs from the decode"
+                );
+            }
+        }
+    }
+    // Decodes of part of each block (a range of it, or none, as chosen by
+    // the input's bytes) give the whole decode's bytes over every range
+    // asked for, on one thread and on two. Both start from the same filler:
+    // a chunk of uninitialised data writes nothing.
+    let mut whole = vec![0xEEu8; nbytes];
+    let whole = (blocksize > 0 && d.decompress(data, &mut whole).is_ok()).then_some(whole);
+    if let Some(full) = &whole {
+        let nblocks = full.len().div_ceil(blocksize);
+        let byte = |k: usize| usize::from(data[k % data.len()]);
+        let mut needs = BlockNeeds::none(nblocks);
+        for j in 0..nblocks {
+            let lo = byte(48 + 2 * j) * blocksize / 256;
+            let hi = lo + byte(49 + 2 * j) * blocksize / 128;
+            needs.add(j, lo..hi.min(blocksize));
+        }
+        for nthreads in [1, 2] {
+            let mut dp = Decompressor::new(DParams {
+                nthreads,
+                ..DParams::default()
+            });
+            let mut part = vec![0xEEu8; full.len()];
+            dp.set_block_needs(&needs);
+            if dp.decompress(data, &mut part).is_err() {
+                continue;
+            }
+            for (j, (got, want)) in part
+                .chunks(blocksize)
+                .zip(full.chunks(blocksize))
+                .enumerate()
+            {
+                let span = needs.span(j, want.len());
+                assert_eq!(
+                    got[span.clone()],
+                    want[span],
+                    "block {j} of a partial decode"
                 );
             }
         }
