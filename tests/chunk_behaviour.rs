@@ -1014,3 +1014,48 @@ fn blocks_decoded_in_part_are_not_copied() {
         }
     }
 }
+
+/// Special chunks read in part fill the ranges asked for with their value,
+/// in its phase (a range may start inside an item), and nothing else: an
+/// uninitialised one writes nothing at all.
+#[test]
+fn special_chunks_read_in_part_fill_only_the_ranges_asked_for() {
+    let cp = CParams {
+        typesize: 4,
+        blocksize: 1024,
+        ..CParams::default()
+    };
+    let seven = 7i32.to_le_bytes();
+    for (kind, value) in [
+        (Special::Zero, None),
+        (Special::Nan, None),
+        (Special::Value, Some(&seven[..])),
+        (Special::Uninit, None),
+    ] {
+        let c = chunk::make_special_with(&cp, kind, 4000, value).unwrap();
+        let h = ChunkHeader::parse(&c).unwrap();
+        assert_eq!((h.blocksize(), h.nblocks()), (1024, 4), "{kind:?}");
+        let mut whole = vec![0xEEu8; 4000];
+        Decompressor::new(DParams::default())
+            .decompress(&c, &mut whole)
+            .unwrap();
+        let mut needs = BlockNeeds::none(4);
+        needs.add(1, 5..13);
+        needs.add_whole(2);
+        needs.add(3, 900..usize::MAX);
+        let mut part = vec![0xEEu8; 4000];
+        let mut d = Decompressor::new(DParams::default());
+        d.set_block_needs(&needs);
+        d.decompress(&c, &mut part).unwrap();
+        let asked = |i: usize| (1029..1037).contains(&i) || (2048..3072).contains(&i) || i >= 3972;
+        for (i, (&got, &want)) in part.iter().zip(&whole).enumerate() {
+            let want = if asked(i) { want } else { 0xEE };
+            assert_eq!(got, want, "{kind:?} byte {i}");
+        }
+        if kind == Special::Uninit {
+            assert!(part.iter().all(|&b| b == 0xEE));
+        } else {
+            assert_ne!(part[1029..1037], [0xEE; 8], "{kind:?}");
+        }
+    }
+}

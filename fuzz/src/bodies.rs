@@ -61,8 +61,12 @@ pub fn chunk_decode(data: &[u8]) {
     // the input's bytes) give the whole decode's bytes over every range
     // asked for, on one thread and on two. Both start from the same filler:
     // a chunk of uninitialised data writes nothing.
+    // (Up to 65,536 blocks: a special chunk may claim 16 MiB of 1-byte
+    // blocks, and the needs of each would cost this body more than the
+    // decodes.)
+    let few_blocks = blocksize > 0 && nbytes.div_ceil(blocksize) <= 1 << 16;
     let mut whole = vec![0xEEu8; nbytes];
-    let whole = (blocksize > 0 && d.decompress(data, &mut whole).is_ok()).then_some(whole);
+    let whole = (few_blocks && d.decompress(data, &mut whole).is_ok()).then_some(whole);
     if let Some(full) = &whole {
         let nblocks = full.len().div_ceil(blocksize);
         let byte = |k: usize| usize::from(data[k % data.len()]);

@@ -1212,11 +1212,24 @@ impl Decompressor {
             let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
             return with_worker(|w| pool::copy(w, dst, body, nthreads));
         }
-        // A special chunk read whole is one pattern from its first byte, so
-        // it is filled in one range per thread, as a byte range of it is
+        // A special chunk is one pattern from its first byte. Read whole, it
+        // is filled in one range per thread, as a byte range of it is
         // (`fill_special_range`), not block by block: a header may set
-        // blocksize 1, which made that a step per byte.
-        if p.special != 0 && needs.is_none() && self.dparams.postfilter.is_none() {
+        // blocksize 1, which made that a step per byte. Read in part, each
+        // range needed is filled on its own, without a pass through the
+        // block decoder for each block.
+        if p.special != 0 && self.dparams.postfilter.is_none() {
+            if let Some(needs) = needs {
+                for j in 0..p.nblocks {
+                    let (off, size) = p.block_span(j);
+                    let span = needs.span(j, size);
+                    if !span.is_empty() {
+                        let lo = off + span.start;
+                        p.fill_special_range(lo, &mut dst[lo..off + span.end])?;
+                    }
+                }
+                return Ok(());
+            }
             let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
             if nthreads <= 1 {
                 return p.fill_special_range(0, dst);
