@@ -1052,6 +1052,11 @@ fn special_chunks_read_in_part_fill_only_the_ranges_asked_for() {
             let want = if asked(i) { want } else { 0xEE };
             assert_eq!(got, want, "{kind:?} byte {i}");
         }
+        // Every byte of every block asked for reads as the whole chunk.
+        let mut all = vec![0xEEu8; 4000];
+        d.set_block_needs(&BlockNeeds::whole(4));
+        d.decompress(&c, &mut all).unwrap();
+        assert_eq!(all, whole, "{kind:?}");
         if kind == Special::Uninit {
             assert!(part.iter().all(|&b| b == 0xEE));
         } else {

@@ -525,6 +525,20 @@ impl<'a> Prepared<'a> {
         (off, size)
     }
 
+    /// `needs` if it leaves out any byte of any block; `None` (the whole
+    /// chunk) if it asks for all of them, so that reads of whole chunks take
+    /// the whole-chunk paths (one copy of a stored chunk, one fill of a
+    /// special one) whoever asks. A b2nd read of whole chunks says what it
+    /// needs of each block as any other read does.
+    fn narrowing<'n>(&self, needs: Option<&'n BlockNeeds>) -> Option<&'n BlockNeeds> {
+        needs.filter(|n| {
+            (0..self.nblocks).any(|j| {
+                let (_, size) = self.block_span(j);
+                n.span(j, size).len() != size
+            })
+        })
+    }
+
     /// `getitem`'s shortcut for zfp fixed-rate chunks: decodes the bytes
     /// `at..at + out.len()` of block `j` from the one zfp cell holding them,
     /// when one does and the block is a single unfiltered zfp stream of a
@@ -1184,7 +1198,7 @@ impl Decompressor {
         needs: Option<&BlockNeeds>,
     ) -> crate::Result<usize> {
         let nb = check_target(p, dst, needs)?;
-        self.decode_into(p, &mut dst[..nb], needs, None)?;
+        self.decode_into(p, &mut dst[..nb], p.narrowing(needs), None)?;
         Ok(nb)
     }
 
@@ -1643,6 +1657,7 @@ impl Decompressor {
     ) -> crate::Result<usize> {
         let mut p = Prepared::new(header_and_bstarts, true)?;
         let nb = check_target(&p, dst, needs)?;
+        let needs = p.narrowing(needs);
         if p.special != 0 || (p.h.nbytes == 0 && p.nblocks == 0) {
             // Nothing to fetch: decode from the header alone.
             self.decode_into(&p, &mut dst[..nb], needs, None)?;
