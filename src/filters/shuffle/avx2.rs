@@ -15,6 +15,7 @@
 //! 16-byte window at a time (`shuffle_wide_staged`, `unshuffle_wide_staged`).
 
 use std::arch::x86_64::*;
+use std::cell::RefCell;
 
 use super::scalar;
 use super::transpose::{whole_groups, windows, Window};
@@ -97,16 +98,16 @@ pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8],
         match typesize {
             2 => shuffle_2(n, stride, src, dst),
             4 => shuffle_pow2::<4>(n, stride, src, dst),
-            8 if rows_crowd_l1(8, stride) => {
-                shuffle_staged::<8, { 8 * stage_pitch(8) }>(n, stride, src, dst)
+            8 if n >= stage_items(8) && rows_crowd_l1(8, stride) => {
+                with_stage(|stage| shuffle_staged::<8>(stage, n, stride, src, dst))
             }
             8 => shuffle_pow2::<8>(n, stride, src, dst),
-            16 if rows_crowd_l1(16, stride) => {
-                shuffle_staged::<16, { 16 * stage_pitch(16) }>(n, stride, src, dst)
+            16 if n >= stage_items(16) && rows_crowd_l1(16, stride) => {
+                with_stage(|stage| shuffle_staged::<16>(stage, n, stride, src, dst))
             }
             16 => shuffle_pow2::<16>(n, stride, src, dst),
-            17.. if wide_rows_crowd_l1(typesize, stride) => {
-                shuffle_wide_staged(typesize, n, stride, src, dst)
+            17.. if n >= stage_items(16) && wide_rows_crowd_l1(typesize, stride) => {
+                with_stage(|stage| shuffle_wide_staged(stage, typesize, n, stride, src, dst))
             }
             3 => shuffle_narrow::<3>(n, stride, src, dst),
             5 => shuffle_narrow::<5>(n, stride, src, dst),
@@ -130,8 +131,8 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
             2 => unshuffle_pow2::<2, 1, _>(n, &Strided { src, n }, dst),
             4 => unshuffle_pow2::<4, 2, _>(n, &Strided { src, n }, dst),
             8 => unshuffle_pow2::<8, 3, _>(n, &Strided { src, n }, dst),
-            16 if read_rows_crowd_l1((0..16).map(|j| j * n)) => {
-                unshuffle_staged::<_, { 16 * stage_pitch(16) }>(n, &Strided { src, n }, dst)
+            16 if n >= stage_items(16) && read_rows_crowd_l1((0..16).map(|j| j * n)) => {
+                with_stage(|stage| unshuffle_staged(stage, n, &Strided { src, n }, dst))
             }
             16 => unshuffle_pow2::<16, 4, _>(n, &Strided { src, n }, dst),
             3 => unshuffle_narrow::<3>(n, src, dst),
@@ -139,8 +140,8 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
             6 => unshuffle_narrow::<6>(n, src, dst),
             7 => unshuffle_narrow::<7>(n, src, dst),
             12 => unshuffle_12(n, src, dst),
-            17.. if read_rows_crowd_l1((0..16).map(|j| j * n)) => {
-                unshuffle_wide_staged(typesize, n, src, dst)
+            17.. if n >= stage_items(16) && read_rows_crowd_l1((0..16).map(|j| j * n)) => {
+                with_stage(|stage| unshuffle_wide_staged(stage, typesize, n, src, dst))
             }
             17.. => unshuffle_wide(typesize, n, 0, src, dst),
             _ => unshuffle_windows(typesize, n, src, dst),
@@ -281,19 +282,35 @@ const fn stage_pitch(n: usize) -> usize {
     stage_items(n) + 64
 }
 
-/// The scratch of [`shuffle_staged`]: `N` rows of [`stage_pitch`] bytes
-/// (`BYTES`), cache-line aligned. Sized per item width because it is zeroed
-/// on every call.
-#[repr(C, align(64))]
-struct Stage<const BYTES: usize>([u8; BYTES]);
+/// Bytes of the largest stage: 16 rows of [`stage_pitch`]`(16)`, for
+/// 16-byte items and the 16-byte windows of wider ones. Kernels for `N`-byte
+/// items use its first `N` rows of `stage_pitch(N)` bytes.
+const STAGE_BYTES: usize = 16 * stage_pitch(16);
 
-impl<const BYTES: usize> Stage<BYTES> {
-    /// A zeroed stage for `n`-byte items, with its piece's item count and
-    /// its row pitch.
-    fn for_items(n: usize) -> (Self, usize, usize) {
-        debug_assert!(BYTES == n * stage_pitch(n));
-        (Stage([0u8; BYTES]), stage_items(n), stage_pitch(n))
-    }
+/// The scratch of the staged kernels, cache-line aligned so that its rows
+/// start where [`stage_pitch`] puts them relative to the L1 sets.
+#[repr(C, align(64))]
+struct Stage([u8; STAGE_BYTES]);
+
+thread_local! {
+    /// Each thread's stage, zeroed once. A stage zeroed on every call (as
+    /// it was, on the stack) cost 2.5 KiB of writes per call for 8-byte
+    /// items and 9 KiB for 16-byte ones: more than the kernel itself for
+    /// small blocks, and for every 8 KiB piece the shuffle+BYTEDELTA
+    /// encoder hands over. Its contents never matter: every byte a kernel
+    /// reads from it, it wrote first. No destructor, so it is there in a
+    /// thread's exit handlers too.
+    static STAGE: RefCell<Stage> = const { RefCell::new(Stage([0; STAGE_BYTES])) };
+}
+
+/// Runs `f` with this thread's stage ([`STAGE`]). A kernel only takes the
+/// stage while it runs and calls no other staged kernel, so the stage is
+/// always free here; if it were not, `f` gets a fresh one.
+fn with_stage<T>(f: impl FnOnce(&mut [u8]) -> T) -> T {
+    STAGE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut stage) => f(&mut stage.0),
+        Err(_) => f(&mut vec![0; STAGE_BYTES]),
+    })
 }
 
 /// Bytes of one way of the L1 data cache (its sets times its line): 4 KiB on
@@ -350,28 +367,31 @@ pub(super) fn read_rows_crowd_l1(addresses: impl Iterator<Item = usize>) -> bool
 /// into a small buffer (which stays in L1) whose rows are
 /// [`stage_pitch`] apart, then each row of the piece is copied out whole,
 /// one row after the other, so the writes to `dst` go to one row at a time.
-/// `BYTES` is `N * stage_pitch(N)`. Returns the number of items done.
+/// `stage` is at least [`STAGE_BYTES`] long. Returns the number of items
+/// done.
 ///
 /// # Safety
 /// As for [`shuffle_pow2`].
 #[target_feature(enable = "avx2")]
-unsafe fn shuffle_staged<const N: usize, const BYTES: usize>(
+unsafe fn shuffle_staged<const N: usize>(
+    stage: &mut [u8],
     n: usize,
     stride: usize,
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    let (mut stage, items, pitch) = Stage::<BYTES>::for_items(N);
+    let (items, pitch) = (stage_items(N), stage_pitch(N));
+    assert!(stage.len() >= N * pitch);
     let pieces = n / items;
     for p in 0..pieces {
         let e0 = p * items;
         // The piece's items lie inside `src` (e0 + items <= n), and the
         // stage holds `N` rows of `pitch >= items` bytes.
-        shuffle_pow2::<N>(items, pitch, &src[e0 * N..], &mut stage.0);
+        shuffle_pow2::<N>(items, pitch, &src[e0 * N..], stage);
         for j in 0..N {
             for k in (0..items).step_by(32) {
                 // Row j of `dst` holds `n >= e0 + items` bytes.
-                store(dst, j * stride + e0 + k, load(&stage.0, j * pitch + k));
+                store(dst, j * stride + e0 + k, load(stage, j * pitch + k));
             }
         }
     }
@@ -533,7 +553,9 @@ unsafe fn unshuffle_rows<R: Rows>(
         2 => unshuffle_pow2::<2, 1, _>(n, rows, dst),
         4 => unshuffle_pow2::<4, 2, _>(n, rows, dst),
         8 => unshuffle_pow2::<8, 3, _>(n, rows, dst),
-        _ if crowded => unshuffle_staged::<_, { 16 * stage_pitch(16) }>(n, rows, dst),
+        _ if crowded && n >= stage_items(16) => {
+            with_stage(|stage| unshuffle_staged(stage, n, rows, dst))
+        }
         _ => unshuffle_pow2::<16, 4, _>(n, rows, dst),
     }
 }
@@ -558,19 +580,16 @@ impl<R: Rows> Rows for RowsFrom<'_, R> {
 /// reference unshuffles 16-byte items at about 21 GB/s in 64 and 256 KiB
 /// blocks, about 46 in a 257 KiB one). Each piece of [`stage_items`] items
 /// is copied first, row after row, into a buffer whose rows are
-/// [`stage_pitch`] apart, and unshuffled from there. `BYTES` is
-/// `16 * stage_pitch(16)`. Returns the number of items done.
+/// [`stage_pitch`] apart, and unshuffled from there. `stage` is at least
+/// [`STAGE_BYTES`] long. Returns the number of items done.
 ///
 /// # Safety
 /// As for [`unshuffle_pow2`] with `N` = 16.
 #[target_feature(enable = "avx2")]
-unsafe fn unshuffle_staged<R: Rows, const BYTES: usize>(
-    n: usize,
-    src: &R,
-    dst: &mut [u8],
-) -> usize {
+unsafe fn unshuffle_staged<R: Rows>(stage: &mut [u8], n: usize, src: &R, dst: &mut [u8]) -> usize {
     const N: usize = 16;
-    let (mut stage, items, pitch) = Stage::<BYTES>::for_items(N);
+    let (items, pitch) = (stage_items(N), stage_pitch(N));
+    assert!(stage.len() >= N * pitch);
     let pieces = n / items;
     for p in 0..pieces {
         let e0 = p * items;
@@ -578,11 +597,11 @@ unsafe fn unshuffle_staged<R: Rows, const BYTES: usize>(
             for k in (0..items).step_by(32) {
                 // Row j of `src` holds `n >= e0 + items` bytes; the stage
                 // holds N rows of `pitch >= items` bytes.
-                store(&mut stage.0, j * pitch + k, src.row(j, e0 + k));
+                store(stage, j * pitch + k, src.row(j, e0 + k));
             }
         }
         let staged = Strided {
-            src: &stage.0,
+            src: &*stage,
             n: pitch,
         };
         // `dst` holds n * N >= (e0 + items) * N bytes.
@@ -819,6 +838,7 @@ unsafe fn store_rows(dst: &mut [u8], rows: (usize, usize), v: [__m256i; 8], coun
 /// As for [`shuffle_windows`], with `typesize > 16`.
 #[target_feature(enable = "avx2")]
 unsafe fn shuffle_wide_staged(
+    stage: &mut [u8],
     typesize: usize,
     n: usize,
     stride: usize,
@@ -826,7 +846,8 @@ unsafe fn shuffle_wide_staged(
     dst: &mut [u8],
 ) -> usize {
     debug_assert!(typesize > 16);
-    let (mut stage, items, pitch) = Stage::<{ 16 * stage_pitch(16) }>::for_items(16);
+    let (items, pitch) = (stage_items(16), stage_pitch(16));
+    assert!(stage.len() >= 16 * pitch);
     let pieces = n / items;
     for p in 0..pieces {
         let e0 = p * items;
@@ -844,10 +865,10 @@ unsafe fn shuffle_wide_staged(
                 let at = (e0 + g) * typesize + start;
                 if first == 0 {
                     let v = window_half::<0>(src, at, typesize);
-                    store_rows(&mut stage.0, (g, pitch), v, 8);
+                    store_rows(stage, (g, pitch), v, 8);
                 }
                 let v = window_half::<1>(src, at, typesize);
-                store_rows(&mut stage.0, (8 * pitch + g, pitch), v, 8);
+                store_rows(stage, (8 * pitch + g, pitch), v, 8);
             }
             for j in first..16 {
                 for k in (0..items).step_by(32) {
@@ -855,7 +876,7 @@ unsafe fn shuffle_wide_staged(
                     store(
                         dst,
                         (start + j) * stride + e0 + k,
-                        load(&stage.0, j * pitch + k),
+                        load(stage, j * pitch + k),
                     );
                 }
             }
@@ -980,8 +1001,15 @@ unsafe fn unshuffle_wide(
 /// # Safety
 /// As for [`unshuffle_wide`] with `from` = 0.
 #[target_feature(enable = "avx2")]
-unsafe fn unshuffle_wide_staged(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    let (mut stage, items, pitch) = Stage::<{ 16 * stage_pitch(16) }>::for_items(16);
+unsafe fn unshuffle_wide_staged(
+    stage: &mut [u8],
+    typesize: usize,
+    n: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
+    let (items, pitch) = (stage_items(16), stage_pitch(16));
+    assert!(stage.len() >= 16 * pitch);
     let pieces = n / items;
     for Window { start, .. } in windows(typesize) {
         // The last 8 rows alone when the window's first 8 are done.
@@ -994,7 +1022,7 @@ unsafe fn unshuffle_wide_staged(typesize: usize, n: usize, src: &[u8], dst: &mut
                     // Row start + j holds n >= e0 + items bytes; the stage
                     // holds 16 rows of pitch >= items bytes.
                     store(
-                        &mut stage.0,
+                        stage,
                         j * pitch + k,
                         load(src, (start + j) * n + e0 + k),
                     );
@@ -1003,12 +1031,12 @@ unsafe fn unshuffle_wide_staged(typesize: usize, n: usize, src: &[u8], dst: &mut
             for g in (0..items).step_by(LANES) {
                 let items_at = (e0 + g) * typesize + start;
                 if last8 {
-                    let v = rows_last8(&stage.0, 8 * pitch + g, pitch);
+                    let v = rows_last8(stage, 8 * pitch + g, pitch);
                     store_items8(dst, items_at + 8, typesize, v);
                     continue;
                 }
-                store_items(dst, items_at, typesize, rows_half::<0>(&stage.0, g, pitch));
-                let v = rows_half::<1>(&stage.0, g, pitch);
+                store_items(dst, items_at, typesize, rows_half::<0>(stage, g, pitch));
+                let v = rows_half::<1>(stage, g, pitch);
                 store_items(dst, items_at + 8 * typesize, typesize, v);
             }
         }
