@@ -152,11 +152,16 @@ const CODES: &[(i32, fn(String) -> Error)] = &[
 ];
 
 impl Error {
+    /// The code of [`Error::Failure`] (`BLOSC2_ERROR_FAILURE`), for the C
+    /// entry points' answer to a contained panic, which has no `Error` to
+    /// ask: building one just to read its code cost every call a drop.
+    pub(crate) const FAILURE_CODE: i32 = -1;
+
     /// The reference's `BLOSC2_ERROR_*` value for this error (always negative).
     pub fn code(&self) -> i32 {
         use Error::*;
         match self {
-            Failure(_) => -1,
+            Failure(_) => Self::FAILURE_CODE,
             Stream(_) => -2,
             Data(_) => -3,
             MemoryAlloc(_) => -4,

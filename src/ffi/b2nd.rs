@@ -725,7 +725,7 @@ pub unsafe extern "C" fn b2nd_from_cframe(
 #[no_mangle]
 pub unsafe extern "C" fn b2nd_open(urlpath: *const c_char, array: *mut *mut b2nd_array_t) -> c_int {
     // SAFETY: forwarded contract.
-    guard(crate::Error::Failure(String::new()).code(), || unsafe {
+    guard(crate::Error::FAILURE_CODE, || unsafe {
         b2nd_open_offset(urlpath, array, 0)
     })
 }

@@ -397,7 +397,7 @@ pub unsafe extern "C" fn blosc2_ctx_get_cparams(
     ctx: *mut blosc2_context,
     cparams: *mut blosc2_cparams,
 ) -> c_int {
-    guard(Error::Failure(String::new()).code(), || {
+    guard(Error::FAILURE_CODE, || {
         // SAFETY: per the contract; NULL is checked by `ctx_mut`/`as_mut`.
         let (Some(c), Some(out)) = (unsafe { ctx_ref(ctx) }, unsafe { cparams.as_mut() }) else {
             return super::report(&crate::err!(NullPointer, "ctx or cparams is NULL"));
@@ -418,7 +418,7 @@ pub unsafe extern "C" fn blosc2_ctx_get_dparams(
     ctx: *mut blosc2_context,
     dparams: *mut blosc2_dparams,
 ) -> c_int {
-    guard(Error::Failure(String::new()).code(), || {
+    guard(Error::FAILURE_CODE, || {
         // SAFETY: per the contract; NULL is checked by `ctx_mut`/`as_mut`.
         let (Some(c), Some(out)) = (unsafe { ctx_ref(ctx) }, unsafe { dparams.as_mut() }) else {
             return super::report(&crate::err!(NullPointer, "ctx or dparams is NULL"));

@@ -29,7 +29,7 @@ fn code(r: Result<()>) -> c_int {
 /// `path` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_remove_dir(path: *const c_char) -> c_int {
-    guard(crate::Error::Failure(String::new()).code(), || {
+    guard(crate::Error::FAILURE_CODE, || {
         code((|| {
             // SAFETY: forwarded contract.
             let p = unsafe { path_from_c(path, "path") }
@@ -53,7 +53,7 @@ fn remove_dir(p: &Path) -> Result<()> {
 /// `path` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_remove_urlpath(path: *const c_char) -> c_int {
-    guard(crate::Error::Failure(String::new()).code(), || {
+    guard(crate::Error::FAILURE_CODE, || {
         if path.is_null() {
             return 0;
         }
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn blosc2_rename_urlpath(
     old_urlpath: *mut c_char,
     new_path: *mut c_char,
 ) -> c_int {
-    guard(crate::Error::Failure(String::new()).code(), || {
+    guard(crate::Error::FAILURE_CODE, || {
         if old_urlpath.is_null() || new_path.is_null() {
             return 0;
         }

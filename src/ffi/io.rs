@@ -168,7 +168,7 @@ fn lookup(id: u8) -> Option<*mut blosc2_io_cb> {
 /// `io` is NULL or points to a valid `blosc2_io_cb` whose `name` stays valid.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_register_io_cb(io: *const blosc2_io_cb) -> c_int {
-    guard(crate::Error::Failure(String::new()).code(), || {
+    guard(crate::Error::FAILURE_CODE, || {
         // SAFETY: NULL or valid per the contract.
         let Some(cb) = (unsafe { io.as_ref() }) else {
             return super::report(&crate::err!(InvalidParam, "io is NULL"));

@@ -150,7 +150,7 @@ pub unsafe extern "C" fn b2nd_deserialize_meta_inline(
     dtype_format: *mut i8,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    crate::ffi::guard(crate::Error::Failure(String::new()).code(), || unsafe {
+    crate::ffi::guard(crate::Error::FAILURE_CODE, || unsafe {
         b2nd_deserialize_meta(
             smeta,
             smeta_len,
@@ -248,7 +248,7 @@ pub unsafe extern "C" fn b2nd_copy_buffer(
     dst_start: *const i64,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    crate::ffi::guard(crate::Error::Failure(String::new()).code(), || unsafe {
+    crate::ffi::guard(crate::Error::FAILURE_CODE, || unsafe {
         b2nd_copy_buffer2(
             ndim,
             i32::from(itemsize),
