@@ -115,6 +115,17 @@ pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8],
             _ => shuffle_windows(typesize, n, stride, src, dst),
         }
     };
+    if matches!(typesize, 2 | 4 | 8 | 16) && done < n && n > LANES {
+        // The items after the last whole group, as one more group ending
+        // at the last item: the items it shares with the group before are
+        // written again with the same bytes. Far faster than the scalar
+        // loop for up to 31 items. These sizes' kernels do every whole
+        // group; the windowed ones stop where a group's 16-byte loads
+        // would pass the end, and items wider than 16 bytes already end on
+        // such a group (`overlapping_groups`).
+        let from = n - LANES;
+        return shuffle_rows(typesize, LANES, stride, &src[from * typesize..], &mut dst[from..]);
+    }
     scalar::shuffle_items(typesize, n, stride, done, src, dst);
 }
 
@@ -146,6 +157,11 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
             17.. => unshuffle_wide(typesize, n, 0, src, dst),
             _ => unshuffle_windows(typesize, n, src, dst),
         }
+    };
+    let done = match typesize {
+        // SAFETY: as above, for the rows' last 32 items.
+        2 | 4 | 8 | 16 => unsafe { last_group(typesize, n, done, &Strided { src, n }, dst) },
+        _ => done,
     };
     scalar::unshuffle_items(typesize, n, done, src, dst);
     scalar::copy_tail(typesize, src, dst);
@@ -527,12 +543,40 @@ pub(crate) fn unshuffle_planes(planes: &[Plane<'_>], n: usize, dst: &mut [u8]) {
     // (`at`), and `dst` has `n * planes.len()` bytes.
     let done = unsafe {
         if at.iter().all(|&a| a != 0) {
-            unshuffle_rows(planes.len(), n, &Planes(rows), crowded, dst)
+            let rows = Planes(rows);
+            let done = unshuffle_rows(planes.len(), n, &rows, crowded, dst);
+            last_group(planes.len(), n, done, &rows, dst)
         } else {
-            unshuffle_rows(planes.len(), n, &PlanesAndRuns { rows, at }, crowded, dst)
+            let rows = PlanesAndRuns { rows, at };
+            let done = unshuffle_rows(planes.len(), n, &rows, crowded, dst);
+            last_group(planes.len(), n, done, &rows, dst)
         }
     };
     scalar::unshuffle_plane_items(planes, n, done, dst);
+}
+
+/// After [`unshuffle_rows`] did `done` of `n` items: the items left (fewer
+/// than a group) as one more group ending at the last item, whose items
+/// shared with the group before are written again with the same bytes.
+/// Far faster than the scalar loop for up to 31 items; only blocks of at
+/// most 32 items leave any to it. Returns the items done.
+///
+/// # Safety
+/// As for [`unshuffle_rows`] with `crowded` false.
+#[inline(always)]
+unsafe fn last_group<R: Rows>(
+    typesize: usize,
+    n: usize,
+    done: usize,
+    rows: &R,
+    dst: &mut [u8],
+) -> usize {
+    if done >= n || n <= LANES || n - done >= LANES {
+        return done;
+    }
+    let from = n - LANES;
+    let rest = RowsFrom { rows, at: from };
+    from + unshuffle_rows(typesize, LANES, &rest, false, &mut dst[from * typesize..])
 }
 
 /// The unshuffle of `n` items of `typesize` = 2, 4, 8 or 16 bytes from
