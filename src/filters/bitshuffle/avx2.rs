@@ -6,6 +6,7 @@
 //! run (see `shuffle_fused`, `unshuffle_fused`).
 
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 use super::scalar;
 use super::tiled::{self, RowKernels, TILE_BYTES};
@@ -319,8 +320,10 @@ pub(super) unsafe fn shuffle_runs<const N: usize, const R: usize>(
     let inp = src.as_ptr();
     let out = dst.as_mut_ptr();
     // Per run of the step, vector 8j + t: byte j of items 16t.. (lane 0)
-    // and 128 + 16t.. (lane 1).
-    let mut tiles = [[_mm256_setzero_si256(); 128]; R];
+    // and 128 + 16t.. (lane 1). Uninitialised, as zeroing R * 4 KiB cost
+    // more than the kernel on small blocks: each step writes vectors 0 to
+    // 8N - 1 of every tile before it reads them.
+    let mut tiles = [[MaybeUninit::<__m256i>::uninit(); 128]; R];
     // Per run of the step, the 32 bytes of bit rows 8j.. 8j + 7.
     let mut rows = [[_mm256_setzero_si256(); 8]; R];
     for step in 0..steps {
@@ -342,14 +345,15 @@ pub(super) unsafe fn shuffle_runs<const N: usize, const R: usize>(
                     shuffle::avx2::zip(&mut x);
                 }
                 for (j, xj) in x.iter().enumerate() {
-                    tile[8 * j + t] = *xj;
+                    tile[8 * j + t] = MaybeUninit::new(*xj);
                 }
             }
         }
         for j in 0..N {
             for (tile, row) in tiles.iter().zip(rows.iter_mut()) {
-                let mut v = [_mm256_setzero_si256(); 8];
-                v.copy_from_slice(&tile[8 * j..8 * j + 8]);
+                // SAFETY: vectors 8j.. 8j + 7 were written this step (t =
+                // 0 to 7 above).
+                let v: [__m256i; 8] = core::array::from_fn(|t| tile[8 * j + t].assume_init());
                 *row = zipped(zipped(zipped(zipped(transpose_all(v, m)))));
             }
             for k in 0..8 {
@@ -446,8 +450,9 @@ pub(super) unsafe fn unshuffle_runs<const N: usize, const P: usize, const R: usi
     let base = src.as_ptr();
     let out = dst.as_mut_ptr();
     // Per run of the step, byte j of its items in vectors 8j.. 8j + 7: 256
-    // bytes in transpose order.
-    let mut tiles = [[_mm256_setzero_si256(); 128]; R];
+    // bytes in transpose order. Uninitialised, as in `shuffle_runs`: each
+    // step writes vectors 0 to 8N - 1 of every tile before it reads them.
+    let mut tiles = [[MaybeUninit::<__m256i>::uninit(); 128]; R];
     for step in 0..steps {
         for j in 0..N {
             for (q, tile) in tiles.iter_mut().enumerate() {
@@ -459,7 +464,9 @@ pub(super) unsafe fn unshuffle_runs<const N: usize, const P: usize, const R: usi
                     *x = _mm256_loadu_si256(p as *const __m256i);
                 }
                 let v = transpose_all(zipped(zipped(zipped(v))), m);
-                tile[8 * j..8 * j + 8].copy_from_slice(&v);
+                for (t, x) in tile[8 * j..8 * j + 8].iter_mut().zip(v) {
+                    *t = MaybeUninit::new(x);
+                }
             }
         }
         for (q, tile) in tiles.iter().enumerate() {
@@ -467,7 +474,8 @@ pub(super) unsafe fn unshuffle_runs<const N: usize, const P: usize, const R: usi
             for a in 0..8 {
                 let mut x = [_mm256_setzero_si256(); N];
                 for (j, xj) in x.iter_mut().enumerate() {
-                    *xj = tile[8 * j + a];
+                    // SAFETY: vectors 8j + a, j < N, were written this step.
+                    *xj = tile[8 * j + a].assume_init();
                 }
                 for _ in 0..P {
                     shuffle::avx2::zip(&mut x);
