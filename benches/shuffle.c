@@ -60,8 +60,11 @@ static double best_of(filter_fn f, int32_t typesize, int32_t blocksize, const vo
 
 int main(int argc, char **argv) {
   int bit = 0;
-  int32_t typesizes[16] = {4, 8, 16}, blocksizes[16] = {32768, 65536, 262144, 262144 + 1024};
-  int ntypes = 3, nblocks = 4;
+  /* 1000 and 8000 bytes: blocks whose item count is not a multiple of 32, whose last items
+     the vector kernels do not cover in whole groups (a small b2nd block, a chunk's last one). */
+  int32_t typesizes[16] = {4, 8, 16},
+          blocksizes[16] = {1000, 8000, 32768, 65536, 262144, 262144 + 1024};
+  int ntypes = 3, nblocks = 6;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--bit")) {
       bit = 1;

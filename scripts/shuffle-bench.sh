@@ -6,9 +6,9 @@
 # benchmark (scripts/bench.sh) shows what they are worth inside a codec's time.
 #
 # Usage: bash scripts/shuffle-bench.sh [--bit] [--typesizes T,T,...] [--blocksizes B,B,...]
-#   By default byte shuffle of 4, 8 and 16-byte items over blocks of 32, 64, 256 and 257 KiB
-#   (the last one's rows are not a multiple of 4 KiB apart); --bit times the bitshuffle. Under a
-#   minute.
+#   By default byte shuffle of 4, 8 and 16-byte items over blocks of 1000 and 8000 bytes (item
+#   counts that are not a multiple of 32) and of 32, 64, 256 and 257 KiB (the last one's rows are
+#   not a multiple of 4 KiB apart); --bit times the bitshuffle. Under a minute.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
