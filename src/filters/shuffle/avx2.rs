@@ -303,29 +303,28 @@ const fn stage_pitch(n: usize) -> usize {
 /// items use its first `N` rows of `stage_pitch(N)` bytes.
 const STAGE_BYTES: usize = 16 * stage_pitch(16);
 
-/// The scratch of the staged kernels, cache-line aligned so that its rows
-/// start where [`stage_pitch`] puts them relative to the L1 sets.
-#[repr(C, align(64))]
-struct Stage([u8; STAGE_BYTES]);
-
 thread_local! {
-    /// Each thread's stage, zeroed once. A stage zeroed on every call (as
-    /// it was, on the stack) cost 2.5 KiB of writes per call for 8-byte
+    /// This thread's stage, allocated and zeroed once. A zeroed stage on
+    /// the stack, as it was, cost 2.5 KiB of writes per call for 8-byte
     /// items and 9 KiB for 16-byte ones: more than the kernel itself for
     /// small blocks, and for every 8 KiB piece the shuffle+BYTEDELTA
     /// encoder hands over. Its contents never matter: every byte a kernel
-    /// reads from it, it wrote first. No destructor, so it is there in a
-    /// thread's exit handlers too.
-    static STAGE: RefCell<Stage> = const { RefCell::new(Stage([0; STAGE_BYTES])) };
+    /// reads from it, it wrote first. On the heap, not in the thread-local
+    /// itself: glibc carves a library's static thread-locals out of every
+    /// thread's stack, and 9 KiB of them overflowed a C caller's 32 KiB
+    /// thread (`tests-c/test_small_stack.c`).
+    static STAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` with this thread's stage ([`STAGE`]). A kernel only takes the
-/// stage while it runs and calls no other staged kernel, so the stage is
-/// always free here; if it were not, `f` gets a fresh one.
+/// Runs `f` with this thread's stage ([`STAGE`]; a fresh one where
+/// [`crate::scratch::with_kept`] says), [`STAGE_BYTES`] long and starting
+/// on a cache line, so that its rows start where [`stage_pitch`] puts them
+/// relative to the L1 sets and no 32-byte access splits a line.
 fn with_stage<T>(f: impl FnOnce(&mut [u8]) -> T) -> T {
-    STAGE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut stage) => f(&mut stage.0),
-        Err(_) => f(&mut vec![0; STAGE_BYTES]),
+    crate::scratch::with_kept_bytes(&STAGE, STAGE_BYTES + 63, |buf| {
+        // At most 63 for bytes; `min` only keeps the slice in bounds.
+        let at = buf.as_ptr().align_offset(64).min(63);
+        f(&mut buf[at..at + STAGE_BYTES])
     })
 }
 
