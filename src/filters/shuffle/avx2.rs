@@ -124,7 +124,13 @@ pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8],
         // would pass the end, and items wider than 16 bytes already end on
         // such a group (`overlapping_groups`).
         let from = n - LANES;
-        return shuffle_rows(typesize, LANES, stride, &src[from * typesize..], &mut dst[from..]);
+        return shuffle_rows(
+            typesize,
+            LANES,
+            stride,
+            &src[from * typesize..],
+            &mut dst[from..],
+        );
     }
     scalar::shuffle_items(typesize, n, stride, done, src, dst);
 }
@@ -1064,11 +1070,7 @@ unsafe fn unshuffle_wide_staged(
                 for k in (0..items).step_by(32) {
                     // Row start + j holds n >= e0 + items bytes; the stage
                     // holds 16 rows of pitch >= items bytes.
-                    store(
-                        stage,
-                        j * pitch + k,
-                        load(src, (start + j) * n + e0 + k),
-                    );
+                    store(stage, j * pitch + k, load(src, (start + j) * n + e0 + k));
                 }
             }
             for g in (0..items).step_by(LANES) {
