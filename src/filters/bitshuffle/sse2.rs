@@ -14,7 +14,7 @@ use std::arch::x86_64::*;
 use super::tiled::{self, RowKernels};
 use crate::filters::shuffle;
 
-struct Sse2;
+pub(super) struct Sse2;
 
 /// Loads the first 16 bytes of `s` (panics if shorter).
 #[inline(always)]
