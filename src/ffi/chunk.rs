@@ -46,6 +46,7 @@ pub(super) unsafe fn dst_slice<'a>(
 ///
 /// # Safety
 /// As for [`src_slice`] and [`dst_slice`]; the two regions do not overlap.
+#[inline(always)]
 pub(super) unsafe fn src_dst_slices<'a, 'b>(
     src: *const c_void,
     srcsize: i32,

@@ -75,7 +75,7 @@ unsafe fn store_lane<const HI: i32>(s: &mut [u8], off: usize, v: __m256i) {
 pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let n = src.len() / typesize;
     shuffle_rows(typesize, n, n, src, dst);
-    scalar::copy_tail(typesize, src, dst);
+    scalar::copy_tail(typesize, n, src, dst);
 }
 
 /// The `n` whole items at the start of `src`, row `j` to
@@ -170,7 +170,7 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
         _ => done,
     };
     scalar::unshuffle_items(typesize, n, done, src, dst);
-    scalar::copy_tail(typesize, src, dst);
+    scalar::copy_tail(typesize, n, src, dst);
 }
 
 /// Items of `N` bytes, `N` = 4, 8 or 16. Whole 32-byte loads put items in

@@ -8,20 +8,22 @@ use super::Plane;
 pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let n = src.len() / typesize;
     shuffle_items(typesize, n, n, 0, src, dst);
-    copy_tail(typesize, src, dst);
+    copy_tail(typesize, n, src, dst);
 }
 
 /// Inverse of [`shuffle`], same preconditions.
 pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let n = src.len() / typesize;
     unshuffle_items(typesize, n, 0, src, dst);
-    copy_tail(typesize, src, dst);
+    copy_tail(typesize, n, src, dst);
 }
 
-/// Copies the `len % typesize` bytes after the last whole item.
+/// Copies the bytes after the `n` whole items of `typesize` bytes (the
+/// `len % typesize` left over, `n` being `len / typesize`, which callers have
+/// at hand: not dividing again saves a few nanoseconds of a small block).
 #[inline]
-pub(crate) fn copy_tail(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    let body = src.len() - src.len() % typesize;
+pub(crate) fn copy_tail(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) {
+    let body = n * typesize;
     if body < src.len() {
         dst[body..].copy_from_slice(&src[body..]);
     }

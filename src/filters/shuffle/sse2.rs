@@ -46,7 +46,7 @@ unsafe fn store(s: &mut [u8], off: usize, v: __m128i) {
 pub(crate) fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let n = src.len() / typesize;
     shuffle_rows(typesize, n, n, src, dst);
-    scalar::copy_tail(typesize, src, dst);
+    scalar::copy_tail(typesize, n, src, dst);
 }
 
 /// The `n` whole items at the start of `src`, row `j` to
@@ -87,7 +87,7 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
         }
     };
     scalar::unshuffle_items(typesize, n, done, src, dst);
-    scalar::copy_tail(typesize, src, dst);
+    scalar::copy_tail(typesize, n, src, dst);
 }
 
 /// Items of `N` bytes, `N` a power of two: a group is `N` vectors, transposed
