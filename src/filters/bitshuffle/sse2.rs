@@ -7,14 +7,14 @@
 //! The inverse loads 16 bytes of each of the 8 bit rows, three zips regroup
 //! them per item group, and the same bit transpose restores the item bytes.
 //! Shorter runs of 16 items use `movemask` (one bit of 16 bytes at once) and,
-//! backwards, a per-byte bit test.
+//! backwards, the bit transpose of a vector gathered from the 8 bit rows.
 
 use std::arch::x86_64::*;
 
 use super::tiled::{self, RowKernels};
 use crate::filters::shuffle;
 
-pub(super) struct Sse2;
+struct Sse2;
 
 /// Loads the first 16 bytes of `s` (panics if shorter).
 #[inline(always)]
@@ -83,13 +83,22 @@ impl RowKernels for Sse2 {
             }
         }
         let done = runs * 128;
+        let chunks = (row.len() - done) / 16;
+        if chunks == 0 {
+            return;
+        }
+        let col = off + done / 8;
+        // The furthest store ends at `col + 7 * stride + 2 * chunks`;
+        // checked once here instead of per store.
+        assert!(col + 7 * stride + 2 * chunks <= dst.len());
+        let out = dst.as_mut_ptr().add(col);
         for (q, chunk) in row[done..].chunks_exact(16).enumerate() {
             let mut v = load(chunk);
-            let col = off + done / 8 + 2 * q;
             for k in (0..8).rev() {
                 let mask = _mm_movemask_epi8(v) as u16;
-                let o = col + k * stride;
-                dst[o..o + 2].copy_from_slice(&mask.to_le_bytes());
+                // SAFETY: k <= 7 and q < chunks: below the bound asserted
+                // above.
+                (out.add(k * stride + 2 * q) as *mut u16).write_unaligned(mask.to_le());
                 v = _mm_add_epi8(v, v);
             }
         }
@@ -111,23 +120,36 @@ impl RowKernels for Sse2 {
             }
         }
         let done = runs * 128;
-        let bits = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+        let chunks = (row.len() - done) / 16;
+        if chunks == 0 {
+            return;
+        }
+        // Runs of 16 items, as the AVX2 kernel takes 32: the 2 bytes of each
+        // of the 8 bit rows in one vector, byte 0 of every row to lane 0 and
+        // byte 1 to lane 1, and the bit transpose turns each lane into its 8
+        // items.
+        let col = off + done / 8;
+        // The furthest load ends at `col + 7 * stride + 2 * chunks`;
+        // checked once here instead of per load.
+        assert!(col + 7 * stride + 2 * chunks <= src.len());
+        let low = _mm_set1_epi16(0xff);
+        let base = src.as_ptr().add(col);
         for (q, out) in row[done..].chunks_exact_mut(16).enumerate() {
-            let col = off + done / 8 + 2 * q;
-            let mut acc = _mm_setzero_si128();
-            for k in (0..8).rev() {
-                let o = col + k * stride;
-                let seg = u16::from_le_bytes([src[o], src[o + 1]]);
-                // Byte 0 of the segment to bytes 0..8, byte 1 to bytes 8..16.
-                let x = _mm_cvtsi32_si128(i32::from(seg));
-                let x = _mm_unpacklo_epi8(x, x);
-                let x = _mm_unpacklo_epi16(x, x);
-                let x = _mm_unpacklo_epi32(x, x);
-                let set = _mm_cmpeq_epi8(_mm_and_si128(x, bits), bits);
-                // acc = 2 * acc + (bit set ? 1 : 0), per byte.
-                acc = _mm_sub_epi8(_mm_add_epi8(acc, acc), set);
-            }
-            store(out, acc);
+            // SAFETY: k <= 7 and q < chunks, so the 2 bytes lie below the
+            // bound asserted above.
+            let seg = |k: usize| (base.add(k * stride + 2 * q) as *const i16).read_unaligned();
+            let v = _mm_setr_epi16(
+                seg(0),
+                seg(1),
+                seg(2),
+                seg(3),
+                seg(4),
+                seg(5),
+                seg(6),
+                seg(7),
+            );
+            let v = _mm_packus_epi16(_mm_and_si128(v, low), _mm_srli_epi16::<8>(v));
+            store(out, transpose_8x8(v));
         }
     }
 }
