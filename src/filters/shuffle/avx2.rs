@@ -91,6 +91,11 @@ pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8],
     if !is_x86_feature_detected!("avx2") {
         return scalar::shuffle_items(typesize, n, stride, 0, src, dst);
     }
+    if n < LANES && matches!(typesize, 2 | 4 | 8 | 16) {
+        // No whole group of 32: the SSE2 kernels' groups of 16 (the last
+        // one overlapping), not the scalar loop.
+        return super::sse2::shuffle_rows(typesize, n, stride, src, dst);
+    }
     // SAFETY: AVX2 was detected just above; each kernel only touches the
     // groups it computes to lie inside the buffers (see their docs), which
     // the assert above makes long enough.
@@ -142,6 +147,10 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
         return scalar::unshuffle(typesize, src, dst);
     }
     let n = src.len() / typesize;
+    if n < LANES && matches!(typesize, 2 | 4 | 8 | 16) {
+        // As in `shuffle_rows`.
+        return super::sse2::unshuffle(typesize, src, dst);
+    }
     // SAFETY: as in `shuffle`.
     let done = unsafe {
         match typesize {

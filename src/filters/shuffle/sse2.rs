@@ -1,6 +1,8 @@
 //! SSE2 byte shuffle. Groups of 16 items are transposed in registers with
-//! byte unpacks (see [`super::transpose`] for why repeated "zips" transpose);
-//! the items after the last whole group go through the scalar code.
+//! byte unpacks (see [`super::transpose`] for why repeated "zips" transpose).
+//! For 2-, 4-, 8- and 16-byte items the items after the last whole group go
+//! as one more group, overlapping the one before; for other sizes, and
+//! blocks of fewer than 16 items, through the scalar code.
 
 use std::arch::x86_64::*;
 
@@ -91,8 +93,10 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 }
 
 /// Items of `N` bytes, `N` a power of two: a group is `N` vectors, transposed
-/// by four zips; row `j` goes to `dst[j * stride..]`. Returns the number of
-/// items done (whole groups).
+/// by four zips; row `j` goes to `dst[j * stride..]`. Items after the last
+/// whole group go as one more group ending at item `n`, which writes the
+/// items it shares with the group before again, with the same bytes.
+/// Returns the number of items done: `n` if there is at least one group.
 ///
 /// # Safety
 /// `src` holds at least `n * N` bytes, `stride >= n` and `dst` holds at
@@ -106,24 +110,39 @@ unsafe fn shuffle_pow2<const N: usize>(
 ) -> usize {
     let groups = n / LANES;
     for g in 0..groups {
-        let e0 = g * LANES;
-        let mut v = [_mm_setzero_si128(); N];
-        for (a, x) in v.iter_mut().enumerate() {
-            // e0 + 16 <= n, so the group's 16 * N bytes are inside src.
-            *x = load(src, e0 * N + 16 * a);
-        }
-        for _ in 0..4 {
-            zip(&mut v);
-        }
-        for (j, x) in v.iter().enumerate() {
-            // Row j spans dst[j * stride..j * stride + n]; e0 + 16 <= n.
-            store(dst, j * stride + e0, *x);
-        }
+        shuffle_group::<N>(g * LANES, stride, src, dst);
     }
-    groups * LANES
+    if groups == 0 {
+        return 0;
+    }
+    if n % LANES != 0 {
+        shuffle_group::<N>(n - LANES, stride, src, dst);
+    }
+    n
 }
 
-/// Inverse of [`shuffle_pow2`]; `P = log2(N)` zips undo the transpose.
+/// One group of [`shuffle_pow2`]: items `e0..e0 + 16`.
+///
+/// # Safety
+/// As for [`shuffle_pow2`], and `e0 + 16 <= n`.
+#[inline(always)]
+unsafe fn shuffle_group<const N: usize>(e0: usize, stride: usize, src: &[u8], dst: &mut [u8]) {
+    let mut v = [_mm_setzero_si128(); N];
+    for (a, x) in v.iter_mut().enumerate() {
+        // e0 + 16 <= n, so the group's 16 * N bytes are inside src.
+        *x = load(src, e0 * N + 16 * a);
+    }
+    for _ in 0..4 {
+        zip(&mut v);
+    }
+    for (j, x) in v.iter().enumerate() {
+        // Row j spans dst[j * stride..j * stride + n]; e0 + 16 <= n.
+        store(dst, j * stride + e0, *x);
+    }
+}
+
+/// Inverse of [`shuffle_pow2`]; `P = log2(N)` zips undo the transpose. The
+/// items after the last whole group go as it does them.
 ///
 /// # Safety
 /// `src` and `dst` hold at least `n * N` bytes.
@@ -135,19 +154,38 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize>(
 ) -> usize {
     let groups = n / LANES;
     for g in 0..groups {
-        let e0 = g * LANES;
-        let mut v = [_mm_setzero_si128(); N];
-        for (j, x) in v.iter_mut().enumerate() {
-            *x = load(src, j * n + e0);
-        }
-        for _ in 0..P {
-            zip(&mut v);
-        }
-        for (a, x) in v.iter().enumerate() {
-            store(dst, e0 * N + 16 * a, *x);
-        }
+        unshuffle_group::<N, P>(n, g * LANES, src, dst);
     }
-    groups * LANES
+    if groups == 0 {
+        return 0;
+    }
+    if n % LANES != 0 {
+        unshuffle_group::<N, P>(n, n - LANES, src, dst);
+    }
+    n
+}
+
+/// One group of [`unshuffle_pow2`]: items `e0..e0 + 16`.
+///
+/// # Safety
+/// As for [`unshuffle_pow2`], and `e0 + 16 <= n`.
+#[inline(always)]
+unsafe fn unshuffle_group<const N: usize, const P: usize>(
+    n: usize,
+    e0: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    let mut v = [_mm_setzero_si128(); N];
+    for (j, x) in v.iter_mut().enumerate() {
+        *x = load(src, j * n + e0);
+    }
+    for _ in 0..P {
+        zip(&mut v);
+    }
+    for (a, x) in v.iter().enumerate() {
+        store(dst, e0 * N + 16 * a, *x);
+    }
 }
 
 /// Any other item size: each group of 16 items is cut into 16-byte windows
