@@ -24,7 +24,7 @@ use super::cpu::{self, SimdLevel};
 ///
 /// # Panics
 /// If `src` and `dst` differ in length (a caller bug, never input-dependent).
-#[inline]
+#[inline(always)]
 pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     shuffle_with(cpu::level(), typesize, src, dst);
 }
@@ -34,7 +34,7 @@ pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// # Panics
 /// If `src` and `dst` differ in length (a caller bug, never input-dependent).
-#[inline]
+#[inline(always)]
 pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     unshuffle_with(cpu::level(), typesize, src, dst);
 }
@@ -138,7 +138,10 @@ pub(crate) fn unshuffle_planes_with(level: SimdLevel, planes: &[Plane<'_>], dst:
 }
 
 /// [`shuffle`] on an explicitly chosen kernel tier (tests compare the tiers).
-#[inline]
+/// Always inlined, as [`shuffle`] is: a frame of its own was a tenth of the
+/// instructions of a standalone call on a small block (callgrind, 8-byte
+/// items in 256 bytes: 265 per `blosc2_shuffle` before, 239 after).
+#[inline(always)]
 pub(crate) fn shuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &mut [u8]) {
     assert_eq!(
         src.len(),
@@ -159,7 +162,7 @@ pub(crate) fn shuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &
 }
 
 /// [`unshuffle`] on an explicitly chosen kernel tier (tests compare the tiers).
-#[inline]
+#[inline(always)]
 pub(crate) fn unshuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &mut [u8]) {
     assert_eq!(
         src.len(),
