@@ -1,8 +1,10 @@
 //! SSE2 byte shuffle. Groups of 16 items are transposed in registers with
 //! byte unpacks (see [`super::transpose`] for why repeated "zips" transpose).
 //! For 2-, 4-, 8- and 16-byte items the items after the last whole group go
-//! as one more group, overlapping the one before; for other sizes, and
-//! blocks of fewer than 16 items, through the scalar code.
+//! as one more group, overlapping the one before, and a block of 8 to 15
+//! items as two half groups (the second overlapping the first); other
+//! sizes' last items, and blocks of fewer than 8, go through the scalar
+//! code.
 
 use std::arch::x86_64::*;
 
@@ -11,6 +13,9 @@ use super::transpose::{windows, Window};
 
 /// Items per vector group.
 const LANES: usize = 16;
+
+/// Items per half group (blocks of 8 to 15 items).
+const HALF: usize = 8;
 
 /// One zip round over `N` vectors: the `16 * N` bytes they hold are perfectly
 /// shuffled (first half interleaved with second half).
@@ -113,12 +118,41 @@ unsafe fn shuffle_pow2<const N: usize>(
         shuffle_group::<N>(g * LANES, stride, src, dst);
     }
     if groups == 0 {
-        return 0;
+        if n < HALF {
+            return 0;
+        }
+        shuffle_half::<N>(0, stride, src, dst);
+        if n > HALF {
+            shuffle_half::<N>(n - HALF, stride, src, dst);
+        }
+        return n;
     }
     if n % LANES != 0 {
         shuffle_group::<N>(n - LANES, stride, src, dst);
     }
     n
+}
+
+/// Half a group, items `e0..e0 + 8`, for blocks of 8 to 15 items: the
+/// group's other 8 items zero, and the low 8 bytes of each row stored.
+///
+/// # Safety
+/// As for [`shuffle_pow2`], and `e0 + 8 <= n`.
+#[inline(always)]
+unsafe fn shuffle_half<const N: usize>(e0: usize, stride: usize, src: &[u8], dst: &mut [u8]) {
+    let mut v = [_mm_setzero_si128(); N];
+    for (a, x) in v[..N / 2].iter_mut().enumerate() {
+        // e0 + 8 <= n, so the 8 * N bytes are inside src.
+        *x = load(src, e0 * N + 16 * a);
+    }
+    for _ in 0..4 {
+        zip(&mut v);
+    }
+    for (j, x) in v.iter().enumerate() {
+        // Row j spans dst[j * stride..j * stride + n]; e0 + 8 <= n.
+        debug_assert!(j * stride + e0 + 8 <= dst.len());
+        _mm_storel_epi64(dst.as_mut_ptr().add(j * stride + e0) as *mut __m128i, *x);
+    }
 }
 
 /// One group of [`shuffle_pow2`]: items `e0..e0 + 16`.
@@ -157,7 +191,14 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize>(
         unshuffle_group::<N, P>(n, g * LANES, src, dst);
     }
     if groups == 0 {
-        return 0;
+        if n < HALF {
+            return 0;
+        }
+        unshuffle_half::<N, P>(n, 0, src, dst);
+        if n > HALF {
+            unshuffle_half::<N, P>(n, n - HALF, src, dst);
+        }
+        return n;
     }
     if n % LANES != 0 {
         unshuffle_group::<N, P>(n, n - LANES, src, dst);
@@ -184,6 +225,32 @@ unsafe fn unshuffle_group<const N: usize, const P: usize>(
         zip(&mut v);
     }
     for (a, x) in v.iter().enumerate() {
+        store(dst, e0 * N + 16 * a, *x);
+    }
+}
+
+/// Half a group of [`unshuffle_pow2`], items `e0..e0 + 8`, for blocks of
+/// 8 to 15 items: 8 bytes of each row (the rest of each vector zero), and
+/// the first half of the transposed vectors, which hold those items, stored.
+///
+/// # Safety
+/// As for [`unshuffle_pow2`], and `e0 + 8 <= n`.
+#[inline(always)]
+unsafe fn unshuffle_half<const N: usize, const P: usize>(
+    n: usize,
+    e0: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    let mut v = [_mm_setzero_si128(); N];
+    for (j, x) in v.iter_mut().enumerate() {
+        debug_assert!(j * n + e0 + 8 <= src.len());
+        *x = _mm_loadl_epi64(src.as_ptr().add(j * n + e0) as *const __m128i);
+    }
+    for _ in 0..P {
+        zip(&mut v);
+    }
+    for (a, x) in v[..N / 2].iter().enumerate() {
         store(dst, e0 * N + 16 * a, *x);
     }
 }
