@@ -139,9 +139,9 @@ impl RowKernels for Avx2 {
         }
         let col = off + done / 8;
         // The furthest store ends at `col + 7 * stride + 4 * chunks`;
-        // checked once here instead of per store (with a check per store
-        // these runs took 3.4 times the instructions: callgrind, 16-byte
-        // items in blocks of 1,024 bytes).
+        // checked once here instead of per store (checked per store,
+        // 16-byte items in blocks of 1 KiB went at 3.6 GB/s, now 6.8:
+        // `bash scripts/shuffle-bench.sh --bit` on Zen 4).
         assert!(col + 7 * stride + 4 * chunks <= dst.len());
         let out = dst.as_mut_ptr().add(col);
         for (q, chunk) in row[done..].chunks_exact(32).enumerate() {
@@ -195,9 +195,9 @@ impl RowKernels for Avx2 {
         // byte b holds bit k of items 8b..8b + 8) gathered into one vector,
         // regrouped so that 64-bit lane b holds byte b of rows 0 to 7, then
         // the bit transpose turns each lane into its 8 items: one store per
-        // 32 items, where a broadcast and test per bit row took 5.6 times
-        // the instructions (callgrind, 16-byte items in blocks of 1,024
-        // bytes).
+        // 32 items, where a broadcast and test per bit row ran 16-byte
+        // items in blocks of 1 KiB at 1.8 GB/s, now 6.1 (`bash
+        // scripts/shuffle-bench.sh --bit` on Zen 4).
         let col = off + done / 8;
         // The furthest load ends at `col + 7 * stride + 4 * chunks`;
         // checked once here instead of per load.
