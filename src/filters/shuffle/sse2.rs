@@ -115,63 +115,54 @@ unsafe fn shuffle_pow2<const N: usize>(
 ) -> usize {
     let groups = n / LANES;
     for g in 0..groups {
-        shuffle_group::<N>(g * LANES, stride, src, dst);
+        shuffle_group::<N, LANES>(g * LANES, stride, src, dst);
     }
     if groups == 0 {
         if n < HALF {
             return 0;
         }
-        shuffle_half::<N>(0, stride, src, dst);
+        shuffle_group::<N, HALF>(0, stride, src, dst);
         if n > HALF {
-            shuffle_half::<N>(n - HALF, stride, src, dst);
+            shuffle_group::<N, HALF>(n - HALF, stride, src, dst);
         }
         return n;
     }
     if n % LANES != 0 {
-        shuffle_group::<N>(n - LANES, stride, src, dst);
+        shuffle_group::<N, LANES>(n - LANES, stride, src, dst);
     }
     n
 }
 
-/// Half a group, items `e0..e0 + 8`, for blocks of 8 to 15 items: the
-/// group's other 8 items zero, and the low 8 bytes of each row stored.
+/// Items `e0..e0 + ITEMS` of [`shuffle_pow2`]: a whole group (`ITEMS` =
+/// 16) or half of one (8, for blocks of 8 to 15 items: the group's other 8
+/// items zero, and the low 8 bytes of each row stored).
 ///
 /// # Safety
-/// As for [`shuffle_pow2`], and `e0 + 8 <= n`.
+/// As for [`shuffle_pow2`], and `e0 + ITEMS <= n`.
 #[inline(always)]
-unsafe fn shuffle_half<const N: usize>(e0: usize, stride: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn shuffle_group<const N: usize, const ITEMS: usize>(
+    e0: usize,
+    stride: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
     let mut v = [_mm_setzero_si128(); N];
-    for (a, x) in v[..N / 2].iter_mut().enumerate() {
-        // e0 + 8 <= n, so the 8 * N bytes are inside src.
+    for (a, x) in v[..N * ITEMS / LANES].iter_mut().enumerate() {
+        // e0 + ITEMS <= n, so the ITEMS * N bytes are inside src.
         *x = load(src, e0 * N + 16 * a);
     }
     for _ in 0..4 {
         zip(&mut v);
     }
     for (j, x) in v.iter().enumerate() {
-        // Row j spans dst[j * stride..j * stride + n]; e0 + 8 <= n.
-        debug_assert!(j * stride + e0 + 8 <= dst.len());
-        _mm_storel_epi64(dst.as_mut_ptr().add(j * stride + e0) as *mut __m128i, *x);
-    }
-}
-
-/// One group of [`shuffle_pow2`]: items `e0..e0 + 16`.
-///
-/// # Safety
-/// As for [`shuffle_pow2`], and `e0 + 16 <= n`.
-#[inline(always)]
-unsafe fn shuffle_group<const N: usize>(e0: usize, stride: usize, src: &[u8], dst: &mut [u8]) {
-    let mut v = [_mm_setzero_si128(); N];
-    for (a, x) in v.iter_mut().enumerate() {
-        // e0 + 16 <= n, so the group's 16 * N bytes are inside src.
-        *x = load(src, e0 * N + 16 * a);
-    }
-    for _ in 0..4 {
-        zip(&mut v);
-    }
-    for (j, x) in v.iter().enumerate() {
-        // Row j spans dst[j * stride..j * stride + n]; e0 + 16 <= n.
-        store(dst, j * stride + e0, *x);
+        // Row j spans dst[j * stride..j * stride + n]; e0 + ITEMS <= n.
+        let at = j * stride + e0;
+        if ITEMS == LANES {
+            store(dst, at, *x);
+        } else {
+            debug_assert!(at + ITEMS <= dst.len());
+            _mm_storel_epi64(dst.as_mut_ptr().add(at) as *mut __m128i, *x);
+        }
     }
 }
 
@@ -188,30 +179,33 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize>(
 ) -> usize {
     let groups = n / LANES;
     for g in 0..groups {
-        unshuffle_group::<N, P>(n, g * LANES, src, dst);
+        unshuffle_group::<N, P, LANES>(n, g * LANES, src, dst);
     }
     if groups == 0 {
         if n < HALF {
             return 0;
         }
-        unshuffle_half::<N, P>(n, 0, src, dst);
+        unshuffle_group::<N, P, HALF>(n, 0, src, dst);
         if n > HALF {
-            unshuffle_half::<N, P>(n, n - HALF, src, dst);
+            unshuffle_group::<N, P, HALF>(n, n - HALF, src, dst);
         }
         return n;
     }
     if n % LANES != 0 {
-        unshuffle_group::<N, P>(n, n - LANES, src, dst);
+        unshuffle_group::<N, P, LANES>(n, n - LANES, src, dst);
     }
     n
 }
 
-/// One group of [`unshuffle_pow2`]: items `e0..e0 + 16`.
+/// Items `e0..e0 + ITEMS` of [`unshuffle_pow2`]: a whole group (`ITEMS` =
+/// 16) or half of one (8, for blocks of 8 to 15 items: 8 bytes of each row,
+/// the rest of each vector zero, and the half of the transposed vectors
+/// that holds those items stored).
 ///
 /// # Safety
-/// As for [`unshuffle_pow2`], and `e0 + 16 <= n`.
+/// As for [`unshuffle_pow2`], and `e0 + ITEMS <= n`.
 #[inline(always)]
-unsafe fn unshuffle_group<const N: usize, const P: usize>(
+unsafe fn unshuffle_group<const N: usize, const P: usize, const ITEMS: usize>(
     n: usize,
     e0: usize,
     src: &[u8],
@@ -219,38 +213,18 @@ unsafe fn unshuffle_group<const N: usize, const P: usize>(
 ) {
     let mut v = [_mm_setzero_si128(); N];
     for (j, x) in v.iter_mut().enumerate() {
-        *x = load(src, j * n + e0);
+        let at = j * n + e0;
+        *x = if ITEMS == LANES {
+            load(src, at)
+        } else {
+            debug_assert!(at + ITEMS <= src.len());
+            _mm_loadl_epi64(src.as_ptr().add(at) as *const __m128i)
+        };
     }
     for _ in 0..P {
         zip(&mut v);
     }
-    for (a, x) in v.iter().enumerate() {
-        store(dst, e0 * N + 16 * a, *x);
-    }
-}
-
-/// Half a group of [`unshuffle_pow2`], items `e0..e0 + 8`, for blocks of
-/// 8 to 15 items: 8 bytes of each row (the rest of each vector zero), and
-/// the first half of the transposed vectors, which hold those items, stored.
-///
-/// # Safety
-/// As for [`unshuffle_pow2`], and `e0 + 8 <= n`.
-#[inline(always)]
-unsafe fn unshuffle_half<const N: usize, const P: usize>(
-    n: usize,
-    e0: usize,
-    src: &[u8],
-    dst: &mut [u8],
-) {
-    let mut v = [_mm_setzero_si128(); N];
-    for (j, x) in v.iter_mut().enumerate() {
-        debug_assert!(j * n + e0 + 8 <= src.len());
-        *x = _mm_loadl_epi64(src.as_ptr().add(j * n + e0) as *const __m128i);
-    }
-    for _ in 0..P {
-        zip(&mut v);
-    }
-    for (a, x) in v[..N / 2].iter().enumerate() {
+    for (a, x) in v[..N * ITEMS / LANES].iter().enumerate() {
         store(dst, e0 * N + 16 * a, *x);
     }
 }
