@@ -92,8 +92,9 @@ pub(crate) fn shuffle_rows(typesize: usize, n: usize, stride: usize, src: &[u8],
         return scalar::shuffle_items(typesize, n, stride, 0, src, dst);
     }
     if n < LANES && matches!(typesize, 2 | 4 | 8 | 16) {
-        // No whole group of 32: the SSE2 kernels' groups of 16 (the last
-        // one overlapping), not the scalar loop.
+        // No whole group of 32: the SSE2 kernels' groups of 16, or two half
+        // groups of 8 for 8 to 15 items (the last one overlapping), not the
+        // scalar loop.
         return super::sse2::shuffle_rows(typesize, n, stride, src, dst);
     }
     // SAFETY: AVX2 was detected just above; each kernel only touches the
