@@ -100,8 +100,9 @@ pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// Items of `N` bytes, `N` a power of two: a group is `N` vectors, transposed
 /// by four zips; row `j` goes to `dst[j * stride..]`. Items after the last
 /// whole group go as one more group ending at item `n`, which writes the
-/// items it shares with the group before again, with the same bytes.
-/// Returns the number of items done: `n` if there is at least one group.
+/// items it shares with the group before again, with the same bytes; a
+/// block of 8 to 15 items goes as two half groups the same way. Returns the
+/// number of items done: `n`, or 0 for fewer than 8 items.
 ///
 /// # Safety
 /// `src` holds at least `n * N` bytes, `stride >= n` and `dst` holds at
