@@ -242,7 +242,10 @@ pub(crate) fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     if !is_x86_feature_detected!("avx2") {
         return scalar::bitshuffle(typesize, src, dst);
     }
-    if !wide_enough(typesize) {
+    // Fewer items than one AVX2 vector takes go to the SSE2 kernels' 16-item
+    // pieces, as in `bitunshuffle`, where the AVX2 driver would leave them
+    // all to the scalar loop.
+    if !wide_enough(typesize) || src.len() / typesize < Avx2::LANES {
         return super::sse2::bitshuffle(typesize, src, dst);
     }
     // SAFETY: AVX2 was detected just above; the fused kernels check their
