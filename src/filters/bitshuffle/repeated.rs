@@ -43,14 +43,18 @@ pub(super) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) -> bool {
     if n8 == 0 || typesize > MAX_ITEM {
         return false;
     }
-    let row_len = n8 / 8;
+    let rows = src[..body].chunks_exact(n8 / 8);
+    if !rows
+        .clone()
+        .all(|row| matches!(row[0], 0 | 0xff) && is_run(row, row[0]))
+    {
+        return false;
+    }
+    // Built only once the block qualifies: other blocks, nearly all of
+    // them, no longer clear the item buffer for nothing.
     let mut item = [0u8; MAX_ITEM];
-    for (b, row) in src[..body].chunks_exact(row_len).enumerate() {
-        let first = row[0];
-        if (first != 0 && first != 0xff) || !is_run(row, first) {
-            return false;
-        }
-        item[b / 8] |= (first & 1) << (b % 8);
+    for (b, row) in rows.enumerate() {
+        item[b / 8] |= (row[0] & 1) << (b % 8);
     }
     fill_with(&mut dst[..body], &item[..typesize]);
     dst[body..].copy_from_slice(&src[body..]);

@@ -34,8 +34,25 @@ pub(crate) fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 
 /// Transposes item groups `first..groups` (8 items each) of a buffer of
 /// `groups` groups. Each bit row is `groups` bytes long; group `w` owns byte
-/// `w` of every row.
+/// `w` of every row. The vector drivers call this for the groups they leave
+/// over, usually none: that check stays inline, the loops are a function of
+/// their own.
+#[inline]
 pub(crate) fn bitshuffle_groups(
+    typesize: usize,
+    first: usize,
+    groups: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    if first < groups {
+        bitshuffle_some_groups(typesize, first, groups, src, dst);
+    }
+}
+
+/// [`bitshuffle_groups`] for `first < groups`.
+#[inline(never)]
+fn bitshuffle_some_groups(
     typesize: usize,
     first: usize,
     groups: usize,
@@ -60,8 +77,24 @@ pub(crate) fn bitshuffle_groups(
     }
 }
 
-/// Inverse of [`bitshuffle_groups`] for groups `first..groups`.
+/// Inverse of [`bitshuffle_groups`] for groups `first..groups`; as there,
+/// only the check for nothing left is inline.
+#[inline]
 pub(crate) fn bitunshuffle_groups(
+    typesize: usize,
+    first: usize,
+    groups: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    if first < groups {
+        bitunshuffle_some_groups(typesize, first, groups, src, dst);
+    }
+}
+
+/// [`bitunshuffle_groups`] for `first < groups`.
+#[inline(never)]
+fn bitunshuffle_some_groups(
     typesize: usize,
     first: usize,
     groups: usize,
