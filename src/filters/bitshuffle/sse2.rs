@@ -154,8 +154,15 @@ impl RowKernels for Sse2 {
     }
 }
 
+/// Largest block, in bytes, that [`bitshuffle_small`] and
+/// [`bitunshuffle_small`] take (their stack tile).
+const SMALL_BYTES: usize = 256;
+
 /// Bit shuffle of a multiple of `8 * typesize` bytes.
 pub(crate) fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    if small_block(typesize, src.len()) {
+        return bitshuffle_small(typesize, src, dst);
+    }
     // SAFETY: SSE2 is part of the x86_64 baseline; all memory access in the
     // kernels goes through bounds-checked slices.
     unsafe { tiled::bitshuffle::<Sse2>(typesize, src, dst) }
@@ -163,6 +170,95 @@ pub(crate) fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 
 /// Inverse of [`bitshuffle`].
 pub(crate) fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    if small_block(typesize, src.len()) {
+        return bitunshuffle_small(typesize, src, dst);
+    }
     // SAFETY: as in `bitshuffle`.
     unsafe { tiled::bitunshuffle::<Sse2>(typesize, src, dst) }
+}
+
+/// Whether a block of `len` bytes is 8 or 16 items of `typesize` bytes and
+/// fits the small paths' tile. Such a block is too short for the tile
+/// driver's vector pieces (8 items) or pays the driver's fixed cost, a row
+/// kernel call per byte position, for one vector of work each (16 items);
+/// its bit rows, one or two bytes long, lie next to each other, so whole
+/// vectors hold them.
+fn small_block(typesize: usize, len: usize) -> bool {
+    len <= SMALL_BYTES && (len == 8 * typesize || len == 16 * typesize)
+}
+
+/// Byte shuffle for the small paths: one item size needs no shuffling.
+fn byte_shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    if typesize == 1 {
+        dst.copy_from_slice(src);
+    } else {
+        shuffle::sse2::shuffle(typesize, src, dst);
+    }
+}
+
+/// Inverse of [`byte_shuffle`].
+fn byte_unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    if typesize == 1 {
+        dst.copy_from_slice(src);
+    } else {
+        shuffle::sse2::unshuffle(typesize, src, dst);
+    }
+}
+
+/// [`bitshuffle`] of a [`small_block`]: the byte shuffle, then the bit
+/// transpose of each byte row in place. With 8 items a byte row is one
+/// group, whose 8 bit rows are the 8 bytes of its transpose; with 16 items
+/// it is two groups, whose transposes interleave byte by byte (bit row `k`
+/// holds byte `k` of group 0, then byte `k` of group 1).
+fn bitshuffle_small(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    byte_shuffle(typesize, src, dst);
+    let mut rows = dst.chunks_exact_mut(16);
+    for row in &mut rows {
+        // SAFETY: SSE2 is part of the x86_64 baseline; `row` is 16 bytes.
+        unsafe {
+            let t = transpose_8x8(load(row));
+            let t = if src.len() == 8 * typesize {
+                t
+            } else {
+                _mm_unpacklo_epi8(t, _mm_unpackhi_epi64(t, t))
+            };
+            store(row, t);
+        }
+    }
+    // An odd item size with 8 items leaves one group of 8 bytes.
+    let rest = rows.into_remainder();
+    if let Ok(word) = <[u8; 8]>::try_from(&*rest) {
+        let t = super::scalar::transpose_8x8(u64::from_le_bytes(word));
+        rest.copy_from_slice(&t.to_le_bytes());
+    }
+}
+
+/// Inverse of [`bitshuffle_small`]: the bit transposes into a tile on the
+/// stack, then the byte unshuffle into `dst`.
+fn bitunshuffle_small(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let mut tile = [0u8; SMALL_BYTES];
+    let tile = &mut tile[..src.len()];
+    let mut rows = src.chunks_exact(16);
+    for (row, out) in (&mut rows).zip(tile.chunks_exact_mut(16)) {
+        // SAFETY: SSE2 is part of the x86_64 baseline; both are 16 bytes.
+        unsafe {
+            let v = load(row);
+            let v = if src.len() == 8 * typesize {
+                v
+            } else {
+                // Each bit row's 2 bytes apart: group 0's bytes to the low
+                // lane, group 1's to the high one.
+                let low = _mm_set1_epi16(0xff);
+                _mm_packus_epi16(_mm_and_si128(v, low), _mm_srli_epi16::<8>(v))
+            };
+            store(out, transpose_8x8(v));
+        }
+    }
+    let rest = rows.remainder();
+    if let Ok(word) = <[u8; 8]>::try_from(rest) {
+        let t = super::scalar::transpose_8x8(u64::from_le_bytes(word));
+        let at = tile.len() - 8;
+        tile[at..].copy_from_slice(&t.to_le_bytes());
+    }
+    byte_unshuffle(typesize, tile, dst);
 }
