@@ -12,6 +12,7 @@
 use std::arch::x86_64::*;
 
 use super::tiled::{self, RowKernels};
+use crate::filters::cpu::SimdLevel;
 use crate::filters::shuffle;
 
 struct Sse2;
@@ -187,31 +188,14 @@ fn small_block(typesize: usize, len: usize) -> bool {
     len <= SMALL_BYTES && (len == 8 * typesize || len == 16 * typesize)
 }
 
-/// Byte shuffle for the small paths: one item size needs no shuffling.
-fn byte_shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    if typesize == 1 {
-        dst.copy_from_slice(src);
-    } else {
-        shuffle::sse2::shuffle(typesize, src, dst);
-    }
-}
-
-/// Inverse of [`byte_shuffle`].
-fn byte_unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    if typesize == 1 {
-        dst.copy_from_slice(src);
-    } else {
-        shuffle::sse2::unshuffle(typesize, src, dst);
-    }
-}
-
 /// [`bitshuffle`] of a [`small_block`]: the byte shuffle, then the bit
 /// transpose of each byte row in place. With 8 items a byte row is one
 /// group, whose 8 bit rows are the 8 bytes of its transpose; with 16 items
 /// it is two groups, whose transposes interleave byte by byte (bit row `k`
 /// holds byte `k` of group 0, then byte `k` of group 1).
 fn bitshuffle_small(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    byte_shuffle(typesize, src, dst);
+    // The shared dispatch copies one-byte items, which need no shuffle.
+    shuffle::shuffle_with(SimdLevel::Sse2, typesize, src, dst);
     let mut rows = dst.chunks_exact_mut(16);
     for row in &mut rows {
         // SAFETY: SSE2 is part of the x86_64 baseline; `row` is 16 bytes.
@@ -246,7 +230,7 @@ fn bitunshuffle_small(typesize: usize, src: &[u8], dst: &mut [u8]) {
             let v = if src.len() == 8 * typesize {
                 v
             } else {
-                // Each bit row's 2 bytes apart: group 0's bytes to the low
+                // Each bit row's two bytes split: group 0's byte to the low
                 // lane, group 1's to the high one.
                 let low = _mm_set1_epi16(0xff);
                 _mm_packus_epi16(_mm_and_si128(v, low), _mm_srli_epi16::<8>(v))
@@ -260,5 +244,5 @@ fn bitunshuffle_small(typesize: usize, src: &[u8], dst: &mut [u8]) {
         let at = tile.len() - 8;
         tile[at..].copy_from_slice(&t.to_le_bytes());
     }
-    byte_unshuffle(typesize, tile, dst);
+    shuffle::unshuffle_with(SimdLevel::Sse2, typesize, tile, dst);
 }
