@@ -883,11 +883,15 @@ fn test_need(needs: &mut BlockNeeds, j: usize, nblocks: usize, len: usize, types
 /// is put back: split blocks whose planes are stored, compressed or coded as
 /// runs, and unsplit blocks; item sizes with and without a vector kernel for
 /// only some items; blocks that end in bytes past the last whole item; a
-/// short last block; lazy chunks; one and two threads.
+/// short last block; lazy chunks; one and two threads. And without the
+/// shuffle, split and unsplit blocks decoded straight into the output. The
+/// BloscLZ and LZ4 streams of these blocks are decoded only as far as the
+/// bytes needed reach (`stream::decode_prefix`), Zstd's whole.
 #[test]
 fn block_needs_decode_at_least_the_bytes_asked_for() {
     const ALWAYS_SPLIT: i32 = 1;
     const NEVER_SPLIT: i32 = 2;
+    let mut dict_chunks = 0;
     for typesize in [2usize, 3, 4, 8, 12, 16] {
         // 16,384 items a block, so that even 2-byte items give a chunk of
         // more than 256 KiB, which two threads really share.
@@ -895,19 +899,31 @@ fn block_needs_decode_at_least_the_bytes_asked_for() {
         for trailing in [0, typesize / 2] {
             for climb in [700usize, 1 << 30] {
                 let src = common::half_noise(8 * 16384 + 5000, typesize, trailing, climb);
-                for splitmode in [ALWAYS_SPLIT, NEVER_SPLIT] {
-                    for compcode in [0u8, 1, 5] {
-                        let cp = CParams {
+                for (splitmode, shuffled) in [
+                    (ALWAYS_SPLIT, true),
+                    (NEVER_SPLIT, true),
+                    (ALWAYS_SPLIT, false),
+                    (NEVER_SPLIT, false),
+                ] {
+                    for (compcode, use_dict) in [(0u8, false), (1, false), (1, true), (5, false)] {
+                        let mut cp = CParams {
                             compcode,
                             typesize: typesize as i32,
                             blocksize: bsize as i32,
                             splitmode,
+                            use_dict,
                             ..CParams::default()
                         };
+                        if !shuffled {
+                            cp.filters = [0; 6];
+                        }
                         let c = compress(&cp, &src);
+                        // A dictionary is kept only where training makes one.
+                        dict_chunks += usize::from(ChunkHeader::parse(&c).unwrap().uses_dict());
                         let what = format!(
                             "typesize {typesize} trailing {trailing} climb {climb} \
-                             split {splitmode} codec {compcode}"
+                             split {splitmode} shuffled {shuffled} codec {compcode} \
+                             dict {use_dict}"
                         );
                         let nblocks = src.len().div_ceil(bsize);
                         let mut needs = BlockNeeds::none(nblocks);
@@ -952,12 +968,15 @@ fn block_needs_decode_at_least_the_bytes_asked_for() {
                             )
                             .unwrap();
                         check(&out, "lazy");
-                        assert!(s.fetched.iter().all(|&j| !needs.skips(j)), "{what} fetched");
+                        // `usize::MAX` is the dictionary, fetched first.
+                        let blocks = s.fetched.iter().filter(|&&j| j != usize::MAX);
+                        assert!(blocks.clone().all(|&j| !needs.skips(j)), "{what} fetched");
                     }
                 }
             }
         }
     }
+    assert!(dict_chunks >= 12, "{dict_chunks} chunks with a dictionary");
 }
 
 /// A block decoded in part is never the source of a copy: a later block

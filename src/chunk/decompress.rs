@@ -693,7 +693,9 @@ impl<'a> Prepared<'a> {
     ) -> crate::Result<Option<usize>> {
         let csize = rd_i32(bytes, 0)?;
         let consumed = match how {
-            OneStream::Raw => self.decode_stream(&mut w.codec, dp, j, bytes, 4, csize, out)?,
+            OneStream::Raw => {
+                self.decode_stream(&mut w.codec, dp, j, bytes, 4, csize, out, want.end)?
+            }
             OneStream::Unshuffle(group) => {
                 let bsize = out.len();
                 // Every byte of the scratch is written by the stream, so it
@@ -702,9 +704,15 @@ impl<'a> Prepared<'a> {
                     w.a.resize(bsize);
                 }
                 w.a.truncate(bsize);
+                let needed = NeededItems::of(&want, group, bsize);
+                // The planes lie one after another in the stream: the needed
+                // items of the last one end its needed part.
+                let need = needed
+                    .as_ref()
+                    .map_or(bsize, |items| (group - 1) * (bsize / group) + items.0.end);
                 let consumed =
-                    self.decode_stream(&mut w.codec, dp, j, bytes, 4, csize, &mut w.a)?;
-                match NeededItems::of(&want, group, bsize) {
+                    self.decode_stream(&mut w.codec, dp, j, bytes, 4, csize, &mut w.a, need)?;
+                match needed {
                     Some(items) => {
                         let n = bsize / group;
                         let mut planes = [Plane::Run(0); 16];
@@ -723,8 +731,9 @@ impl<'a> Prepared<'a> {
 
     /// Decodes the stream of block `j` whose size field `csize` has been
     /// read and whose bytes start at `bytes[pos]` into `dst` (the stream's
-    /// whole output): a run of zeros, of one byte value, stored bytes or a
-    /// codec stream. Returns where the next stream starts.
+    /// whole output), at least its first `need` bytes: a run of zeros, of one
+    /// byte value, stored bytes or a codec stream (see
+    /// [`stream::decode_prefix`]). Returns where the next stream starts.
     #[allow(clippy::too_many_arguments)]
     fn decode_stream(
         &self,
@@ -735,9 +744,11 @@ impl<'a> Prepared<'a> {
         pos: usize,
         csize: i32,
         dst: &mut [u8],
+        need: usize,
     ) -> crate::Result<usize> {
+        let need = need.min(dst.len());
         if let Some((value, next)) = run_of(j, bytes, pos, csize)? {
-            dst.fill(value);
+            dst[..need].fill(value);
             return Ok(next);
         }
         let csize = csize as usize;
@@ -745,28 +756,31 @@ impl<'a> Prepared<'a> {
             crate::bail!(ReadBuffer, "stream of block {j} extends past the chunk");
         };
         if csize == dst.len() {
-            dst.copy_from_slice(s);
+            dst[..need].copy_from_slice(&s[..need]);
         } else {
-            self.codec_decode(codec, dp, s, dst)?;
+            self.codec_decode(codec, dp, s, dst, need)?;
         }
         Ok(pos + csize)
     }
 
-    /// Decodes one codec stream `s` into `dst` with the chunk's codec.
+    /// Decodes one codec stream `s` into `dst` with the chunk's codec, at
+    /// least its first `need` bytes.
     fn codec_decode(
         &self,
         codec: &mut stream::CodecState,
         dp: &DParams,
         s: &[u8],
         dst: &mut [u8],
+        need: usize,
     ) -> crate::Result<()> {
-        stream::decode(
+        stream::decode_prefix(
             codec,
             self.h.compformat(),
             self.h.compcode(),
             self.h.compcode_meta,
             s,
             dst,
+            need,
             self.dict.as_deref(),
             &self.call_info(dp),
             dp.block_shape.as_deref(),
@@ -850,6 +864,28 @@ impl<'a> Prepared<'a> {
             && postfilter.is_none()
             && nstreams == typesize
             && neblock * nstreams == bsize;
+        // The items a partial read needs, which are a prefix of each plane
+        // (up to their end) to decode.
+        let needed = if planes_in_place {
+            NeededItems::of(&want, nstreams, bsize)
+        } else {
+            None
+        };
+        // How much of stream `k` to decode: of a plane, up to the needed
+        // items' end; of a stream written straight to `out` (no filter), up
+        // to the end of what is wanted of its part of the block (nothing when
+        // it lies before or after that); otherwise all of it.
+        let need = |k: usize| match &needed {
+            Some(items) => items.0.end,
+            None if !use_tmp => {
+                if want.start >= (k + 1) * neblock {
+                    0
+                } else {
+                    want.end.saturating_sub(k * neblock)
+                }
+            }
+            None => neblock,
+        };
         // For each plane stored uncompressed, where it starts in `bytes`;
         // for each coded as a run, its value.
         let mut placed = [Placed::Decoded; 16];
@@ -881,7 +917,7 @@ impl<'a> Prepared<'a> {
                     if s.len() == neblock {
                         dst.copy_from_slice(s);
                     } else {
-                        self.codec_decode(&mut w.codec, dp, s, dst)?;
+                        self.codec_decode(&mut w.codec, dp, s, dst, neblock)?;
                     }
                     pos = bytes.len();
                     continue;
@@ -903,7 +939,7 @@ impl<'a> Prepared<'a> {
                         continue;
                     }
                 }
-                pos = self.decode_stream(&mut w.codec, dp, j, bytes, pos, csize, dst)?;
+                pos = self.decode_stream(&mut w.codec, dp, j, bytes, pos, csize, dst, need(k))?;
             }
             Ok(pos)
         })();
@@ -930,7 +966,7 @@ impl<'a> Prepared<'a> {
                     Placed::Decoded => Plane::Bytes(&work[k * neblock..(k + 1) * neblock]),
                 };
             }
-            match NeededItems::of(&want, nstreams, bsize) {
+            match needed {
                 Some(items) => items.unshuffle(&planes[..nstreams], out),
                 None => shuffle::unshuffle_planes(&planes[..nstreams], out),
             }
@@ -990,9 +1026,10 @@ enum Placed {
 }
 
 /// The items of a byte-shuffled block that a partial read needs, when they
-/// are fewer than all of them: only those are unshuffled. The codec decodes
-/// every plane whole, but a small slice reads a few rows of each block it
-/// touches, and unshuffling the rest was work thrown away.
+/// are fewer than all of them: only those are unshuffled, and each plane
+/// decoded only up to their end where the codec can stop early
+/// ([`stream::decode_prefix`]). A small slice reads a few rows of each block
+/// it touches, and the rest was work thrown away.
 struct NeededItems(Range<usize>);
 
 impl NeededItems {

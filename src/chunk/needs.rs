@@ -5,11 +5,12 @@ use std::ops::Range;
 /// The bytes of each block of a chunk that a decode must write: none (the
 /// block is skipped, as `blosc2_set_maskout` skips it), all of them, or one
 /// range. A block needed in part may come out whole; the decoder uses the
-/// range to spare work its caller will not read. Today that is the byte
-/// unshuffle: a small slice of an array reads a few rows of each block it
-/// touches (a tenth to a half of its items, `benches/bench.c`'s 10x10x10
-/// slices of 16x16x32 blocks), while the codec has to decode each stream of
-/// the block whole anyway.
+/// range to spare work its caller will not read: a small slice of an array
+/// reads a few rows of each block it touches (a tenth to a half of its
+/// items, `benches/bench.c`'s 10x10x10 slices of 16x16x32 blocks). The byte
+/// unshuffle puts back only the items holding the range, and BloscLZ and LZ4
+/// streams are decoded only as far as the range's last byte reaches into
+/// them (the first bytes of each byte plane, for a split block).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BlockNeeds {
     /// One range per block, in bytes from the block's start; empty for a

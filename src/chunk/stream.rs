@@ -227,6 +227,53 @@ pub(crate) fn decode(
     }
 }
 
+/// [`decode`] for a caller that reads only the first `need` bytes of `dst`:
+/// BloscLZ and LZ4 streams stop decoding once they have written them (the
+/// rest of `dst` is left as it was or holds anything), and every other codec
+/// decodes the whole stream, as [`decode`] does. A partial read of a split
+/// block needs the same prefix of each of its byte planes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn decode_prefix(
+    state: &mut CodecState,
+    compformat: u8,
+    compcode: u8,
+    compcode_meta: u8,
+    src: &[u8],
+    dst: &mut [u8],
+    need: usize,
+    dict: Option<&DecDict>,
+    info: &CallInfo<'_>,
+    block_shape: Option<&[i64]>,
+) -> crate::Result<()> {
+    if need < dst.len() {
+        let got = match (compformat, dict) {
+            (Codec::FORMAT_BLOSCLZ, _) => Some(blosclz::decompress_prefix(src, dst, need).ok()),
+            (Codec::FORMAT_LZ4, Some(DecDict::Lz4(d))) => {
+                Some(lz4::decompress_prefix(src, dst, need, Some(d)))
+            }
+            (Codec::FORMAT_LZ4, _) => Some(lz4::decompress_prefix(src, dst, need, None)),
+            _ => None,
+        };
+        if let Some(got) = got {
+            return match got {
+                Some(n) if n >= need => Ok(()),
+                _ => crate::bail!(Data, "stream did not decode to its first {need} bytes"),
+            };
+        }
+    }
+    decode(
+        state,
+        compformat,
+        compcode,
+        compcode_meta,
+        src,
+        dst,
+        dict,
+        info,
+        block_shape,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

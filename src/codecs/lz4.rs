@@ -69,6 +69,22 @@ mod sys {
             dict: *const c_char,
             dict_size: c_int,
         ) -> c_int;
+        pub(super) fn LZ4_decompress_safe_partial(
+            src: *const c_char,
+            dst: *mut c_char,
+            src_size: c_int,
+            target_output_size: c_int,
+            dst_capacity: c_int,
+        ) -> c_int;
+        pub(super) fn LZ4_decompress_safe_partial_usingDict(
+            src: *const c_char,
+            dst: *mut c_char,
+            src_size: c_int,
+            target_output_size: c_int,
+            dst_capacity: c_int,
+            dict: *const c_char,
+            dict_size: c_int,
+        ) -> c_int;
     }
 }
 use sys::*;
@@ -132,6 +148,45 @@ pub(crate) fn decompress_dict(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Option
             dict.as_ptr().cast(),
             kl,
         )
+    };
+    usize::try_from(n).ok()
+}
+
+/// Decodes the first `need` bytes (at most `dst.len()`) of the raw LZ4 block
+/// `src`, compressed against `dict` when there is one, into `dst`, and stops
+/// there; returns the bytes decoded (fewer than `need` only when the block
+/// holds fewer), `None` on malformed input.
+pub(crate) fn decompress_prefix(
+    src: &[u8],
+    dst: &mut [u8],
+    need: usize,
+    dict: Option<&[u8]>,
+) -> Option<usize> {
+    let (sl, dl) = (len_i32(src.len())?, len_i32(dst.len())?);
+    let target = len_i32(need.min(dst.len()))?;
+    let (src, dst) = (src.as_ptr().cast(), dst.as_mut_ptr().cast());
+    let n = match dict {
+        // SAFETY: the decoder reads at most `sl` bytes of `src` and writes at
+        // most `target <= dl` bytes of `dst`, both live slices of those
+        // lengths. `src` is the whole block, so a `target` past its decoded
+        // size is allowed (it stops at the block's end).
+        None => unsafe { LZ4_decompress_safe_partial(src, dst, sl, target, dl) },
+        Some(dict) => {
+            let kl = len_i32(dict.len())?;
+            // SAFETY: as above, and `dict` is a live slice of `kl` bytes,
+            // only read.
+            unsafe {
+                LZ4_decompress_safe_partial_usingDict(
+                    src,
+                    dst,
+                    sl,
+                    target,
+                    dl,
+                    dict.as_ptr().cast(),
+                    kl,
+                )
+            }
+        }
     };
     usize::try_from(n).ok()
 }

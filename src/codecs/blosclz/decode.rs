@@ -16,6 +16,24 @@ use crate::Result;
 /// with literals). An empty `src` decodes to nothing. Bytes of `dst` past the
 /// returned length may be overwritten with scratch data.
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    decode::<false>(src, dst, 0)
+}
+
+/// Decodes the start of a BloscLZ stream into `dst`, at least its first
+/// `need` bytes (fewer only when the stream ends before), and returns how many
+/// were written; the tokens after the one that reaches `need` are not read.
+/// A partial read of a block needs a prefix of each of its streams, and the
+/// rest of a stream's decoding would be thrown away. Errors as for
+/// [`decompress`], for the tokens it reads.
+pub fn decompress_prefix(src: &[u8], dst: &mut [u8], need: usize) -> Result<usize> {
+    decode::<true>(src, dst, need)
+}
+
+/// The decoder; with `PREFIX` it stops after the token that reaches `stop`
+/// bytes of output (a check per token that the whole-stream decoder does not
+/// compile).
+#[inline(always)]
+fn decode<const PREFIX: bool>(src: &[u8], dst: &mut [u8], stop: usize) -> Result<usize> {
     let Some(&first) = src.first() else {
         return Ok(0);
     };
@@ -30,6 +48,9 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
             copy_literals(src, ip, dst, op, count)?;
             ip += count;
             op += count;
+            if PREFIX && op >= stop {
+                return Ok(op);
+            }
             match src.get(ip) {
                 Some(&next) => ctrl = next,
                 None => return Ok(op),
@@ -88,6 +109,10 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
                 Stream,
                 "blosclz: match distance {dist} reaches before the start (output at {op})"
             );
+        }
+        if PREFIX && op + len >= stop {
+            copy_match(dst, op, dist, len);
+            return Ok(op + len);
         }
         let Some(&next) = src.get(ip) else {
             crate::bail!(

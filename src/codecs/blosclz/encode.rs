@@ -582,6 +582,48 @@ mod tests {
         n
     }
 
+    /// A prefix decode writes the stream's first bytes right, at least as
+    /// many as asked for, and stops within one token of them: at most a
+    /// longest match (or a literal run) past the bytes asked for.
+    #[test]
+    fn prefix_decodes_stop_after_the_bytes_asked_for() {
+        // Runs, repeats at several distances and noise, so that every kind
+        // of token ends somewhere.
+        let mut x = 0x2545_f491u32;
+        let data: Vec<u8> = (0..20_000usize)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                match (i / 700) % 4 {
+                    0 => 9,
+                    1 => (i % 37) as u8,
+                    2 => (x >> 24) as u8 & 7,
+                    _ => (x >> 24) as u8,
+                }
+            })
+            .collect();
+        let mut packed = vec![0u8; data.len() * 2];
+        let n = compress(5, &data, &mut packed, &EncodeHint::default());
+        assert!(n > 0 && n < data.len() * 3 / 4, "{n}");
+        let stream = &packed[..n];
+        let mut out = vec![0u8; data.len()];
+        for need in (0..=data.len() + 3).step_by(97).chain([1, data.len() - 1]) {
+            out.fill(0xEE);
+            let got = crate::codecs::blosclz::decompress_prefix(stream, &mut out, need).unwrap();
+            assert!(got >= need.min(data.len()), "need {need}: {got}");
+            assert!(got <= data.len(), "need {need}: {got}");
+            assert!(out[..got] == data[..got], "need {need}");
+            // One token past `need` at most: a literal run of 32 bytes or a
+            // match, under 700 bytes in this input.
+            assert!(got < need + 1024, "need {need}: {got}");
+        }
+        // A stream cut short is still refused where it is read.
+        assert!(
+            crate::codecs::blosclz::decompress_prefix(&stream[..n / 2], &mut out, n * 2).is_err()
+        );
+    }
+
     #[test]
     fn constant_input_compresses_at_every_level() {
         let data = vec![7u8; 100_000];

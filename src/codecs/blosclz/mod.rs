@@ -42,7 +42,7 @@ mod decode;
 mod encode;
 mod format;
 
-pub use decode::decompress;
+pub use decode::{decompress, decompress_prefix};
 pub use encode::compress;
 
 /// What the encoder may learn about its input from the surrounding pipeline.
