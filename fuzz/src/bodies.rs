@@ -302,8 +302,26 @@ fn roundtrip(cp: &CParams, src: &[u8]) {
 /// A BloscLZ stream on its own.
 pub fn blosclz_decode(data: &[u8]) {
     let mut out = vec![0u8; 1 << 16];
-    if let Ok(n) = b2nd::codecs::blosclz::decompress(data, &mut out) {
+    let full = b2nd::codecs::blosclz::decompress(data, &mut out);
+    if let Ok(n) = full {
         assert!(n <= out.len());
+    }
+    // A decode of the stream's first bytes (as many as the last two input
+    // bytes say) never panics either, and where the whole stream decodes it
+    // succeeds with the whole decode's bytes.
+    let need = match data {
+        [.., a, b] => usize::from(u16::from_le_bytes([*a, *b])),
+        _ => 0,
+    };
+    let mut part = vec![0u8; 1 << 16];
+    let prefix = b2nd::codecs::blosclz::decompress_prefix(data, &mut part, need);
+    if let Ok(m) = prefix {
+        assert!(m <= part.len());
+    }
+    if let Ok(n) = full {
+        let m = prefix.expect("a stream that decodes whole decodes in part");
+        assert!(m >= need.min(n) && m <= n, "prefix of {m} bytes for {need} of {n}");
+        assert_eq!(part[..m], out[..m], "prefix differs from the whole decode");
     }
 }
 
