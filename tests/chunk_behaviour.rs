@@ -886,7 +886,7 @@ fn test_need(needs: &mut BlockNeeds, j: usize, nblocks: usize, len: usize, types
 /// short last block; lazy chunks; one and two threads. And without the
 /// shuffle, split and unsplit blocks decoded straight into the output. The
 /// BloscLZ and LZ4 streams of these blocks are decoded only as far as the
-/// bytes needed reach (`stream::decode_prefix`), Zstd's whole.
+/// bytes needed reach (`stream::decode`), Zstd's whole.
 #[test]
 fn block_needs_decode_at_least_the_bytes_asked_for() {
     const ALWAYS_SPLIT: i32 = 1;

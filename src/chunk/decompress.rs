@@ -733,7 +733,7 @@ impl<'a> Prepared<'a> {
     /// read and whose bytes start at `bytes[pos]` into `dst` (the stream's
     /// whole output), at least its first `need` bytes: a run of zeros, of one
     /// byte value, stored bytes or a codec stream (see
-    /// [`stream::decode_prefix`]). Returns where the next stream starts.
+    /// [`stream::decode`]). Returns where the next stream starts.
     #[allow(clippy::too_many_arguments)]
     fn decode_stream(
         &self,
@@ -773,7 +773,7 @@ impl<'a> Prepared<'a> {
         dst: &mut [u8],
         need: usize,
     ) -> crate::Result<()> {
-        stream::decode_prefix(
+        stream::decode(
             codec,
             self.h.compformat(),
             self.h.compcode(),
@@ -1028,7 +1028,7 @@ enum Placed {
 /// The items of a byte-shuffled block that a partial read needs, when they
 /// are fewer than all of them: only those are unshuffled, and each plane
 /// decoded only up to their end where the codec can stop early
-/// ([`stream::decode_prefix`]). A small slice reads a few rows of each block
+/// ([`stream::decode`]). A small slice reads a few rows of each block
 /// it touches, and the rest was work thrown away.
 struct NeededItems(Range<usize>);
 

@@ -172,9 +172,14 @@ fn blosclz_decode(src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
     blosclz::decompress(src, dst)
 }
 
-/// Decompresses one stream into exactly `dst.len()` bytes.
-/// `compformat` is the header's codec format; `compcode` the codec id (user
-/// codecs); `block_shape` the b2nd block shape (zfp needs it).
+/// Decompresses one stream into exactly `dst.len()` bytes, for a caller
+/// that reads only the first `need` of them: BloscLZ and LZ4 streams stop
+/// once they have written those (the rest of `dst` is left as it was or
+/// holds anything; see [`decode_start`]), the other codecs decode the whole
+/// stream. A partial read of a split block needs the same prefix of each of
+/// its byte planes. `compformat` is the header's codec format; `compcode`
+/// the codec id (user codecs); `block_shape` the b2nd block shape (zfp
+/// needs it).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decode(
     state: &mut CodecState,
@@ -183,10 +188,19 @@ pub(crate) fn decode(
     compcode_meta: u8,
     src: &[u8],
     dst: &mut [u8],
+    need: usize,
     dict: Option<&DecDict>,
     info: &CallInfo<'_>,
     block_shape: Option<&[i64]>,
 ) -> crate::Result<()> {
+    if need < dst.len() {
+        if let Some(got) = decode_start(compformat, dict, src, dst, need) {
+            return match got {
+                Some(n) if n >= need => Ok(()),
+                _ => crate::bail!(Data, "stream did not decode to its first {need} bytes"),
+            };
+        }
+    }
     let want = dst.len();
     let got = match compformat {
         Codec::FORMAT_BLOSCLZ => blosclz_decode(src, dst).ok(),
@@ -227,51 +241,26 @@ pub(crate) fn decode(
     }
 }
 
-/// [`decode`] for a caller that reads only the first `need` bytes of `dst`:
-/// BloscLZ and LZ4 streams stop decoding once they have written them (the
-/// rest of `dst` is left as it was or holds anything), and every other codec
-/// decodes the whole stream, as [`decode`] does. A partial read of a split
-/// block needs the same prefix of each of its byte planes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn decode_prefix(
-    state: &mut CodecState,
+/// The first `need` bytes of a BloscLZ or LZ4 stream, decoded into `dst`,
+/// and the decode stopped there: `Some` of the bytes decoded (`None` inside
+/// when the stream is invalid). `None` for the other codecs, which decode
+/// whole streams only (a Zstd stream of a plane is one Zstd block, decoded as
+/// a unit; zlib's checksum needs all of the output).
+fn decode_start(
     compformat: u8,
-    compcode: u8,
-    compcode_meta: u8,
+    dict: Option<&DecDict>,
     src: &[u8],
     dst: &mut [u8],
     need: usize,
-    dict: Option<&DecDict>,
-    info: &CallInfo<'_>,
-    block_shape: Option<&[i64]>,
-) -> crate::Result<()> {
-    if need < dst.len() {
-        let got = match (compformat, dict) {
-            (Codec::FORMAT_BLOSCLZ, _) => Some(blosclz::decompress_prefix(src, dst, need).ok()),
-            (Codec::FORMAT_LZ4, Some(DecDict::Lz4(d))) => {
-                Some(lz4::decompress_prefix(src, dst, need, Some(d)))
-            }
-            (Codec::FORMAT_LZ4, _) => Some(lz4::decompress_prefix(src, dst, need, None)),
-            _ => None,
-        };
-        if let Some(got) = got {
-            return match got {
-                Some(n) if n >= need => Ok(()),
-                _ => crate::bail!(Data, "stream did not decode to its first {need} bytes"),
-            };
+) -> Option<Option<usize>> {
+    match (compformat, dict) {
+        (Codec::FORMAT_BLOSCLZ, _) => Some(blosclz::decompress_prefix(src, dst, need).ok()),
+        (Codec::FORMAT_LZ4, Some(DecDict::Lz4(d))) => {
+            Some(lz4::decompress_prefix(src, dst, need, Some(d)))
         }
+        (Codec::FORMAT_LZ4, _) => Some(lz4::decompress_prefix(src, dst, need, None)),
+        _ => None,
     }
-    decode(
-        state,
-        compformat,
-        compcode,
-        compcode_meta,
-        src,
-        dst,
-        dict,
-        info,
-        block_shape,
-    )
 }
 
 #[cfg(test)]
@@ -324,6 +313,7 @@ mod tests {
                 0,
                 &dst[..n],
                 &mut back,
+                src.len(),
                 None,
                 &info,
                 None,
@@ -340,6 +330,7 @@ mod tests {
                 0,
                 &bad,
                 &mut back,
+                src.len(),
                 None,
                 &info,
                 None
