@@ -969,8 +969,8 @@ fn block_needs_decode_at_least_the_bytes_asked_for() {
                             .unwrap();
                         check(&out, "lazy");
                         // `usize::MAX` is the dictionary, fetched first.
-                        let blocks = s.fetched.iter().filter(|&&j| j != usize::MAX);
-                        assert!(blocks.clone().all(|&j| !needs.skips(j)), "{what} fetched");
+                        let mut blocks = s.fetched.iter().filter(|&&j| j != usize::MAX);
+                        assert!(blocks.all(|&j| !needs.skips(j)), "{what} fetched");
                     }
                 }
             }
