@@ -19,6 +19,7 @@ use super::needs::BlockNeeds;
 use super::page_buf::PageBuf;
 use super::pipeline::{self, BlockCtx};
 use super::pool;
+use super::prefetch;
 use super::stream::{self, CodecState, DecDict};
 use super::{DParams, Fmt, PostfilterArgs, Special};
 use crate::codecs::registry::CallInfo;
@@ -610,6 +611,27 @@ impl<'a> Prepared<'a> {
         Ok(&self.src[bstart..])
     }
 
+    /// Of `bytes`, block `j`'s bytes as [`Prepared::block_bytes`] gives
+    /// them (up to the chunk's end), the part up to the next block's start:
+    /// the block's compressed bytes when blocks lie in order, as every
+    /// writer stores them. Empty for bytes fetched from elsewhere (a lazy
+    /// chunk's blocks, read from a file into a buffer), which are in the
+    /// cache already.
+    fn in_chunk_block_bytes<'b>(&self, j: usize, bytes: &'b [u8]) -> &'b [u8] {
+        if !self.src.as_ptr_range().contains(&bytes.as_ptr()) {
+            return &[];
+        }
+        // Block starts come from the chunk: a corrupt one may be anything.
+        let own = (j + 1 < self.nblocks)
+            .then(|| {
+                let (start, next) = (self.bstart(j).ok()?, self.bstart(j + 1).ok()?);
+                usize::try_from(i64::from(next) - i64::from(start)).ok()
+            })
+            .flatten()
+            .filter(|&len| len > 0);
+        &bytes[..own.map_or(bytes.len(), |len| len.min(bytes.len()))]
+    }
+
     /// How many streams block `j` (of `bsize` decoded bytes) is split into.
     fn nstreams(&self, j: usize, bsize: usize) -> usize {
         let typesize = self.h.typesize();
@@ -672,6 +694,9 @@ impl<'a> Prepared<'a> {
         tid: usize,
         want: Range<usize>,
     ) -> crate::Result<Option<usize>> {
+        if want.len() < out.len() && !want.is_empty() {
+            prefetch::block(self.in_chunk_block_bytes(j, bytes));
+        }
         match (self.one_stream, &dp.postfilter) {
             (Some(how), None) => self.decode_one_stream(w, dp, j, bytes, out, how, want),
             _ => self.decode_block_any(w, dp, j, bytes, out, dref, tid, want),
@@ -1852,4 +1877,68 @@ fn lazy_vl_layout(p: &Prepared<'_>, fetched: &Fetched) -> crate::Result<VlLayout
         offsets,
         cbytes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::{CParams, Compressor};
+
+    /// The bytes a partial read prefetches for block `j` are that block's
+    /// compressed bytes, from its start to the next block's, and nothing
+    /// for bytes that do not lie in the chunk (a lazy chunk's fetched
+    /// blocks); the prefetch itself takes any slice.
+    #[test]
+    fn prefetched_bytes_are_each_blocks_own() {
+        let data: Vec<u8> = (0..40_000u32)
+            .flat_map(|i| (i / 3 ^ i % 7).to_le_bytes())
+            .collect();
+        let cp = CParams {
+            typesize: 4,
+            blocksize: 16 * 1024,
+            ..CParams::default()
+        };
+        let mut chunk = vec![0u8; data.len() + Fmt::MAX_OVERHEAD];
+        let n = Compressor::new(cp)
+            .unwrap()
+            .compress(&data, &mut chunk)
+            .unwrap();
+        chunk.truncate(n);
+        let p = Prepared::new(&chunk, false).unwrap();
+        assert_eq!(p.nblocks, 10);
+        let starts: Vec<usize> = (0..p.nblocks)
+            .map(|j| p.bstart(j).unwrap() as usize)
+            .collect();
+        assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+        for j in 0..p.nblocks {
+            let end = starts.get(j + 1).copied().unwrap_or(chunk.len());
+            let bytes = p.block_bytes(j).unwrap();
+            let got = p.in_chunk_block_bytes(j, bytes);
+            assert_eq!(got.as_ptr(), chunk[starts[j]..].as_ptr(), "block {j}");
+            assert_eq!(got.len(), end - starts[j], "block {j}");
+            prefetch::block(got);
+            prefetch::block(&got[1..]);
+            // The same bytes copied elsewhere (as fetched from a file).
+            let fetched = bytes.to_vec();
+            assert!(p.in_chunk_block_bytes(j, &fetched).is_empty());
+        }
+        // Block starts out of order: the rest of the chunk.
+        let mut swapped = chunk.clone();
+        let at = p.hlen;
+        let (a, b) = (at + 4 * 3, at + 4 * 4);
+        for k in 0..4 {
+            swapped.swap(a + k, b + k);
+        }
+        let q = Prepared::new(&swapped, false).unwrap();
+        let bytes = q.block_bytes(3).unwrap();
+        assert_eq!(q.in_chunk_block_bytes(3, bytes).len(), bytes.len());
+        // A corrupt next start, as far from this one as an i32 goes.
+        let mut corrupt = chunk.clone();
+        corrupt[b..b + 4].copy_from_slice(&i32::MIN.to_le_bytes());
+        let q = Prepared::new(&corrupt, false).unwrap();
+        let bytes = q.block_bytes(3).unwrap();
+        assert_eq!(q.in_chunk_block_bytes(3, bytes).len(), bytes.len());
+        prefetch::block(&[]);
+        prefetch::block(&vec![0u8; 3 * prefetch::MAX_BLOCK_BYTES]);
+    }
 }

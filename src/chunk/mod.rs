@@ -23,6 +23,7 @@ mod needs;
 mod page_buf;
 mod pipeline;
 mod pool;
+mod prefetch;
 mod special;
 mod stream;
 
