@@ -611,13 +611,32 @@ impl<'a> Prepared<'a> {
         Ok(&self.src[bstart..])
     }
 
-    /// Of `bytes`, block `j`'s bytes as [`Prepared::block_bytes`] gives
-    /// them (up to the chunk's end), the part up to the next block's start:
-    /// the block's compressed bytes when blocks lie in order, as every
-    /// writer stores them. Empty for bytes fetched from elsewhere (a lazy
-    /// chunk's blocks, read from a file into a buffer), which are in the
-    /// cache already.
-    fn in_chunk_block_bytes<'b>(&self, j: usize, bytes: &'b [u8]) -> &'b [u8] {
+    /// What a decode of bytes `want` of block `j` (of `size` bytes) should
+    /// hint into the cache first (see [`prefetch`]): of `bytes`, the
+    /// block's bytes as [`Prepared::block_bytes`] gives them (up to the
+    /// chunk's end), the part up to the next block's start, i.e. the
+    /// block's compressed bytes when blocks lie in order, as every writer
+    /// stores them. Nothing when
+    /// - the whole block is read: its streams are read to their ends, one
+    ///   after another, which the hardware prefetcher follows;
+    /// - the bytes were fetched from elsewhere (a lazy chunk's blocks, read
+    ///   from a file into a buffer): they are in the cache already;
+    /// - the codec stops each stream early and `want` ends in the block's
+    ///   first quarter: then each stream is read only a little way in, and
+    ///   hinting all of the block would cost more memory traffic than the
+    ///   misses it saves (an item read near a block's start).
+    fn bytes_to_prefetch<'b>(
+        &self,
+        j: usize,
+        bytes: &'b [u8],
+        want: &Range<usize>,
+        size: usize,
+    ) -> &'b [u8] {
+        let whole = want.len() >= size;
+        let short = stream::stops_early(self.h.compformat()) && want.end < size / 4;
+        if whole || want.is_empty() || short {
+            return &[];
+        }
         if !self.src.as_ptr_range().contains(&bytes.as_ptr()) {
             return &[];
         }
@@ -694,9 +713,7 @@ impl<'a> Prepared<'a> {
         tid: usize,
         want: Range<usize>,
     ) -> crate::Result<Option<usize>> {
-        if want.len() < out.len() && !want.is_empty() {
-            prefetch::block(self.in_chunk_block_bytes(j, bytes));
-        }
+        prefetch::block(self.bytes_to_prefetch(j, bytes, &want, out.len()));
         match (self.one_stream, &dp.postfilter) {
             (Some(how), None) => self.decode_one_stream(w, dp, j, bytes, out, how, want),
             _ => self.decode_block_any(w, dp, j, bytes, out, dref, tid, want),
@@ -1884,16 +1901,12 @@ mod tests {
     use super::*;
     use crate::chunk::{CParams, Compressor};
 
-    /// The bytes a partial read prefetches for block `j` are that block's
-    /// compressed bytes, from its start to the next block's, and nothing
-    /// for bytes that do not lie in the chunk (a lazy chunk's fetched
-    /// blocks); the prefetch itself takes any slice.
-    #[test]
-    fn prefetched_bytes_are_each_blocks_own() {
+    fn chunk_of(compcode: u8) -> Vec<u8> {
         let data: Vec<u8> = (0..40_000u32)
             .flat_map(|i| (i / 3 ^ i % 7).to_le_bytes())
             .collect();
         let cp = CParams {
+            compcode,
             typesize: 4,
             blocksize: 16 * 1024,
             ..CParams::default()
@@ -1904,24 +1917,57 @@ mod tests {
             .compress(&data, &mut chunk)
             .unwrap();
         chunk.truncate(n);
+        chunk
+    }
+
+    /// The bytes a partial read prefetches for block `j` are that block's
+    /// compressed bytes, from its start to the next block's, and nothing
+    /// for bytes that do not lie in the chunk (a lazy chunk's fetched
+    /// blocks), for a whole block, or for a read that ends in a block's
+    /// first quarter with a codec that stops streams early; the prefetch
+    /// itself takes any slice.
+    #[test]
+    fn prefetched_bytes_are_each_blocks_own() {
+        const BLOCK: usize = 16 * 1024;
+        let chunk = chunk_of(Codec::BLOSCLZ);
         let p = Prepared::new(&chunk, false).unwrap();
         assert_eq!(p.nblocks, 10);
         let starts: Vec<usize> = (0..p.nblocks)
             .map(|j| p.bstart(j).unwrap() as usize)
             .collect();
         assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+        let half = BLOCK / 2..BLOCK / 2 + 8;
         for j in 0..p.nblocks {
+            let size = p.block_span(j).1;
             let end = starts.get(j + 1).copied().unwrap_or(chunk.len());
             let bytes = p.block_bytes(j).unwrap();
-            let got = p.in_chunk_block_bytes(j, bytes);
+            let got = p.bytes_to_prefetch(j, bytes, &half, size);
             assert_eq!(got.as_ptr(), chunk[starts[j]..].as_ptr(), "block {j}");
             assert_eq!(got.len(), end - starts[j], "block {j}");
             prefetch::block(got);
             prefetch::block(&got[1..]);
+            // Reads of none or all of the block.
+            assert!(p.bytes_to_prefetch(j, bytes, &(0..size), size).is_empty());
+            assert!(p.bytes_to_prefetch(j, bytes, &(8..8), size).is_empty());
+            // Reads ending in the first quarter (BloscLZ stops early).
+            let early = 8..size / 4 - 1;
+            assert!(p.bytes_to_prefetch(j, bytes, &early, size).is_empty());
+            let quarter = 8..size / 4;
+            assert_eq!(p.bytes_to_prefetch(j, bytes, &quarter, size), got);
             // The same bytes copied elsewhere (as fetched from a file).
             let fetched = bytes.to_vec();
-            assert!(p.in_chunk_block_bytes(j, &fetched).is_empty());
+            assert!(p.bytes_to_prefetch(j, &fetched, &half, size).is_empty());
         }
+        // Zstd reads every stream to its end: a read near the start too.
+        let zchunk = chunk_of(Codec::ZSTD);
+        let z = Prepared::new(&zchunk, false).unwrap();
+        let bytes = z.block_bytes(2).unwrap();
+        let extent = z.bstart(3).unwrap() - z.bstart(2).unwrap();
+        assert_eq!(
+            z.bytes_to_prefetch(2, bytes, &(8..16), BLOCK).len(),
+            extent as usize
+        );
+        assert!(z.bytes_to_prefetch(2, bytes, &(8..8), BLOCK).is_empty());
         // Block starts out of order: the rest of the chunk.
         let mut swapped = chunk.clone();
         let at = p.hlen;
@@ -1931,13 +1977,19 @@ mod tests {
         }
         let q = Prepared::new(&swapped, false).unwrap();
         let bytes = q.block_bytes(3).unwrap();
-        assert_eq!(q.in_chunk_block_bytes(3, bytes).len(), bytes.len());
+        assert_eq!(
+            q.bytes_to_prefetch(3, bytes, &half, BLOCK).len(),
+            bytes.len()
+        );
         // A corrupt next start, as far from this one as an i32 goes.
         let mut corrupt = chunk.clone();
         corrupt[b..b + 4].copy_from_slice(&i32::MIN.to_le_bytes());
         let q = Prepared::new(&corrupt, false).unwrap();
         let bytes = q.block_bytes(3).unwrap();
-        assert_eq!(q.in_chunk_block_bytes(3, bytes).len(), bytes.len());
+        assert_eq!(
+            q.bytes_to_prefetch(3, bytes, &half, BLOCK).len(),
+            bytes.len()
+        );
         prefetch::block(&[]);
         prefetch::block(&vec![0u8; 3 * prefetch::MAX_BLOCK_BYTES]);
     }

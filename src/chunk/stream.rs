@@ -241,6 +241,13 @@ pub(crate) fn decode(
     }
 }
 
+/// Whether [`decode`] stops a stream of codec format `compformat` once it
+/// has the bytes needed (those of [`decode_start`]); other codecs read
+/// every stream to its end.
+pub(crate) fn stops_early(compformat: u8) -> bool {
+    matches!(compformat, Codec::FORMAT_BLOSCLZ | Codec::FORMAT_LZ4)
+}
+
 /// The first `need` bytes of a BloscLZ or LZ4 stream, decoded into `dst`,
 /// and the decode stopped there: `Some` of the bytes decoded (`None` inside
 /// when the stream is invalid). `None` for the other codecs, which decode
