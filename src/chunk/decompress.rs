@@ -617,8 +617,9 @@ impl<'a> Prepared<'a> {
     /// chunk's end), the part up to the next block's start, i.e. the
     /// block's compressed bytes when blocks lie in order, as every writer
     /// stores them. Nothing when
-    /// - the whole block is read: its streams are read to their ends, one
-    ///   after another, which the hardware prefetcher follows;
+    /// - the whole block is read: its streams are read from its start to
+    ///   its end, which the hardware prefetcher follows (and a read of
+    ///   whole chunks goes from block to block in order);
     /// - the bytes were fetched from elsewhere (a lazy chunk's blocks, read
     ///   from a file into a buffer): they are in the cache already;
     /// - the codec stops each stream early and `want` ends in the block's

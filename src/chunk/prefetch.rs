@@ -1,13 +1,16 @@
 //! Software prefetch of the compressed bytes a partial read decodes.
 //!
-//! Why: a read of part of a block (a b2nd slice, an item read) decodes only
-//! a prefix of each of the block's streams (`stream::decode`'s `need`), so
-//! it reads the block's bytes in jumps: a prefix of the first plane, then
-//! the start of the next, whose place the previous stream's size gives.
-//! A hardware prefetcher follows a run of ascending addresses, not those
-//! jumps, and each stream start is a miss that waits for the one before it.
-//! Asking for the block's bytes up front turns that chain into misses in
-//! flight together.
+//! Why: a partial read (a b2nd slice, an item read) decodes a few blocks
+//! at scattered places of a chunk, and with BloscLZ and LZ4 only a prefix
+//! of each of a block's streams (`stream::decode`'s `need`), so it reads
+//! the block's bytes in jumps: a prefix of the first plane, then the start
+//! of the next, whose place the previous stream's size gives. A hardware
+//! prefetcher follows a run of ascending addresses, not those jumps; each
+//! block's first bytes, and each stream's start, are misses that wait for
+//! the ones before. Asking for the block's bytes up front puts them in
+//! flight together. A read of whole blocks reads each one from start to
+//! end, as the prefetcher expects, and gets no hint
+//! (`Prepared::bytes_to_prefetch` in `decompress` decides).
 
 /// The most bytes of one block [`block`] asks for: the compressed bytes of
 /// a default block, and at most a few microseconds of memory bandwidth
