@@ -260,14 +260,19 @@ fn decode_start(
     dst: &mut [u8],
     need: usize,
 ) -> Option<Option<usize>> {
-    match (compformat, dict) {
-        (Codec::FORMAT_BLOSCLZ, _) => Some(blosclz::decompress_prefix(src, dst, need).ok()),
-        (Codec::FORMAT_LZ4, Some(DecDict::Lz4(d))) => {
-            Some(lz4::decompress_prefix(src, dst, need, Some(d)))
-        }
-        (Codec::FORMAT_LZ4, _) => Some(lz4::decompress_prefix(src, dst, need, None)),
-        _ => None,
+    // `stops_early` is the one list of these codecs (the prefetch of
+    // partial reads asks it too).
+    if !stops_early(compformat) {
+        return None;
     }
+    if compformat == Codec::FORMAT_BLOSCLZ {
+        return Some(blosclz::decompress_prefix(src, dst, need).ok());
+    }
+    let dict = match dict {
+        Some(DecDict::Lz4(d)) => Some(&d[..]),
+        _ => None,
+    };
+    Some(lz4::decompress_prefix(src, dst, need, dict))
 }
 
 #[cfg(test)]
