@@ -314,22 +314,26 @@ static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, 
 #endif /* BENCH_NO_SCHUNK */
 
 #ifndef BENCH_NO_B2ND
-/* Median latency of 200 random 10x10x10 slices of `arr` (the same slices on every call),
-   printed as row/name. */
-static int slice_row(b2nd_array_t *arr, const int64_t shape[3], const char *row, const char *name) {
-  enum { NSLICES = 200 };
+/* Median latency of 200 random edge x edge x edge slices of `arr` (the same slices on every
+   call for one edge), printed as row/name. Edge 1 reads single items: a few bytes at a random
+   place in one block, which decoders that stop a stream early read only partly. */
+static int slice_row(b2nd_array_t *arr, const int64_t shape[3], int edge, const char *row,
+                     const char *name) {
+  enum { NSLICES = 200, MAXEDGE = 10 };
   double lat[NSLICES];
-  double slice[1000];
-  int64_t sshape[3] = {10, 10, 10};
+  double slice[MAXEDGE * MAXEDGE * MAXEDGE];
+  int64_t sshape[3] = {edge, edge, edge};
+  int64_t sbytes = (int64_t)edge * edge * edge * (int64_t)sizeof(double);
+  if (edge < 1 || edge > MAXEDGE) return 1;
   rng_state = 12345;
   for (int i = 0; i < NSLICES; i++) {
     int64_t start[3], stop[3];
     for (int d = 0; d < 3; d++) {
-      start[d] = (int64_t)(rng() % (uint64_t)(shape[d] - 10));
-      stop[d] = start[d] + 10;
+      start[d] = (int64_t)(rng() % (uint64_t)(shape[d] - edge));
+      stop[d] = start[d] + edge;
     }
     double t0 = now();
-    if (b2nd_get_slice_cbuffer(arr, start, stop, slice, sshape, sizeof slice) < 0) {
+    if (b2nd_get_slice_cbuffer(arr, start, stop, slice, sshape, sbytes) < 0) {
       fprintf(stderr, "%s: get_slice_cbuffer failed (%s)\n", row, name);
       return 1;
     }
@@ -341,7 +345,7 @@ static int slice_row(b2nd_array_t *arr, const int64_t shape[3], const char *row,
 }
 
 /* b2nd rows: from_cbuffer, to_cbuffer, random 10x10x10 slices, full read of a file-backed array
-   and the same slices from that file. */
+   and the same slices from that file, then random single items in memory and from the file. */
 static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int quick) {
   const int64_t shape[3] = {quick ? 128 : 256, 256, 128}; /* 256*256*128*8 = 64 MiB */
   const int32_t chunkshape[3] = {64, 64, 64};
@@ -381,7 +385,7 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
     if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: to_cbuffer mismatch\n", row); return 1; }
     fprintf(out, "%s/to_cbuffer\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
 
-    if (slice_row(arr, shape, row, "slice10x10x10") != 0) return 1;
+    if (slice_row(arr, shape, 10, row, "slice10x10x10") != 0) return 1;
 
     /* Full read of a file-backed array. */
     blosc2_remove_urlpath(urlpath);
@@ -395,7 +399,11 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
     if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: file read mismatch\n", row); return 1; }
     fprintf(out, "%s/file_full_read\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
     /* The same slices from the file, where each reads only the blocks it needs from disk. */
-    if (slice_row(farr, shape, row, "file_slice10x10x10") != 0) return 1;
+    if (slice_row(farr, shape, 10, row, "file_slice10x10x10") != 0) return 1;
+    /* Single items, after the slices so that scripts/instructions.sh finds the calls of
+       slice_row in this order: slices in memory, from the file, items in memory, from the file. */
+    if (slice_row(arr, shape, 1, row, "item") != 0) return 1;
+    if (slice_row(farr, shape, 1, row, "file_item") != 0) return 1;
     fflush(out);
     b2nd_free(farr);
     b2nd_free(arr);

@@ -5,8 +5,8 @@
 # one sets up scratch and state), for this library and for the reference. For a b2nd row
 # (b2nd/smooth3d-f8-64MiB/zstd/c5/shuffle, say), the same of b2nd_from_cbuffer and b2nd_to_cbuffer,
 # and the total of the row's 200 random 10x10x10 slices (b2nd_get_slice_cbuffer) of the array in
-# memory (slice) and saved to a file (file_slice): a few minutes a row, as each call of the first
-# two handles 64 MiB.
+# memory (slice) and saved to a file (file_slice), and of its 200 random single items (item,
+# file_item): a few minutes a row, as each call of the first two handles 64 MiB.
 #
 # Usage: bash scripts/instructions.sh ROW [ROW...] [--only SUBSTRING] [--functions N]
 #   e.g. bash scripts/instructions.sh chunk/smooth3d-f8/lz4/c5/shuffle/t1
@@ -46,23 +46,25 @@ fi
 for row in "${rows[@]}"; do
   printf '%-40s %16s %16s %9s\n' "$row" b2nd ref b2nd/ref
   case "$row" in
-    b2nd/*) ops=(from_cbuffer to_cbuffer slice file_slice) ;;
+    b2nd/*) ops=(from_cbuffer to_cbuffer slice file_slice item file_item) ;;
     *) ops=(compress decompress) ;;
   esac
   for op in "${ops[@]}"; do
     declare -A count=()
     # The function whose calls are counted, and which of its calls (callgrind dumps one file per
     # call): the second is the warm one. bench.c's slice_row runs the 200 slices of a row, first
-    # on the array in memory and then on the same array saved to a file.
+    # on the array in memory and then on the same array saved to a file, then the 200 items the same.
     case "$op" in
       compress | decompress) func="blosc2_${op}_ctx"; call=2 ;;
       slice) func=slice_row; call=1 ;;
       file_slice) func=slice_row; call=2 ;;
+      item) func=slice_row; call=3 ;;
+      file_item) func=slice_row; call=4 ;;
       *) func="b2nd_$op"; call=2 ;;
     esac
     for lib in b2nd ref; do
       out="$work/cg.$lib.$func"
-      # Both slice rows come from one run.
+      # The four slice_row calls (slices and items, in memory and from the file) come from one run.
       if ! ls "$out".* >/dev/null 2>&1; then
         valgrind --tool=callgrind --toggle-collect="$func" --dump-after="$func" \
           --callgrind-out-file="$out" "$work/bench_$lib" --exact "$row" --reps 2 >/dev/null 2>&1
