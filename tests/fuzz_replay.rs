@@ -57,6 +57,25 @@ fn sample(len: usize, kind: usize) -> Vec<u8> {
         .collect()
 }
 
+/// With `B2ND_FUZZ_SEEDS=DIR` set, writes `seeds` (the valid inputs a test
+/// mutates) to `DIR/<target>/<name><i>` for each of `targets`: the starting
+/// corpus of `cargo fuzz run <target>` (`scripts/fuzz.sh`). A coverage-guided
+/// fuzzer started from nothing rarely gets past a frame's magic bytes.
+/// Seeds over 64 KiB are left out: libFuzzer mutates inputs up to the
+/// longest seed, and two 4 MB reference chunks would slow every run.
+fn export_seeds(name: &str, targets: &[&str], seeds: &[Vec<u8>]) {
+    let Some(dir) = std::env::var_os("B2ND_FUZZ_SEEDS") else {
+        return;
+    };
+    for target in targets {
+        let dir = std::path::Path::new(&dir).join(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, seed) in seeds.iter().enumerate().filter(|(_, s)| s.len() <= 1 << 16) {
+            std::fs::write(dir.join(format!("{name}{i}")), seed).unwrap();
+        }
+    }
+}
+
 /// Small chunks of every codec and filter pipeline.
 fn chunk_seeds() -> Vec<Vec<u8>> {
     let mut seeds = Vec::new();
@@ -177,13 +196,15 @@ fn chunk_seeds() -> Vec<Vec<u8>> {
 fn chunk_bodies_survive_mutated_chunks() {
     let mut rng = XorShift(0x5eed_c4a1);
     let mut runs = 0;
-    for seed in chunk_seeds() {
-        for m in mutations(&seed, 60, &mut rng) {
+    let seeds = chunk_seeds();
+    for seed in &seeds {
+        for m in mutations(seed, 60, &mut rng) {
             bodies::chunk_decode(&m);
             runs += 1;
         }
     }
     // The reference's chunks of every version, as they are and truncated.
+    let mut reference = Vec::new();
     let dir = common::fixtures_dir().join("c-blosc2-compat");
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
@@ -192,14 +213,17 @@ fn chunk_bodies_survive_mutated_chunks() {
             bodies::chunk_decode(&bytes);
             bodies::chunk_decode(&bytes[..bytes.len().min(200)]);
             runs += 2;
+            reference.push(bytes);
         }
     }
     assert!(runs > 3000, "only {runs} inputs replayed");
+    export_seeds("chunk", &["chunk_decode"], &[seeds, reference].concat());
 }
 
 #[test]
 fn roundtrip_body_holds_for_every_parameter_byte() {
     let mut rng = XorShift(0x0dd_ba11);
+    let mut inputs = Vec::new();
     // Every codec byte against every filter choice (bytedelta and NDCELL
     // included), each with a few clevel/typesize/geometry draws.
     for p0 in 0u8..6 {
@@ -209,9 +233,11 @@ fn roundtrip_body_holds_for_every_parameter_byte() {
                 let mut data: Vec<u8> = vec![p0, rng.next() as u8, p2, rng.next() as u8];
                 data.extend(sample(len, rng.below(3)));
                 bodies::chunk_roundtrip(&data);
+                inputs.push(data);
             }
         }
     }
+    export_seeds("params", &["chunk_roundtrip"], &inputs);
 }
 
 /// The parameter byte's upper half, items of 17 to 255 bytes, with at
@@ -252,6 +278,7 @@ fn blosclz_body_survives_mutated_streams() {
     for m in mutations(stream, 400, &mut rng) {
         bodies::blosclz_decode(&m);
     }
+    export_seeds("stream", &["blosclz_decode"], &[stream.to_vec()]);
 }
 
 #[test]
@@ -283,6 +310,7 @@ fn frame_bodies_survive_mutated_frames() {
         }
     }
     assert!(runs > 300, "only {runs} frames replayed");
+    export_seeds("frame", &["frame_open", "frame_file", "frame_edit"], &seeds);
 }
 
 /// A metalayer, three chunks of different kinds (of typesize 4) and a
@@ -323,6 +351,7 @@ fn packed_body_survives_mutated_packed_buffers() {
         }
     }
     assert!(runs > 600, "only {runs} packed buffers replayed");
+    export_seeds("packed", &["packed_unpack"], &seeds);
 }
 
 #[test]
@@ -331,11 +360,12 @@ fn nd_bodies_survive_mutated_meta_and_arrays() {
     let meta = NdMeta::new(vec![10, 0, 7], vec![4, 1, 7], vec![2, 1, 3], "<f8", 0);
     let b2nd = meta.to_b2nd_bytes().unwrap();
     let caterva = meta.to_caterva_bytes().unwrap();
-    for seed in [b2nd, caterva] {
-        for m in mutations(&seed, 300, &mut rng) {
+    for seed in [&b2nd, &caterva] {
+        for m in mutations(seed, 300, &mut rng) {
             bodies::nd_meta(&m);
         }
     }
+    export_seeds("meta", &["nd_meta"], &[b2nd, caterva]);
     let ctx = Context::new(
         ArrayStorage::Schunk(Storage::default()),
         8,
@@ -357,6 +387,11 @@ fn nd_bodies_survive_mutated_meta_and_arrays() {
         bodies::ndarray_edit(&m);
         bodies::frame_file(&m);
     }
+    export_seeds(
+        "array",
+        &["ndarray_cframe", "ndarray_edit", "frame_open", "frame_file"],
+        &[frame],
+    );
 }
 
 /// The `ndarray_cframe` fuzzer found frames of a few hundred bytes that
@@ -445,12 +480,7 @@ fn sparse_body_survives_mutated_sparse_frames() {
         }
         std::fs::remove_dir_all(&unpacked).unwrap();
     }
-    if let Some(out) = std::env::var_os("B2ND_SPARSE_SEEDS") {
-        // Seeds for `cargo fuzz run sparse_dir` (README, "Fuzzing").
-        for (i, seed) in seeds.iter().enumerate() {
-            std::fs::write(std::path::Path::new(&out).join(format!("seed{i}")), seed).unwrap();
-        }
-    }
+    export_seeds("sparse", &["sparse_dir", "sparse_edit"], &seeds);
     let mut runs = 0;
     for seed in &seeds {
         for m in mutations(seed, 100, &mut rng) {
