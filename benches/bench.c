@@ -315,10 +315,11 @@ static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, 
 
 #ifndef BENCH_NO_B2ND
 /* Median latency of 200 random edge x edge x edge slices of `arr` (the same slices on every
-   call for one edge), printed as row/name. Edge 1 reads single items: a few bytes at a random
-   place in one block, which decoders that stop a stream early read only partly. */
-static int slice_row(b2nd_array_t *arr, const int64_t shape[3], int edge, const char *row,
-                     const char *name) {
+   call for one edge), printed as row/name; each slice is checked against `src`, the array's
+   data, outside the timing. Edge 1 reads single items: a few bytes at a random place in one
+   block, which decoders that stop a stream early read only partly. */
+static int slice_row(b2nd_array_t *arr, const double *src, const int64_t shape[3], int edge,
+                     const char *row, const char *name) {
   enum { NSLICES = 200, MAXEDGE = 10 };
   double lat[NSLICES];
   double slice[MAXEDGE * MAXEDGE * MAXEDGE];
@@ -338,6 +339,15 @@ static int slice_row(b2nd_array_t *arr, const int64_t shape[3], int edge, const 
       return 1;
     }
     lat[i] = now() - t0;
+    for (int a = 0; a < edge; a++) {
+      for (int b = 0; b < edge; b++) {
+        const double *want = src + ((start[0] + a) * shape[1] + start[1] + b) * shape[2] + start[2];
+        if (memcmp(slice + (a * edge + b) * edge, want, (size_t)edge * sizeof(double)) != 0) {
+          fprintf(stderr, "%s: slice mismatch (%s)\n", row, name);
+          return 1;
+        }
+      }
+    }
   }
   qsort(lat, NSLICES, sizeof(double), cmp_double);
   fprintf(out, "%s/%s\tslice_us\t%.2f\n", row, name, lat[NSLICES / 2] * 1e6);
@@ -385,7 +395,7 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
     if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: to_cbuffer mismatch\n", row); return 1; }
     fprintf(out, "%s/to_cbuffer\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
 
-    if (slice_row(arr, shape, 10, row, "slice10x10x10") != 0) return 1;
+    if (slice_row(arr, src, shape, 10, row, "slice10x10x10") != 0) return 1;
 
     /* Full read of a file-backed array. */
     blosc2_remove_urlpath(urlpath);
@@ -399,11 +409,11 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
     if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: file read mismatch\n", row); return 1; }
     fprintf(out, "%s/file_full_read\tdMBps\t%.1f\n", row, nbytes / t / 1e6);
     /* The same slices from the file, where each reads only the blocks it needs from disk. */
-    if (slice_row(farr, shape, 10, row, "file_slice10x10x10") != 0) return 1;
+    if (slice_row(farr, src, shape, 10, row, "file_slice10x10x10") != 0) return 1;
     /* Single items, after the slices so that scripts/instructions.sh finds the calls of
        slice_row in this order: slices in memory, from the file, items in memory, from the file. */
-    if (slice_row(arr, shape, 1, row, "item") != 0) return 1;
-    if (slice_row(farr, shape, 1, row, "file_item") != 0) return 1;
+    if (slice_row(arr, src, shape, 1, row, "item") != 0) return 1;
+    if (slice_row(farr, src, shape, 1, row, "file_item") != 0) return 1;
     fflush(out);
     b2nd_free(farr);
     b2nd_free(arr);
