@@ -62,7 +62,8 @@ fn sample(len: usize, kind: usize) -> Vec<u8> {
 /// corpus of `cargo fuzz run <target>` (`scripts/fuzz.sh`). A coverage-guided
 /// fuzzer started from nothing rarely gets past a frame's magic bytes.
 /// Seeds over 64 KiB are left out: libFuzzer mutates inputs up to the
-/// longest seed, and two 4 MB reference chunks would slow every run.
+/// longest seed, and the two 4 MB fixtures of the reference's raw shuffle
+/// output (not chunks) would slow every run.
 fn export_seeds(name: &str, targets: &[&str], seeds: &[Vec<u8>]) {
     let Some(dir) = std::env::var_os("B2ND_FUZZ_SEEDS") else {
         return;
