@@ -120,14 +120,18 @@ impl SChunk {
         replace: bool,
     ) -> Result<i64> {
         // A frame keeps a special chunk as an offset, which it reads back
-        // with the frame's own parameters. A special chunk the decoder
-        // refuses (its `nbytes` not a multiple of its own typesize, say) is
-        // stored as it is instead, so it reads the same from the frame as
-        // before (the ndarray_edit fuzz body found one that read as data
-        // only after going through a frame).
+        // with the frame's own parameters. A special chunk that would then
+        // read differently is stored as it is instead: one the decoder
+        // refuses (its `nbytes` not a multiple of its own typesize, say),
+        // which read as data only after going through a frame, and NaNs of
+        // another typesize than the frame's, whose bytes (a float's or a
+        // double's NaN) changed there (both found by the ndarray_edit fuzz
+        // body).
         let special = if self.chunksize > 0 {
-            info.special_offset()
-                .filter(|_| crate::chunk::ChunkHeader::parse(bytes).is_ok())
+            info.special_offset().filter(|&s| {
+                crate::chunk::ChunkHeader::parse(bytes).is_ok()
+                    && (s != SpecialOffset::Nan || i32::from(info.typesize) == self.typesize())
+            })
         } else {
             None
         };
@@ -581,6 +585,38 @@ mod tests {
             nans[..],
             "stored as it is"
         );
+    }
+
+    /// NaNs of typesize 4 (float NaNs) in a super-chunk of typesize 8 read
+    /// the same after going through a frame: the frame stores their bytes,
+    /// not a NaN offset it would read back as double NaNs.
+    #[test]
+    fn nans_of_another_typesize_read_the_same_in_a_frame() {
+        let nans = crate::chunk::make_special(Special::Nan, 48, 4, None).unwrap();
+        let mut list = SChunk::new(Storage::default()).unwrap();
+        assert_eq!(list.typesize(), 8);
+        list.append_chunk(&nans).unwrap();
+        let mut before = vec![0u8; 48];
+        list.decompress_chunk(0, &mut before).unwrap();
+        assert_eq!(before[..8], [0, 0, 0xc0, 0x7f, 0, 0, 0xc0, 0x7f]);
+        let mut framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
+        let mut after = vec![0u8; 48];
+        framed.decompress_chunk(0, &mut after).unwrap();
+        assert_eq!(after, before);
+        assert_eq!(
+            framed.get_chunk(0).unwrap()[..],
+            nans[..],
+            "stored as it is"
+        );
+        // NaNs of the frame's own typesize still go in as an offset.
+        let doubles = crate::chunk::make_special(Special::Nan, 48, 8, None).unwrap();
+        let mut list = SChunk::new(Storage::default()).unwrap();
+        list.append_chunk(&doubles).unwrap();
+        let frame = list.to_buffer().unwrap();
+        let mut framed = SChunk::from_vec(frame).unwrap();
+        framed.decompress_chunk(0, &mut after).unwrap();
+        assert_eq!(after[..8], [0, 0, 0, 0, 0, 0, 0xf8, 0x7f]);
+        assert_eq!(framed.stored_cbytes(0).unwrap(), 0, "a special offset");
     }
 
     /// A corrupt frame whose chunk 0 claims 300 bytes while its header says
