@@ -9,7 +9,8 @@
 //! - [`ndarray`]: b2nd N-dimensional arrays;
 //! - `ffi`: the C ABI (`blosc2_*`, `b2nd_*`, `caterva_*`), a thin layer that
 //!   converts, delegates and maps errors. It is the only place (with SIMD
-//!   kernels) where `unsafe` is allowed.
+//!   kernels, and the fallible zeroed allocation of `mem`) where `unsafe`
+//!   is allowed.
 //!
 //! Rule for contributors: outside `src/ffi/`, never declare a top-level `pub const`
 //! or a `#[no_mangle]` function: cbindgen would put it into `include/b2nd.h`.
@@ -26,6 +27,7 @@ pub mod schunk;
 pub mod ndarray;
 
 mod ffi;
+mod mem;
 mod scratch;
 #[cfg(test)]
 mod test_rng;

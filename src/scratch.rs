@@ -44,6 +44,20 @@ pub(crate) fn with_kept_bytes<T>(
     })
 }
 
+/// [`with_kept_bytes`] for a buffer sized by data, which may be large:
+/// `MemoryAlloc` instead of an abort when the system refuses the room (the
+/// kept buffer, if any, stays as it was).
+pub(crate) fn try_with_kept_bytes<T>(
+    key: &'static LocalKey<RefCell<Vec<u8>>>,
+    len: usize,
+    f: impl FnOnce(&mut [u8]) -> crate::Result<T>,
+) -> crate::Result<T> {
+    with_kept(key, Vec::new, |buf| {
+        crate::mem::grow(buf, len)?;
+        f(&mut buf[..len])
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -282,9 +282,7 @@ impl BlockPlan<'_> {
         let filtered = self.filtered(bsrc, offset, a, b)?;
         let ftime = started.elapsed();
         let params = self.encode_params();
-        if spill.len() < neblock {
-            spill.resize(neblock, 0);
-        }
+        crate::mem::grow(spill, neblock)?;
         let mut at = 0usize;
         for s in filtered.chunks_exact(neblock.max(1)).take(nstreams) {
             let started = Instant::now();
@@ -384,9 +382,7 @@ impl BlockPlan<'_> {
                     n
                 }
             } else {
-                if spill.len() < neblock {
-                    spill.resize(neblock, 0);
-                }
+                crate::mem::grow(spill, neblock)?;
                 let d = &mut spill[..neblock];
                 let n = stream::encode(codec, &params, s, d, self.dict.as_deref())?;
                 let (n, bytes) = if n == 0 || n >= neblock {
@@ -458,13 +454,11 @@ impl BlockPlan<'_> {
             rows_in_place,
             ..
         } = w;
-        if spill.len() < neblock {
-            spill.resize(neblock, 0);
-        }
+        crate::mem::grow(spill, neblock)?;
         match filters {
             RowFilters::Shuffle => shuffle::shuffle_rows(nstreams, bsrc, &mut out[4..], stride),
             RowFilters::ShuffleBytedelta(variant) => {
-                a.resize(shuffle_bytedelta::scratch_len(nstreams));
+                a.resize(shuffle_bytedelta::scratch_len(nstreams))?;
                 let rows = &mut out[4..];
                 shuffle_bytedelta::encode_rows(variant, nstreams, bsrc, rows, stride, &mut a[..]);
             }
@@ -612,9 +606,7 @@ fn place_in_order(
                 }
                 let mut buf = std::mem::take(&mut w.block);
                 let need = plan.max_encoded(j);
-                if buf.len() < need {
-                    buf.resize(need, 0);
-                }
+                crate::mem::grow(&mut buf, need)?;
                 let Some(n) = plan.encode(w, j, &mut buf)? else {
                     crate::bail!(Failure, "block {j} overflowed its worst-case size");
                 };

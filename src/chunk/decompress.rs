@@ -72,17 +72,16 @@ pub trait BlockSource {
     ) -> crate::Result<usize> {
         let bytes = self.block(nblock, offset, len_hint)?;
         let n = bytes.len();
-        grow_to(buf, at + n);
+        grow_to(buf, at + n)?;
         buf[at..at + n].copy_from_slice(&bytes);
         Ok(n)
     }
 }
 
-/// Makes `buf` at least `len` bytes long, zeroing only the bytes added.
-pub(crate) fn grow_to(buf: &mut Vec<u8>, len: usize) {
-    if buf.len() < len {
-        buf.resize(len, 0);
-    }
+/// Makes `buf` at least `len` bytes long, zeroing only the bytes added
+/// (`MemoryAlloc` when the system refuses the room).
+pub(crate) fn grow_to(buf: &mut Vec<u8>, len: usize) -> crate::Result<()> {
+    crate::mem::grow(buf, len)
 }
 
 /// Finds the blocks of a lazy chunk given to a plain decode call: the chunk
@@ -744,7 +743,7 @@ impl<'a> Prepared<'a> {
                 // Every byte of the scratch is written by the stream, so it
                 // is only grown, never cleared.
                 if w.a.len() < bsize {
-                    w.a.resize(bsize);
+                    w.a.resize(bsize)?;
                 }
                 w.a.truncate(bsize);
                 let needed = NeededItems::of(&want, group, bsize);
@@ -877,7 +876,7 @@ impl<'a> Prepared<'a> {
             return match postfilter {
                 None => fill(out).map(|()| None),
                 Some(pf) => {
-                    w.a.resize(bsize);
+                    w.a.resize(bsize)?;
                     let mut tmp = std::mem::take(&mut w.a);
                     fill(&mut tmp)?;
                     let r = run_postfilter(pf, dp, &tmp, out, offset, j, tid, self.h.typesize());
@@ -937,7 +936,7 @@ impl<'a> Prepared<'a> {
             // Every byte gets written below (streams, then the tail), so the
             // scratch is only grown, never cleared.
             if work.len() < bsize {
-                work.resize(bsize);
+                work.resize(bsize)?;
             }
             work.truncate(bsize);
         }
@@ -1037,7 +1036,7 @@ impl<'a> Prepared<'a> {
                     if filtered {
                         // The filters' result goes to `b`, the postfilter's input.
                         let mut mid = std::mem::take(&mut w.b);
-                        mid.resize(bsize);
+                        mid.resize(bsize)?;
                         let mut spare = PageBuf::default();
                         let r = pipeline::backward(&ctx, &mut work, &mut spare, dref, &mut mid)
                             .and_then(|()| {
@@ -1350,7 +1349,8 @@ impl Decompressor {
             let (_, s0) = p.block_span(0);
             let bytes = bytes_of(p, fetched, 0)?;
             let out = if skip(0) {
-                scratch0.resize(s0, 0);
+                crate::mem::grow(&mut scratch0, s0)?;
+                scratch0.truncate(s0);
                 &mut scratch0[..]
             } else {
                 &mut dst[..s0]
@@ -1624,7 +1624,7 @@ impl Decompressor {
             // Block 0 decoded, DELTA's reference for the others.
             let mut block0 = Vec::new();
             if needs_ref {
-                block0.resize(p.block_span(0).1, 0);
+                crate::mem::grow(&mut block0, p.block_span(0).1)?;
                 let whole = 0..block0.len();
                 p.decode_block(
                     w,
@@ -1657,7 +1657,7 @@ impl Decompressor {
                     // uninitialised special chunk excepted), so the scratch
                     // is only grown, not cleared.
                     if edge.len() < size {
-                        edge.resize(size);
+                        edge.resize(size)?;
                     }
                     edge.truncate(size);
                     if p.special == Special::UNINIT_CODE {

@@ -34,20 +34,25 @@ impl PageBuf {
     }
 
     /// Sets the length to `len`: bytes past the old length are zero, bytes
-    /// before it are kept (as `Vec::resize(len, 0)`).
-    pub(crate) fn resize(&mut self, len: usize) {
+    /// before it are kept (as `Vec::resize(len, 0)`). `MemoryAlloc` when
+    /// the system refuses the room, the buffer unchanged then.
+    pub(crate) fn resize(&mut self, len: usize) -> crate::Result<()> {
         if self.start + len <= self.buf.len() {
             if len > self.len {
                 self.buf[self.start + self.len..self.start + len].fill(0);
             }
             self.len = len;
-            return;
+            return Ok(());
         }
         // Room for the contents wherever the allocation puts the alignment.
-        let mut buf = vec![0u8; len + ALIGN - 1];
+        let room = len
+            .checked_add(ALIGN - 1)
+            .ok_or_else(|| crate::err!(MemoryAlloc, "no memory for a buffer of {len} bytes"))?;
+        let mut buf = crate::mem::zeroed(room)?;
         let start = buf.as_ptr().align_offset(ALIGN).min(ALIGN - 1);
         buf[start..start + self.len].copy_from_slice(&self.buf[self.start..self.start + self.len]);
         *self = PageBuf { buf, start, len };
+        Ok(())
     }
 
     /// Shortens to `len` bytes (no effect when already shorter).
@@ -82,7 +87,7 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            s.resize(len);
+            s.resize(len).unwrap();
             v.resize(len, 0);
             assert_eq!(&s[..], &v[..], "step {k}");
             assert_eq!(s.len(), len);

@@ -145,8 +145,8 @@ pub(crate) fn forward(
     b: &mut PageBuf,
 ) -> crate::Result<Option<bool>> {
     let n = input.len();
-    a.resize(n);
-    b.resize(n);
+    a.resize(n)?;
+    b.resize(n)?;
     // `cur`: None = input, Some(false) = a, Some(true) = b.
     let mut cur: Option<bool> = None;
     let mut done_with = None;
@@ -159,7 +159,7 @@ pub(crate) fn forward(
             // The shuffle and BYTEDELTA as one pass, from `input` into `a`,
             // with `b` (free until the next filter) as the scratch.
             if let Some((variant, group)) = shuffle_bytedelta_pair(ctx, i, k) {
-                b.resize(n.max(shuffle_bytedelta::scratch_len(group)));
+                b.resize(n.max(shuffle_bytedelta::scratch_len(group)))?;
                 shuffle_bytedelta::encode(variant, group, input, &mut a[..], &mut b[..]);
                 b.truncate(n);
                 cur = Some(false);
@@ -286,7 +286,7 @@ pub(crate) fn backward(
         }
         let to_out = Some(i) == last;
         if !to_out && tmp.len() < n {
-            tmp.resize(n);
+            tmp.resize(n)?;
         }
         let dst: &mut [u8] = if to_out { &mut *out } else { &mut tmp[..n] };
         match f {

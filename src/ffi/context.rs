@@ -133,13 +133,13 @@ fn schunk_block_shape(schunk: *mut core::ffi::c_void) -> Option<Arc<[i64]>> {
 }
 
 /// Per-thread scratch handed to C callbacks as `ttmp`.
-fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> crate::Result<R> {
     thread_local! {
         static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     // A fresh buffer for a callback re-entering the library on the same
     // thread, and in the thread's exit handlers.
-    crate::scratch::with_kept_bytes(&SCRATCH, len, f)
+    crate::scratch::try_with_kept_bytes(&SCRATCH, len, |t| Ok(f(t)))
 }
 
 /// Wraps a C prefilter into the core's closure, filling
@@ -171,7 +171,7 @@ fn adapt_prefilter(
             // refers to memory live for this call (the block, its output,
             // the scratch, the context), with the sizes stated in `p`.
             unsafe { f(&mut p) }
-        });
+        })?;
         if rc != 0 {
             crate::bail!(FilterPipeline, "prefilter returned {rc}");
         }
@@ -206,7 +206,7 @@ fn adapt_postfilter(
             // SAFETY: as for the prefilter: all pointers in `p` are live for
             // this call and sized as `p` says.
             unsafe { f(&mut p) }
-        });
+        })?;
         if rc != 0 {
             crate::bail!(Postfilter, "postfilter returned {rc}");
         }

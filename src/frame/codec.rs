@@ -225,7 +225,7 @@ mod engine {
             nthreads: 1,
             ..CParams::default()
         };
-        let mut dst = vec![0u8; raw.len() + Fmt::MAX_OVERHEAD];
+        let mut dst = crate::mem::zeroed(raw.len() + Fmt::MAX_OVERHEAD)?;
         let n = crate::chunk::compress(&cp, raw, &mut dst)?;
         if n == 0 {
             crate::bail!(WriteBuffer, "offsets index did not fit");

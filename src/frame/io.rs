@@ -193,7 +193,11 @@ impl IoFile for MemFile {
         // A frame in memory grows by appends (chunks, then index and
         // trailer), so the part past the end is appended rather than
         // zero-filled first and then overwritten. A gap before `start` reads
-        // as zeros, as a hole in a file does.
+        // as zeros, as a hole in a file does. The room is had first, so a
+        // write the system has no memory for changes nothing.
+        self.data
+            .try_reserve(end.saturating_sub(self.data.len()))
+            .map_err(|_| crate::err!(MemoryAlloc, "no memory to grow a frame to {end} bytes"))?;
         if self.data.len() < start {
             self.data.resize(start, 0);
         }
@@ -206,6 +210,9 @@ impl IoFile for MemFile {
     fn truncate(&mut self, len: u64) -> Result<()> {
         let len =
             usize::try_from(len).map_err(|_| crate::err!(WriteBuffer, "length {len} too large"))?;
+        self.data
+            .try_reserve(len.saturating_sub(self.data.len()))
+            .map_err(|_| crate::err!(MemoryAlloc, "no memory to grow a frame to {len} bytes"))?;
         self.data.resize(len, 0);
         Ok(())
     }
@@ -246,5 +253,18 @@ mod tests {
         assert_eq!(m.data, b"aXYd1234!\0\0z");
         m.write_at(3, b"").unwrap();
         assert_eq!(m.data.len(), 12);
+    }
+
+    #[test]
+    fn memfile_growth_past_memory_is_refused_and_changes_nothing() {
+        let mut m = MemFile::default();
+        m.write_at(0, b"abc").unwrap();
+        let far = 1u64 << 62;
+        assert!(matches!(
+            m.write_at(far, b"z"),
+            Err(crate::Error::MemoryAlloc(_))
+        ));
+        assert!(matches!(m.truncate(far), Err(crate::Error::MemoryAlloc(_))));
+        assert_eq!(m.data, b"abc");
     }
 }

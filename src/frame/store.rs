@@ -362,7 +362,7 @@ impl Frame {
                     );
                 }
             }
-            let mut obuf = vec![0u8; info.cbytes as usize];
+            let mut obuf = crate::mem::zeroed(info.cbytes as usize)?;
             self.read(off_pos, &mut obuf, "offsets index")?;
             offsets = codec::decompress_offsets(&obuf, nchunks)?;
             // A compressed index is not walked here: that takes time in
@@ -858,7 +858,7 @@ impl Frame {
 
     /// The whole frame as bytes (contiguous frames; the index file for sparse ones).
     pub fn to_bytes(&mut self) -> Result<Vec<u8>> {
-        let mut v = vec![0u8; self.frame_len as usize];
+        let mut v = crate::mem::zeroed(self.frame_len as usize)?;
         self.read(0, &mut v, "frame")?;
         Ok(v)
     }

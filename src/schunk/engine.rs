@@ -67,7 +67,7 @@ impl Engine {
     }
 
     pub(crate) fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
-        let mut dst = vec![0u8; src.len() + MAX_OVERHEAD];
+        let mut dst = crate::mem::zeroed(src.len() + MAX_OVERHEAD)?;
         let n = self.comp.compress(src, &mut dst)?;
         if n == 0 {
             crate::bail!(
@@ -92,7 +92,7 @@ impl Engine {
     /// Compresses `blocks` into one variable-length-block chunk.
     pub(crate) fn compress_vl(&mut self, blocks: &[&[u8]]) -> Result<Vec<u8>> {
         let total: usize = blocks.iter().map(|b| b.len()).sum();
-        let mut dst = vec![0u8; total + MAX_OVERHEAD + 16 * blocks.len()];
+        let mut dst = crate::mem::zeroed(total + MAX_OVERHEAD + 16 * blocks.len())?;
         let n = self.comp.compress_vl(blocks, &mut dst)?;
         if n == 0 {
             crate::bail!(
@@ -145,7 +145,7 @@ impl Engine {
 
 /// One-shot compression.
 pub(crate) fn compress_with(cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
-    let mut dst = vec![0u8; src.len() + MAX_OVERHEAD];
+    let mut dst = crate::mem::zeroed(src.len() + MAX_OVERHEAD)?;
     let n = crate::chunk::compress(cparams, src, &mut dst)?;
     if n == 0 {
         crate::bail!(

@@ -154,7 +154,7 @@ impl<R: FnMut(u64, &mut [u8]) -> Result<()>> BlockSource for LazyBlocks<R> {
                 self.cbytes
             );
         }
-        crate::chunk::grow_to(buf, at + len);
+        crate::chunk::grow_to(buf, at + len)?;
         (self.read)(u64::from(offset), &mut buf[at..at + len])?;
         Ok(len)
     }
@@ -412,7 +412,7 @@ fn build_lazy_chunk(
         );
     }
     let trailer_at = EXTENDED_HEADER_LEN + bstarts_len;
-    let mut lazy = vec![0u8; trailer_at + TRAILER_HEAD + 4 * nblocks];
+    let mut lazy = crate::mem::zeroed(trailer_at + TRAILER_HEAD + 4 * nblocks)?;
     lazy[..EXTENDED_HEADER_LEN].copy_from_slice(header);
     if !info.memcpyed {
         let at = EXTENDED_HEADER_LEN as u64;

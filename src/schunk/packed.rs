@@ -94,7 +94,7 @@ pub fn pack(schunk: &mut SChunk) -> Result<Vec<u8>> {
         trailer::encode(&schunk.vlmetalayers)?
     };
 
-    let mut out = vec![0u8; PACKED_HEADER_LEN + nchunks * 8];
+    let mut out = crate::mem::zeroed(PACKED_HEADER_LEN + nchunks * 8)?;
     out[0] = PACKED_VERSION;
     out[1] = typesize;
     out[4..6].copy_from_slice(&u16::from(cp.compcode).to_le_bytes());

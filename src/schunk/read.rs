@@ -173,7 +173,7 @@ impl SChunk {
             return self.engine.decompress_range(&chunk, lo, dst);
         }
         // A VL-block chunk: its blocks are of any size, so it is decoded whole.
-        let mut full = vec![0u8; nb];
+        let mut full = crate::mem::zeroed(nb)?;
         self.engine.decompress(&chunk, &mut full)?;
         dst.copy_from_slice(&full[lo..lo + len]);
         Ok(())
@@ -266,7 +266,7 @@ impl SChunk {
             if pos < chunk_end && pos < end {
                 let lo = (pos - chunk_start) as usize;
                 let hi = (end.min(chunk_end) - chunk_start) as usize;
-                let mut data = vec![0u8; size as usize];
+                let mut data = crate::mem::zeroed(size as usize)?;
                 self.decompress_chunk(i as i64, &mut data)?;
                 data[lo..hi].copy_from_slice(&src[used..used + hi - lo]);
                 used += hi - lo;

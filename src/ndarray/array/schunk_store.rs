@@ -188,7 +188,7 @@ impl SChunkStore {
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
         self.comp
             .set_user_data(inner.sc.cparams().user_data.clone());
-        let mut out = vec![0u8; data.len() + 32];
+        let mut out = crate::mem::zeroed(data.len() + 32)?;
         let n = if self.comp.cparams().prefilter.is_some() {
             let mut cp = self.comp.cparams().clone();
             cp.nchunk = nchunk;
@@ -355,7 +355,8 @@ impl ChunkStore for SChunkStore {
         } else {
             blocks.clone()
         };
-        c.data.resize(dst.len(), 0);
+        crate::mem::grow(&mut c.data, dst.len())?;
+        c.data.truncate(dst.len());
         if want.iter().any(|w| !w) {
             let mask: Vec<bool> = want.iter().map(|w| !w).collect();
             dec.set_maskout(&mask)?;

@@ -99,7 +99,7 @@ impl NdArray {
             places.push((nchunk, item, nblock, k));
         }
         places.sort_unstable();
-        let mut scratch = vec![0u8; self.store.chunksize() as usize];
+        let mut scratch = crate::mem::zeroed(self.store.chunksize() as usize)?;
         let bbytes = self.layout.blocknitems as usize * ts;
         let mut need = BlockNeeds::none(self.layout.nblocks() as usize);
         for group in places.chunk_by(|a, b| a.0 == b.0) {
@@ -231,12 +231,12 @@ impl NdArray {
         let strides = self.check_selection(selection, buffershape, buffer.len())?;
         let ts = self.typesize() as usize;
         if self.ndim() == 0 {
-            let mut item = vec![0u8; self.store.chunksize() as usize];
+            let mut item = crate::mem::zeroed(self.store.chunksize() as usize)?;
             self.store.read_chunk(0, &mut item, None)?;
             buffer[..ts].copy_from_slice(&item[..ts]);
             return Ok(());
         }
-        let mut scratch = vec![0u8; self.store.chunksize() as usize];
+        let mut scratch = crate::mem::zeroed(self.store.chunksize() as usize)?;
         let bbytes = self.layout.blocknitems as usize * ts;
         let mut need = BlockNeeds::none(self.layout.nblocks() as usize);
         self.for_each_selected_chunk(selection, &strides, |nchunk, items| {
@@ -265,7 +265,7 @@ impl NdArray {
         let ts = self.typesize() as usize;
         let chunksize = self.store.chunksize() as usize;
         if self.ndim() == 0 {
-            let mut item = vec![0u8; chunksize];
+            let mut item = crate::mem::zeroed(chunksize)?;
             item[..ts].copy_from_slice(&buffer[..ts]);
             return self.store.write_chunk(0, &item);
         }
@@ -275,7 +275,7 @@ impl NdArray {
             edits.push((nchunk, items.iter().map(|&(i, _, b)| (i, b)).collect()));
             Ok(())
         })?;
-        let mut scratch = vec![0u8; chunksize];
+        let mut scratch = crate::mem::zeroed(chunksize)?;
         for (nchunk, items) in edits {
             self.store.read_chunk(nchunk, &mut scratch, None)?;
             for (item, b) in items {

@@ -86,7 +86,7 @@ impl NdArray {
         }
         let ts = self.typesize() as usize;
         if self.ndim() == 0 {
-            let mut item = vec![0u8; self.store.chunksize() as usize];
+            let mut item = crate::mem::zeroed(self.store.chunksize() as usize)?;
             self.store.read_chunk(0, &mut item, None)?;
             buffer[..ts].copy_from_slice(&item[..ts]);
             return Ok(());
@@ -144,13 +144,13 @@ impl NdArray {
         let ts = self.typesize() as usize;
         let chunksize = self.store.chunksize() as usize;
         if self.ndim() == 0 {
-            let mut item = vec![0u8; chunksize];
+            let mut item = crate::mem::zeroed(chunksize)?;
             item[..ts].copy_from_slice(&buffer[..ts]);
             return self.store.write_chunk(0, &item);
         }
         let l = self.layout.clone();
         let bbytes = l.blocknitems as usize * ts;
-        let mut scratch = vec![0u8; chunksize];
+        let mut scratch = crate::mem::zeroed(chunksize)?;
         let chunk_grid = l.chunk_grid();
         let mut chunks = chunk_grid.walk(start, stop)?;
         while let Some(chunk) = chunks.next() {
@@ -330,7 +330,7 @@ impl NdArray {
     pub fn to_vec(&self) -> Result<Vec<u8>> {
         let n = usize::try_from(self.nbytes())
             .map_err(|_| crate::err!(MemoryAlloc, "array too large"))?;
-        let mut v = vec![0u8; n];
+        let mut v = crate::mem::zeroed(n)?;
         self.to_cbuffer(&mut v)?;
         Ok(v)
     }
@@ -583,7 +583,7 @@ const KEEP_READ_SCRATCH: usize = 64 << 20;
 /// than [`KEEP_READ_SCRATCH`] bytes gets a buffer of its own.
 fn with_read_scratch<T>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<T>) -> Result<T> {
     if len > KEEP_READ_SCRATCH {
-        return f(&mut vec![0u8; len]);
+        return f(&mut crate::mem::zeroed(len)?);
     }
-    crate::scratch::with_kept_bytes(&READ_SCRATCH, len, f)
+    crate::scratch::try_with_kept_bytes(&READ_SCRATCH, len, f)
 }

@@ -34,7 +34,7 @@ impl NdArray {
         if n == 0 {
             return Ok(());
         }
-        let mut buf = vec![0u8; n as usize * src.typesize() as usize];
+        let mut buf = crate::mem::zeroed(n as usize * src.typesize() as usize)?;
         src.get_slice_cbuffer(s_start, s_stop, &mut buf, &sshape)?;
         self.set_slice_cbuffer(&buf, &dshape, d_start, d_stop)
     }
