@@ -3,7 +3,9 @@
 //! Only the chunks that intersect the region are touched. Reads decode, inside
 //! each such chunk, only the blocks that intersect the region (a block skip
 //! mask); writes decode a chunk only when the region covers it partially and
-//! re-encode exactly the chunks they change.
+//! re-encode exactly the chunks they change. A whole chunk whose bytes, in
+//! order, are the buffer's goes straight between the buffer and the
+//! super-chunk, through no scratch.
 
 use super::store::ChunkStore;
 use super::{Context, Layout, NdArray};
@@ -101,11 +103,28 @@ impl NdArray {
             let c = l.chunkshape[i].max(1) as i64;
             start[i] / c == (stop[i] - 1).max(start[i]) / c
         });
-        with_read_scratch(chunksize, |scratch| {
+        // Chunks that go straight into the buffer need no scratch: a read
+        // made of those only (a whole array of one chunk, say) has none.
+        let scratch_len = if self.any_chunk_through_scratch(start, stop, buffershape)? {
+            chunksize
+        } else {
+            0
+        };
+        // One closure around the whole walk, so that the walkers of chunks
+        // and blocks share one frame: split, the frames took 4 KiB more of a
+        // caller's stack, which may be 64 KiB (tests-c/test_small_stack.c).
+        with_read_scratch(scratch_len, |scratch| {
             let mut need = BlockNeeds::none(nblocks);
             let chunk_grid = l.chunk_grid();
             let mut chunks = chunk_grid.walk(start, stop)?;
             while let Some(chunk) = chunks.next() {
+                if let Some(at) = self.straight_at(chunk, buffershape, buffer.len()) {
+                    // Its bytes are the buffer's there: decoded straight in,
+                    // with no scratch and no copy.
+                    let dst = &mut buffer[at..at + chunksize];
+                    self.store.read_chunk(chunk.index(), dst, None)?;
+                    continue;
+                }
                 let (cstart, cstop) = valid_box(chunk);
                 need.clear();
                 for_each_block(l, chunk, |nblock, b| {
@@ -130,6 +149,74 @@ impl NdArray {
         })
     }
 
+    /// Whether a read of [start, stop) into a buffer of `buffershape` has a
+    /// chunk that does not go straight into the buffer ([`Self::straight_at`]).
+    /// Out of line: its walker's frame is gone before the read's own walk.
+    #[inline(never)]
+    fn any_chunk_through_scratch(
+        &self,
+        start: &[i64],
+        stop: &[i64],
+        buffershape: &[i64],
+    ) -> Result<bool> {
+        let buflen = buffershape.iter().product::<i64>() as usize * self.typesize() as usize;
+        let chunk_grid = self.layout.chunk_grid();
+        let mut chunks = chunk_grid.walk(start, stop)?;
+        while let Some(chunk) = chunks.next() {
+            if self.straight_at(chunk, buffershape, buflen).is_none() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// [`Self::whole_chunk_at`] for a buffer of `buflen` bytes: the offset
+    /// when the whole chunk fits there.
+    #[inline(never)]
+    fn straight_at(&self, chunk: &Cell, buffershape: &[i64], buflen: usize) -> Option<usize> {
+        let at = self.whole_chunk_at(chunk, buffershape)?;
+        let end = at.checked_add(self.store.chunksize() as usize)?;
+        (end <= buflen).then_some(at)
+    }
+
+    /// Where `chunk` (a cell of a walk over a region) lands in a C-order
+    /// buffer of shape `buffershape` holding the region at its origin, as a
+    /// byte offset, when the chunk's decoded bytes are exactly the buffer's
+    /// bytes from there: then it can be decoded straight into the buffer, as
+    /// the reference does for a slice that is one such chunk. That takes
+    /// (1) a chunk the region covers whole, and not an edge chunk (whose
+    /// decoded form has padding); (2) blocks that tile the chunk in C order:
+    /// of shape (1, .., 1, b, c[k+1], .., c[n-1]) for a chunk shape c, with
+    /// b dividing c[k]; (3) a chunk whose rows are whole rows of the buffer:
+    /// past its first dimension of more than one item, its extent is the
+    /// buffer's.
+    fn whole_chunk_at(&self, chunk: &Cell, buffershape: &[i64]) -> Option<usize> {
+        let l = &self.layout;
+        let nd = l.ndim();
+        let cshape = |i: usize| i64::from(l.chunkshape[i]);
+        let bshape = |i: usize| i64::from(l.blockshape[i]);
+        if !chunk.is_full() || (0..nd).any(|i| chunk.valid_shape()[i] != cshape(i)) {
+            return None;
+        }
+        let k = (0..nd).find(|&i| bshape(i) != 1).unwrap_or(nd - 1);
+        if cshape(k).checked_rem(bshape(k)) != Some(0)
+            || (k + 1..nd).any(|i| bshape(i) != cshape(i))
+        {
+            return None;
+        }
+        let j = (0..nd).find(|&i| cshape(i) > 1).unwrap_or(nd - 1);
+        if (j + 1..nd).any(|i| cshape(i) != buffershape[i]) {
+            return None;
+        }
+        let mut at = 0i64;
+        for (i, &o) in chunk.offset().iter().enumerate() {
+            at = at * buffershape[i] + o;
+        }
+        usize::try_from(at)
+            .ok()
+            .map(|a| a * self.typesize() as usize)
+    }
+
     /// Writes `buffer` (a C-order array of shape `buffershape`, whose origin
     /// holds the data) into the region [start, stop). `b2nd_set_slice_cbuffer`.
     pub fn set_slice_cbuffer(
@@ -150,11 +237,21 @@ impl NdArray {
         }
         let l = self.layout.clone();
         let bbytes = l.blocknitems as usize * ts;
-        let mut scratch = crate::mem::zeroed(chunksize)?;
+        // Had at the first chunk that needs it: none may (see below).
+        let mut scratch = Vec::new();
         let chunk_grid = l.chunk_grid();
         let mut chunks = chunk_grid.walk(start, stop)?;
         while let Some(chunk) = chunks.next() {
             let nchunk = chunk.index();
+            if let Some(at) = self.straight_at(chunk, buffershape, buffer.len()) {
+                // The buffer holds the chunk's bytes as they are encoded.
+                self.store
+                    .write_chunk(nchunk, &buffer[at..at + chunksize])?;
+                continue;
+            }
+            if scratch.is_empty() {
+                scratch = crate::mem::zeroed(chunksize)?;
+            }
             let (cstart, cstop) = valid_box(chunk);
             if chunk.is_full() {
                 // Padding must be zeros, as the reference writes it; a chunk
@@ -390,6 +487,7 @@ fn valid_box(chunk: &Cell) -> (&[i64], Vec<i64>) {
 mod tests {
     use super::super::layout::for_each_index;
     use super::super::testutil::*;
+    use super::super::ArrayStorage;
     use super::*;
 
     /// Naive slice of a dense C-order buffer.
@@ -465,6 +563,131 @@ mod tests {
             }
         }
         assert_eq!(a.to_vec().unwrap(), want);
+    }
+
+    /// Which chunks a read decodes straight into the buffer and a write
+    /// encodes straight from it (the whole ones whose bytes are the
+    /// buffer's), and that either way reads give the same bytes as the
+    /// naive slice, in memory and in a real super-chunk, into buffers of
+    /// the region's shape and larger, and writes change just the region.
+    #[test]
+    fn whole_chunks_in_buffer_order_go_straight_in_and_out() {
+        type Case = (
+            &'static [i64],
+            &'static [i32],
+            &'static [i32],
+            [i64; 3],
+            [i64; 3],
+        );
+        // shape, chunkshape, blockshape, start, stop (the unused tail of
+        // start and stop is ignored), and the chunks expected straight in.
+        let cases: [(Case, &[i64]); 10] = [
+            // 1-D: every whole chunk, not the edge one (padded).
+            ((&[47], &[10], &[5], [0, 0, 0], [47, 0, 0]), &[0, 1, 2, 3]),
+            ((&[47], &[10], &[3], [0, 0, 0], [47, 0, 0]), &[]), // 3 does not divide 10
+            ((&[47], &[10], &[5], [5, 0, 0], [40, 0, 0]), &[1, 2, 3]),
+            // 2-D, chunks of whole rows: blocks (1, 8), (2, 8), (4, 8).
+            (
+                (&[12, 8], &[4, 8], &[1, 8], [0, 0, 0], [12, 8, 0]),
+                &[0, 1, 2],
+            ),
+            ((&[12, 8], &[4, 8], &[2, 8], [4, 0, 0], [12, 8, 0]), &[1, 2]),
+            ((&[10, 8], &[4, 8], &[2, 8], [0, 0, 0], [10, 8, 0]), &[0, 1]), // chunk 2 padded
+            // Blocks (2, 4) of chunks (4, 8) are not in C order.
+            ((&[12, 8], &[4, 8], &[2, 4], [0, 0, 0], [12, 8, 0]), &[]),
+            // Chunks of half rows are not whole rows of the buffer, and a
+            // region of half rows covers no chunk whole.
+            ((&[12, 8], &[4, 4], &[1, 4], [0, 0, 0], [12, 8, 0]), &[]),
+            ((&[12, 8], &[4, 8], &[1, 8], [0, 0, 0], [12, 4, 0]), &[]),
+            // 3-D: (1, 1, 6) chunks in a (4, 3, 6) region; blocks (1, 1, 2).
+            (
+                (&[4, 5, 6], &[1, 1, 6], &[1, 1, 2], [0, 1, 0], [4, 4, 6]),
+                &[1, 2, 3, 6, 7, 8, 11, 12, 13, 16, 17, 18],
+            ),
+        ];
+        for ((shape, cs, bs, start, stop), want_whole) in cases {
+            let nd = shape.len();
+            let (start, stop) = (&start[..nd], &stop[..nd]);
+            let ts = 2usize;
+            let nitems: i64 = shape.iter().product();
+            let data = pattern(nitems as usize * ts);
+            let region: Vec<i64> = (0..nd).map(|i| stop[i] - start[i]).collect();
+            let c = ctx(ts as i32, shape, cs, bs);
+            let mem = NdArray::from_cbuffer(&c, &data).unwrap();
+            let real = Context {
+                storage: ArrayStorage::Schunk(crate::schunk::Storage::default()),
+                ..c.clone()
+            };
+            let real = NdArray::from_cbuffer(&real, &data).unwrap();
+            let grid = mem.layout.chunk_grid();
+            let mut walk = grid.walk(start, stop).unwrap();
+            let mut whole = Vec::new();
+            while let Some(chunk) = walk.next() {
+                if mem.whole_chunk_at(chunk, &region).is_some() {
+                    whole.push(chunk.index());
+                }
+            }
+            assert_eq!(
+                whole, want_whole,
+                "{shape:?} {cs:?} {bs:?} {start:?}..{stop:?}"
+            );
+            let want = naive(&data, shape, ts, start, stop);
+            for a in [&mem, &real] {
+                let mut got = vec![0xa5u8; want.len()];
+                a.get_slice_cbuffer(start, stop, &mut got, &region).unwrap();
+                assert_eq!(got, want, "{shape:?} {cs:?} {bs:?}");
+                // Buffers one item wider in the last dimension and three
+                // taller in the first: the region at their origin, zeros
+                // around it. Chunks of one row (the 1-D and 3-D cases) still
+                // go straight into the wider one; the taller one has room
+                // past the region, where an edge chunk's padding would land.
+                for (dim, more) in [(nd - 1, 1), (0, 3)] {
+                    let mut big = region.clone();
+                    big[dim] += more;
+                    let mut got = vec![0xa5u8; big.iter().product::<i64>() as usize * ts];
+                    a.get_slice_cbuffer(start, stop, &mut got, &big).unwrap();
+                    let mut expect = vec![0u8; got.len()];
+                    let row = region[nd - 1] as usize * ts;
+                    for (r, w) in want.chunks(row).enumerate() {
+                        let at = r * big[nd - 1] as usize * ts;
+                        expect[at..at + row].copy_from_slice(w);
+                    }
+                    assert_eq!(got, expect, "{shape:?} {cs:?} {bs:?} buffer {big:?}");
+                }
+            }
+            assert_eq!(real.to_vec().unwrap(), data);
+            // Writes take the same chunks straight from the buffer: the
+            // region written into arrays of zeros, the rest left zero.
+            let region_data = pattern(want.len())
+                .iter()
+                .map(|b| b ^ 0x5a)
+                .collect::<Vec<_>>();
+            let mut expect = vec![0u8; data.len()];
+            let strides = super::super::layout::c_strides(shape);
+            let mut k = 0;
+            for_each_index(start, stop, |idx| {
+                let off = idx.iter().zip(&strides).map(|(a, b)| a * b).sum::<i64>() as usize * ts;
+                expect[off..off + ts].copy_from_slice(&region_data[k..k + ts]);
+                k += ts;
+            });
+            for storage in [
+                ArrayStorage::Decoded,
+                ArrayStorage::Schunk(Default::default()),
+            ] {
+                let c = Context {
+                    storage,
+                    ..c.clone()
+                };
+                let mut a = NdArray::zeros(&c).unwrap();
+                a.set_slice_cbuffer(&region_data, &region, start, stop)
+                    .unwrap();
+                assert_eq!(
+                    a.to_vec().unwrap(),
+                    expect,
+                    "{shape:?} {cs:?} {bs:?} written"
+                );
+            }
+        }
     }
 
     /// A read whose chunk is over the cap gets a buffer of its own, so the
