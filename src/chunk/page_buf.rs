@@ -37,7 +37,7 @@ impl PageBuf {
     /// before it are kept (as `Vec::resize(len, 0)`). `MemoryAlloc` when
     /// the system refuses the room, the buffer unchanged then.
     pub(crate) fn resize(&mut self, len: usize) -> crate::Result<()> {
-        if self.start + len <= self.buf.len() {
+        if len <= self.buf.len() - self.start {
             if len > self.len {
                 self.buf[self.start + self.len..self.start + len].fill(0);
             }
@@ -45,10 +45,8 @@ impl PageBuf {
             return Ok(());
         }
         // Room for the contents wherever the allocation puts the alignment.
-        let room = len
-            .checked_add(ALIGN - 1)
-            .ok_or_else(|| crate::err!(MemoryAlloc, "no memory for a buffer of {len} bytes"))?;
-        let mut buf = crate::mem::zeroed(room)?;
+        // (Saturated, a length past memory is refused like any other.)
+        let mut buf = crate::mem::zeroed(len.saturating_add(ALIGN - 1))?;
         let start = buf.as_ptr().align_offset(ALIGN).min(ALIGN - 1);
         buf[start..start + self.len].copy_from_slice(&self.buf[self.start..self.start + self.len]);
         *self = PageBuf { buf, start, len };
@@ -100,6 +98,11 @@ mod tests {
             s.truncate(len / 2);
             v.truncate(len / 2);
             assert_eq!(&s[..], &v[..], "step {k} truncated");
+        }
+        // Room past memory is refused, and the contents stay.
+        for len in [usize::MAX, 1 << 62] {
+            assert!(matches!(s.resize(len), Err(crate::Error::MemoryAlloc(_))));
+            assert_eq!(&s[..], &v[..], "after refusing {len} bytes");
         }
     }
 }
