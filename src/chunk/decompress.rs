@@ -72,16 +72,10 @@ pub trait BlockSource {
     ) -> crate::Result<usize> {
         let bytes = self.block(nblock, offset, len_hint)?;
         let n = bytes.len();
-        grow_to(buf, at + n)?;
+        crate::mem::grow(buf, at + n)?;
         buf[at..at + n].copy_from_slice(&bytes);
         Ok(n)
     }
-}
-
-/// Makes `buf` at least `len` bytes long, zeroing only the bytes added
-/// (`MemoryAlloc` when the system refuses the room).
-pub(crate) fn grow_to(buf: &mut Vec<u8>, len: usize) -> crate::Result<()> {
-    crate::mem::grow(buf, len)
 }
 
 /// Finds the blocks of a lazy chunk given to a plain decode call: the chunk

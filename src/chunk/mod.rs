@@ -31,7 +31,6 @@ use std::sync::Arc;
 
 pub use blocksize::{compute_blocksize, split_block};
 pub use compress::Compressor;
-pub(crate) use decompress::grow_to;
 pub use decompress::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
 pub use needs::BlockNeeds;

@@ -154,7 +154,7 @@ impl<R: FnMut(u64, &mut [u8]) -> Result<()>> BlockSource for LazyBlocks<R> {
                 self.cbytes
             );
         }
-        crate::chunk::grow_to(buf, at + len)?;
+        crate::mem::grow(buf, at + len)?;
         (self.read)(u64::from(offset), &mut buf[at..at + len])?;
         Ok(len)
     }
