@@ -45,9 +45,11 @@ fn generate(crate_dir: &Path, config_name: &str, header_name: &str, sources: Sou
 
 fn main() {
     let crate_dir = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    // A SONAME lets C programs link with -lb2nd and find the library by name at run time.
+    // A versioned SONAME (the crate's major version, as CMakeLists.txt's B2ND_SOVERSION) lets
+    // C programs link with -lb2nd and find the ABI they were built for at run time.
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libb2nd.so");
+        let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_else(|_| "0".into());
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libb2nd.so.{major}");
     }
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");

@@ -14,19 +14,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <string.h>
 #include <limits.h>
 #include <time.h>
+#include "blosc2/blosc2-common.h"
 /* This header also provides everything the reference blosc2.h does. */
 #ifndef BLOSC_BLOSC2_H
 #define BLOSC_BLOSC2_H
 #endif
 
-#ifndef BLOSC_EXPORT
-#define BLOSC_EXPORT
-#endif
-#ifndef BLOSC_NO_EXPORT
-#define BLOSC_NO_EXPORT
-#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define BLOSC_ATTRIBUTE_UNUSED __attribute__((unused))
 #else
@@ -494,6 +490,9 @@ typedef struct blosc2_context_s blosc2_context_s;
 // Contiguous frame backing a super-chunk; only used through pointers.
 typedef struct blosc2_frame_s blosc2_frame_s;
 
+// A point in time, as the reference's timing helpers take it.
+typedef struct timespec blosc_timestamp_t;
+
 // A caller-provided threading backend: runs `dojob(jobdata + i * jobdata_elsize)`
 // for `i` in `0..numjobs` and returns when all have finished.
 typedef void (*blosc_threads_callback)(void *callback_data,
@@ -831,9 +830,6 @@ typedef struct blosc2_instr {
   uint8_t flags[4];
 } blosc2_instr;
 
-// A point in time, as the reference's timing helpers take it.
-typedef struct timespec blosc_timestamp_t;
-
 // Stream handle of the plain file backend.
 typedef struct blosc2_stdio_file {
   FILE *file;
@@ -867,6 +863,18 @@ const char *blosc2_get_version_string(void);
 
 // A static description of an error code ("Unknown error" for unknown codes).
 const char *blosc2_error_string(int error_code);
+
+// Stores the current time of the monotonic clock in `*timestamp` (NULL is ignored).
+//
+// # Safety
+// `timestamp` is NULL or points to a writable `blosc_timestamp_t`.
+void blosc_set_timestamp(blosc_timestamp_t *timestamp);
+
+// Nanoseconds from `start_time` to `end_time` (negative if `end_time` is earlier).
+double blosc_elapsed_nsecs(blosc_timestamp_t start_time, blosc_timestamp_t end_time);
+
+// Seconds from `start_time` to `end_time`.
+double blosc_elapsed_secs(blosc_timestamp_t start_time, blosc_timestamp_t end_time);
 
 // Compresses `srcsize` bytes of `src` into `dest` with the global settings
 // (codec, threads, blocksize, split mode, delta), `clevel` 0..=9, shuffle
@@ -2260,5 +2268,25 @@ static const blosc2_stdio_params BLOSC2_STDIO_PARAMS_DEFAULTS = {false};
 static const blosc2_stdio_mmap BLOSC2_STDIO_MMAP_DEFAULTS = {
     "r", ((size_t)1 << 30), false, NULL, NULL, 0, 0, false, NULL, -1, -1, -1
 };
+
+/* Stores the `size` (1, 2, 4 or 8) bytes at `pa` into `dest` in big-endian order, the order
+ * of the numbers in the b2nd metalayer; the reference's header gives callers this helper.
+ * Another size leaves `dest` as it was and says so on stderr. */
+static inline void swap_store(void *dest, const void *pa, int size) {
+  const uint8_t *src = (const uint8_t *)pa;
+  uint8_t *dst = (uint8_t *)dest;
+  uint8_t tmp[8];
+  const uint16_t probe = 1;
+  int little = *(const uint8_t *)&probe == 1;
+  int i;
+  if (size != 1 && size != 2 && size != 4 && size != 8) {
+    fprintf(stderr, "swap_store: unhandled size %d\n", size);
+    return;
+  }
+  for (i = 0; i < size; i++) {
+    tmp[i] = little ? src[size - 1 - i] : src[i];
+  }
+  memcpy(dst, tmp, (size_t)size);
+}
 
 #endif  /* B2ND_H_DEFAULT_INITIALISERS */

@@ -5,10 +5,10 @@
 # row, the first of the two alternating), and prints per row and metric each build's best and
 # mean over the rounds and B/A (for slice_us, lower is better).
 #
-# Why a script: both builds are named libb2nd.so (the library's SONAME). Loaded by two plugins of
+# Why a script: both builds are named libb2nd.so.0 (the library's SONAME). Loaded by two plugins of
 # one process, the dynamic loader hands the second plugin the library it already loaded for the
 # first, whatever path each plugin was linked against, and the A/B compares a build with itself.
-# Build A's copy is therefore renamed libb2na.so (file and SONAME, the same length), which the
+# Build A's copy is therefore renamed libb2na.so.0 (file and SONAME, the same length), which the
 # loader keeps apart. LD_DEBUG=files shows both libraries being loaded.
 #
 # Usage: bash scripts/ab.sh REV [--rounds N] [bench arguments...]
@@ -35,23 +35,34 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$work/a" "$work/b"
 cargo build --release --locked --quiet
-cp target/release/libb2nd.so "$work/b/libb2nd.so"
+# Each copy goes under its SONAME, which is what the plugins record and the loader looks for.
+b_soname="$("$B2ND_PYTHON" - target/release/libb2nd.so <<'EOF'
+import re, sys
+print(re.search(rb"libb2nd\.so(\.[0-9]+)?\0", open(sys.argv[1], "rb").read()).group(0)[:-1].decode())
+EOF
+)"
+cp target/release/libb2nd.so "$work/b/$b_soname"
 git worktree add --quiet --detach "$work/tree" "$rev"
 (cd "$work/tree" && CARGO_TARGET_DIR="$work/target" cargo build --release --locked --quiet)
-"$B2ND_PYTHON" - "$work/target/release/libb2nd.so" "$work/a/libb2na.so" <<'EOF'
-import sys
+# Revisions before the versioned SONAME are named libb2nd.so; the rename keeps the length.
+a_soname="$("$B2ND_PYTHON" - "$work/target/release/libb2nd.so" "$work/a" <<'EOF'
+import re, sys
 data = open(sys.argv[1], "rb").read()
-old, new = b"libb2nd.so\0", b"libb2na.so\0"
-if data.count(old) != 1:
-    sys.exit(f"expected the SONAME once in {sys.argv[1]}, found it {data.count(old)} times")
-open(sys.argv[2], "wb").write(data.replace(old, new))
+names = set(re.findall(rb"libb2nd\.so(?:\.[0-9]+)?\0", data))
+if len(names) != 1 or data.count(next(iter(names))) != 1:
+    sys.exit(f"expected the SONAME once in {sys.argv[1]}, found {sorted(names)}")
+old = names.pop()
+new = old.replace(b"libb2nd", b"libb2na")
+open(f"{sys.argv[2]}/{new[:-1].decode()}", "wb").write(data.replace(old, new))
+print(new[:-1].decode())
 EOF
+)"
 plugin() { # OUT LIBDIR LIB
   cc -O2 -fPIC -shared -DBENCH_PLUGIN -std=c99 -Wall -Wextra -Iinclude benches/bench.c \
     -L"$2" -l:"$3" -lm -Wl,-rpath,"$2" -o "$1"
 }
-plugin "$work/a.so" "$work/a" libb2na.so
-plugin "$work/b.so" "$work/b" libb2nd.so
+plugin "$work/a.so" "$work/a" "$a_soname"
+plugin "$work/b.so" "$work/b" "$b_soname"
 cc -O2 -std=c99 -Wall -Wextra benches/driver.c -ldl -o "$work/driver"
 for round in $(seq "$rounds"); do
   # The driver alternates which library goes first within the process; the processes alternate

@@ -4,4 +4,5 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
 cargo build --release --locked
+b2nd_soname_link
 "$B2ND_PYTHON" scripts/bench.py "$@"

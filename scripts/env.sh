@@ -36,3 +36,13 @@ if ! command -v clang-19 >/dev/null 2>&1; then
 fi
 export PATH="$PATH:$VENV/bin"
 export B2ND_PYTHON="$VENV/bin/python"
+
+# Programs linked against target/release/libb2nd.so record its SONAME, libb2nd.so.0, and look
+# for that name at run time: scripts that link there call this after `cargo build`.
+b2nd_soname_link() {
+  local soname
+  soname="$(readelf -d "$B2ND_ROOT/target/release/libb2nd.so" | sed -n 's/.*soname: \[\(.*\)\]/\1/p')"
+  if [ -n "$soname" ] && [ "$soname" != libb2nd.so ]; then
+    ln -sf libb2nd.so "$B2ND_ROOT/target/release/$soname"
+  fi
+}

@@ -32,6 +32,7 @@ usage="usage: scripts/instructions.sh ROW [ROW...] [--only SUBSTRING] [--functio
 [ ${#rows[@]} -gt 0 ] || [ -n "$only" ] || { echo "$usage" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 2; }
 cargo build --release --locked >/dev/null 2>&1
+b2nd_soname_link
 wheel="$("$B2ND_PYTHON" -c 'import blosc2, os; print(os.path.dirname(blosc2.__file__))')"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

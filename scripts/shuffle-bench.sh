@@ -13,6 +13,7 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
 cargo build --release --locked >/dev/null 2>&1
+b2nd_soname_link
 wheel="$("$B2ND_PYTHON" -c 'import blosc2, os; print(os.path.dirname(blosc2.__file__))')"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -9,6 +9,7 @@ source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
 [ $# -gt 0 ] || { echo "usage: $0 KiB [KiB...]" >&2; exit 2; }
 cargo build --release --locked >/dev/null 2>&1
+b2nd_soname_link
 wheel="$("$B2ND_PYTHON" -c 'import blosc2, os; print(os.path.dirname(blosc2.__file__))')"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -7,6 +7,7 @@ cd "$B2ND_ROOT"
 
 echo "== cargo build --release (generates include/*.h)"
 cargo build --release --locked
+b2nd_soname_link
 if git rev-parse --git-dir >/dev/null 2>&1; then
   echo "== generated headers match the committed ones"
   if ! git diff --exit-code --stat -- include/; then

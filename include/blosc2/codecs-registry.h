@@ -29,6 +29,10 @@ enum {
   BLOSC_CODEC_HTJ2K = 40,
 };
 
+/* Declared as in the reference, whose shared library does not export it either: blosc2_init
+   does this registration. */
+void register_codecs(void);
+
 /* What a codec plugin library exports under the symbol `info`: the names of its encoder and
  * decoder, which have the signatures of blosc2_codec's callbacks. */
 typedef struct {

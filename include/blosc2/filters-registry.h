@@ -29,6 +29,10 @@ enum {
   BLOSC_FILTER_INT_TRUNC = 36,
 };
 
+/* Declared as in the reference, whose shared library does not export it either: blosc2_init
+   does this registration. */
+void register_filters(void);
+
 /* What a filter plugin library exports under the symbol `info`: the names of its forward and
  * backward functions, which have the signatures of blosc2_filter's callbacks. */
 typedef struct {

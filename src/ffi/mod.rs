@@ -10,6 +10,7 @@ pub(crate) mod convert;
 #[allow(dead_code)] // exported to C through the generated header, unused in Rust
 mod constants;
 mod lifecycle;
+mod timing;
 // The chunk engine's C API.
 mod blosc1;
 mod chunk;
