@@ -1240,9 +1240,11 @@ int blosc2_ctx_get_dparams(blosc2_context *ctx, struct blosc2_dparams *dparams);
 int blosc2_register_codec(struct blosc2_codec *codec);
 
 // Registers a user filter (`id` 160..=255); NULL callbacks are loaded
-// from the plugin library named after it, as for codecs. Returns 0;
-// `BLOSC2_ERROR_FAILURE` for a lower id or an id taken under another name;
-// `BLOSC2_ERROR_INVALID_PARAM` for NULL.
+// from the plugin library named after it, as for codecs. `name` and
+// `version` are not read when both callbacks are given (python-blosc2
+// leaves them unset): such a filter is known by its callbacks. Returns 0;
+// `BLOSC2_ERROR_FAILURE` for a lower id or an id taken under another name
+// (or other callbacks); `BLOSC2_ERROR_INVALID_PARAM` for NULL.
 //
 // # Safety
 // As for `blosc2_register_codec`.
@@ -1539,14 +1541,16 @@ int blosc2_schunk_free(struct blosc2_schunk *schunk);
 // `schunk` is NULL or a live super-chunk.
 int64_t blosc2_schunk_frame_len(struct blosc2_schunk *schunk);
 
-// Stores in `*cparams` a `malloc`ed copy of the compression parameters
-// (`schunk` field set to the super-chunk). Returns 0.
+// Stores in `*cparams` a `malloc`ed struct with the super-chunk's
+// compression settings as its public fields hold them, `nthreads` from its
+// `cctx` and `schunk` naming it, as the reference does. Returns 0.
 //
 // # Safety
 // `schunk` is NULL or live; `cparams` is NULL or writable.
 int blosc2_schunk_get_cparams(struct blosc2_schunk *schunk, struct blosc2_cparams **cparams);
 
-// Stores in `*dparams` a `malloc`ed copy of the decompression parameters.
+// Stores in `*dparams` a `malloc`ed struct with `nthreads` from the
+// super-chunk's `dctx` and `schunk` naming it, as the reference does.
 // Returns 0.
 //
 // # Safety

@@ -55,6 +55,14 @@ static int add_backward(const uint8_t *src, uint8_t *dest, int32_t size, uint8_t
   return 0;
 }
 
+/* Another forward callback, for a re-registration with different callbacks. */
+static int other_forward(const uint8_t *src, uint8_t *dest, int32_t size, uint8_t meta,
+                         blosc2_cparams *cparams, uint8_t id) {
+  (void)meta; (void)cparams; (void)id;
+  memcpy(dest, src, (size_t)size);
+  return 0;
+}
+
 static void test_user_codec_and_filter(void) {
   blosc2_codec codec = {0};
   codec.compcode = 180;
@@ -86,9 +94,24 @@ static void test_user_codec_and_filter(void) {
   blosc2_filter badf = filter;
   badf.id = 100;
   CHECK_EQ_INT(blosc2_register_filter(&badf), BLOSC2_ERROR_FAILURE);
+  /* A filter given with both callbacks is known by them, not by its name, which
+     python-blosc2 leaves unset (here NULL): the same id again with the same
+     callbacks is already registered, with other callbacks it is refused. */
   badf.id = 200;
-  badf.name = "different";
+  badf.name = NULL;
+  CHECK_EQ_INT(blosc2_register_filter(&badf), 0);
+  badf.forward = other_forward;
   CHECK_EQ_INT(blosc2_register_filter(&badf), BLOSC2_ERROR_FAILURE);
+  blosc2_filter unnamed = {0};
+  unnamed.id = 201;
+  unnamed.forward = add_forward;
+  unnamed.backward = add_backward;
+  CHECK_EQ_INT(blosc2_register_filter(&unnamed), 0);
+  /* Without callbacks the name says which plugin to load, so it is needed. */
+  unnamed.id = 202;
+  unnamed.forward = NULL;
+  unnamed.backward = NULL;
+  CHECK_EQ_INT(blosc2_register_filter(&unnamed), BLOSC2_ERROR_INVALID_PARAM);
 
   int32_t n = 10000 * 4;
   uint8_t *src = malloc((size_t)n), *chunk = malloc((size_t)n + 256), *out = malloc((size_t)n);

@@ -727,6 +727,11 @@ impl Compressor {
         &self.cparams
     }
 
+    /// Sets the chunk number a prefilter is told (-1: not in a super-chunk).
+    pub fn set_nchunk(&mut self, nchunk: i64) {
+        self.cparams.nchunk = nchunk;
+    }
+
     /// Forgets the block size remembered from earlier chunks.
     pub fn reset_blocksize(&mut self) {
         self.sticky_blocksize = self.cparams.blocksize;

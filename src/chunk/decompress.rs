@@ -1207,6 +1207,11 @@ impl Decompressor {
         &self.dparams
     }
 
+    /// Sets the chunk number a postfilter is told (-1: not in a super-chunk).
+    pub fn set_nchunk(&mut self, nchunk: i64) {
+        self.dparams.nchunk = nchunk;
+    }
+
     /// Installs the [`LazyResolver`] (the first call wins; later ones are no-ops).
     pub(crate) fn set_lazy_resolver(f: LazyResolver) {
         let _ = LAZY_RESOLVER.set(f);

@@ -58,9 +58,115 @@ const MAX_DIM: usize = 16;
 /// (see [`reference_ctx_checks`]); geometry it cannot build an array from
 /// (overflowing shapes, oversized chunks) fails later, when an array is made
 /// from the context. So the core's verdict is kept and reported then.
+#[repr(C)]
 pub(crate) struct CtxBox {
+    /// Must stay first: the C pointer is the box's address.
+    c: CtxFields,
     ctx: std::result::Result<Context, crate::Error>,
     io: Option<blosc2_io>,
+    /// What `c`'s pointers point into.
+    dtype: CString,
+    urlpath: Option<CString>,
+    storage: blosc2_storage,
+    cparams: super::types::blosc2_cparams,
+    dparams: super::types::blosc2_dparams,
+    layers: Vec<(CString, Vec<u8>)>,
+}
+
+/// The fields the reference's private `struct b2nd_context_s` holds, in its
+/// order. No public header shows them (`b2nd_context_t` is opaque), but
+/// C-Blosc2's own tests read `ctx->ndim` and `ctx->shape` through its
+/// private `context.h`, and a test-only header with this layout serves them
+/// here (`clients/c-blosc2/shim/context.h`). Written once, when the context
+/// is made; the library reads its own copy of the parameters.
+#[repr(C)]
+struct CtxFields {
+    ndim: i8,
+    shape: [i64; MAX_DIM],
+    chunkshape: [i32; MAX_DIM],
+    blockshape: [i32; MAX_DIM],
+    dtype: *mut c_char,
+    dtype_format: i8,
+    b2_storage: *mut blosc2_storage,
+    metalayers: [blosc2_metalayer; 16],
+    nmetalayers: i32,
+}
+
+impl CtxBox {
+    /// Boxes a context, filling the reference's fields from the arguments
+    /// it was made with.
+    #[allow(clippy::too_many_arguments)]
+    fn boxed(
+        ctx: std::result::Result<Context, crate::Error>,
+        io: Option<blosc2_io>,
+        storage: Option<&blosc2_storage>,
+        geometry: (&[i64], &[i32], &[i32]),
+        dtype: Option<&str>,
+        dtype_format: i8,
+        typesize: i32,
+        layers: Vec<(String, Vec<u8>)>,
+    ) -> Box<CtxBox> {
+        let (shape, chunkshape, blockshape) = geometry;
+        let mut c = CtxFields {
+            ndim: shape.len() as i8,
+            shape: [0; MAX_DIM],
+            chunkshape: [0; MAX_DIM],
+            blockshape: [0; MAX_DIM],
+            dtype: core::ptr::null_mut(),
+            dtype_format,
+            b2_storage: core::ptr::null_mut(),
+            metalayers: [blosc2_metalayer {
+                name: core::ptr::null_mut(),
+                content: core::ptr::null_mut(),
+                content_len: 0,
+            }; 16],
+            nmetalayers: layers.len().min(16) as i32,
+        };
+        c.shape[..shape.len()].copy_from_slice(shape);
+        c.chunkshape[..chunkshape.len()].copy_from_slice(chunkshape);
+        c.blockshape[..blockshape.len()].copy_from_slice(blockshape);
+        // The reference's default dtype names the item size.
+        let dtype = dtype.map_or_else(|| format!("|S{typesize}"), str::to_owned);
+        let given = storage.copied().unwrap_or(super::defaults::STORAGE_DEFAULTS);
+        // SAFETY: the caller's storage pointers are NULL or valid (the
+        // contract of `b2nd_create_ctx`); the structs are copied.
+        let (cparams, dparams, urlpath) = unsafe {
+            (
+                given.cparams.as_ref().copied().unwrap_or(super::defaults::CPARAMS_DEFAULTS),
+                given.dparams.as_ref().copied().unwrap_or(super::defaults::DPARAMS_DEFAULTS),
+                given.urlpath.as_ref().map(|_| std::ffi::CStr::from_ptr(given.urlpath).to_owned()),
+            )
+        };
+        let mut b = Box::new(CtxBox {
+            c,
+            ctx,
+            io,
+            dtype: CString::new(dtype).unwrap_or_default(),
+            urlpath,
+            storage: given,
+            cparams,
+            dparams,
+            layers: layers
+                .into_iter()
+                .map(|(n, v)| (CString::new(n).unwrap_or_default(), v))
+                .collect(),
+        });
+        let b_ref = &mut *b;
+        b_ref.c.dtype = b_ref.dtype.as_ptr() as *mut c_char;
+        b_ref.storage.cparams = &mut b_ref.cparams;
+        b_ref.storage.dparams = &mut b_ref.dparams;
+        b_ref.storage.urlpath = b_ref
+            .urlpath
+            .as_ref()
+            .map_or(core::ptr::null_mut(), |u| u.as_ptr() as *mut c_char);
+        b_ref.c.b2_storage = &mut b_ref.storage;
+        for (slot, (name, content)) in b_ref.c.metalayers.iter_mut().zip(b_ref.layers.iter_mut()) {
+            slot.name = name.as_ptr() as *mut c_char;
+            slot.content = content.as_mut_ptr();
+            slot.content_len = i32::try_from(content.len()).unwrap_or(i32::MAX);
+        }
+        b
+    }
 }
 
 impl CtxBox {
@@ -246,6 +352,13 @@ pub(crate) fn lend<T>(ab: &mut ArrayBox, f: impl FnOnce(&mut NdArray) -> Result<
             Ok(())
         })
     };
+    {
+        // What the caller wrote to `array->sc` (its contexts, chunk size,
+        // settings) first, as for every super-chunk call.
+        // SAFETY: as above.
+        let mut sb = unsafe { this(ab.c.sc) }?;
+        sb.pull()?;
+    }
     swap(&mut ab.core, ab.c.sc)?;
     // SAFETY: as above.
     let r = unsafe { claim(ab.c.sc) }.and_then(|held| {
@@ -344,7 +457,7 @@ unsafe fn ctx_from_c(
     dtype_format: i8,
     metalayers: *const blosc2_metalayer,
     nmetalayers: i32,
-) -> Result<CtxBox> {
+) -> Result<Box<CtxBox>> {
     if !(0..=MAX_DIM as i8).contains(&ndim) {
         crate::bail!(InvalidParam, "ndim {ndim} must be in [0, {MAX_DIM}]");
     }
@@ -381,9 +494,20 @@ unsafe fn ctx_from_c(
         blockshape,
         dtype,
         dtype_format,
-        layers,
+        layers.clone(),
     );
-    Ok(CtxBox { ctx, io })
+    // SAFETY: forwarded contract: NULL or valid.
+    let storage = unsafe { b2_storage.as_ref() };
+    Ok(CtxBox::boxed(
+        ctx,
+        io,
+        storage,
+        (shape, chunkshape, blockshape),
+        dtype,
+        dtype_format,
+        typesize,
+        layers,
+    ))
 }
 
 /// The argument checks the reference's `b2nd_create_ctx` makes (it returns
@@ -447,7 +571,7 @@ pub unsafe extern "C" fn b2nd_create_ctx(
             )
         };
         match r {
-            Ok(c) => Box::into_raw(Box::new(c)).cast(),
+            Ok(c) => Box::into_raw(c).cast(),
             Err(e) => {
                 super::report(&e);
                 core::ptr::null_mut()
@@ -773,7 +897,7 @@ pub unsafe extern "C" fn b2nd_save(array: *const b2nd_array_t, urlpath: *mut c_c
     // SAFETY: forwarded contract.
     unsafe {
         with_array(array, |a| {
-            let path = path_from_c(urlpath, "urlpath")?;
+            let path = super::storage::frame_path_from_c(urlpath, "urlpath")?;
             a.save(path)
         })
     }
@@ -795,7 +919,7 @@ pub unsafe extern "C" fn b2nd_save_append(
         let ab = unsafe { self::array(array) }?;
         lend(ab, |a| {
             // SAFETY: forwarded contract.
-            let path = unsafe { path_from_c(urlpath, "urlpath") }?;
+            let path = unsafe { super::storage::frame_path_from_c(urlpath, "urlpath") }?;
             a.save_append(path)
         })
     })

@@ -30,6 +30,11 @@ use std::sync::Arc;
 
 /// What a `blosc2_context *` points to.
 pub(crate) struct Ctx {
+    /// A number no other context of the process has had: a super-chunk
+    /// tells by it whether the context in its `cctx`/`dctx` field is the one
+    /// it compresses with already, even when a freed context's address came
+    /// back for a new one.
+    pub(crate) id: u64,
     /// True for a compression context (`blosc2_create_cctx`).
     pub(crate) do_compress: bool,
     /// The compressor of a compression context.
@@ -106,12 +111,20 @@ pub(crate) unsafe fn ctx_ref<'a>(ctx: *const blosc2_context) -> Option<&'a Ctx> 
     unsafe { (ctx as *const Ctx).as_ref() }
 }
 
-/// The chunk number the reference gives to pre/postfilters: the super-chunk's
-/// `current_nchunk`, or -1 without a super-chunk.
-fn schunk_nchunk(schunk: *mut core::ffi::c_void, fallback: i64) -> i64 {
+/// A context id (see [`Ctx::id`]).
+fn next_ctx_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The chunk number the reference gives to pre/postfilters: the one the
+/// library is working on (`known`, when it is a super-chunk's call), else the
+/// super-chunk's `current_nchunk` (a caller compressing with `schunk->cctx`
+/// sets it first), else -1.
+fn schunk_nchunk(schunk: *mut core::ffi::c_void, known: i64) -> i64 {
     let sc = schunk as *const blosc2_schunk;
-    if sc.is_null() {
-        return fallback;
+    if known >= 0 || sc.is_null() {
+        return known;
     }
     // SAFETY: `schunk` in cparams/dparams is, by the C API's contract, NULL
     // or a live `blosc2_schunk` owned by the caller for the context's life;
@@ -238,7 +251,8 @@ pub(crate) fn core_cparams(c: &blosc2_cparams) -> CParams {
         prefilter: None,
         prefilter_output: PrefilterOutput::default(),
         block_shape: schunk_block_shape(c.schunk),
-        nchunk: schunk_nchunk(c.schunk, -1),
+        // Read from the super-chunk when the prefilter runs (see `schunk_nchunk`).
+        nchunk: -1,
         user_data: Some(std::sync::Arc::new(super::registry::CallerCParams(*c))),
     }
 }
@@ -260,6 +274,7 @@ fn create_cctx(cparams: blosc2_cparams) -> crate::Result<*mut Ctx> {
     // guarantees it points to a readable struct, copied as the reference does.
     let preparams = cp.prefilter.map(|_| Box::new(unsafe { *cp.preparams }));
     let mut ctx = Box::new(Ctx {
+        id: next_ctx_id(),
         do_compress: true,
         comp: None,
         decomp: Decompressor::new(DParams::default()),
@@ -307,6 +322,7 @@ fn create_dctx(dparams: blosc2_dparams) -> crate::Result<*mut Ctx> {
     // the reference copies it.
     let postparams = dp.postfilter.map(|_| Box::new(unsafe { *dp.postparams }));
     let mut ctx = Box::new(Ctx {
+        id: next_ctx_id(),
         do_compress: false,
         comp: None,
         decomp: Decompressor::new(DParams::default()),
@@ -321,7 +337,7 @@ fn create_dctx(dparams: blosc2_dparams) -> crate::Result<*mut Ctx> {
     let mut core = DParams {
         nthreads: dp.nthreads,
         postfilter: None,
-        nchunk: schunk_nchunk(dp.schunk, -1),
+        nchunk: -1,
         user_data: Some(std::sync::Arc::new(super::registry::CallerDParams(dp))),
         block_shape: schunk_block_shape(dp.schunk),
     };

@@ -15,7 +15,7 @@ use core::ffi::{c_char, c_int};
 
 use super::constants::BLOSC2_METALAYER_NAME_MAXLEN;
 use super::convert;
-use super::schunk::{malloc_copy, read_meta, with_schunk};
+use super::schunk::{claimed_vlmetas, malloc_copy, read_meta, with_schunk};
 use super::storage::cparams_from_c;
 use super::types::{blosc2_cparams, blosc2_schunk};
 use crate::Result;
@@ -87,8 +87,11 @@ pub unsafe extern "C" fn blosc2_meta_exists(
         // SAFETY: forwarded contract.
         let name = unsafe { name_from_c(name) }?;
         // SAFETY: forwarded contract.
-        let found = unsafe { read_meta(schunk, name, |m| m.map(|(i, _)| i)) }
-            .map_err(|_| crate::err!(InvalidParam, "schunk is NULL"))?;
+        let found = match unsafe { read_meta(schunk, name) } {
+            Ok(m) => m.map(|(i, _)| i),
+            Err(crate::Error::NullPointer(_)) => crate::bail!(InvalidParam, "schunk is NULL"),
+            Err(e) => return Err(e),
+        };
         found
             .map(|i| i as i64)
             .ok_or_else(|| crate::err!(NotFound, "metalayer '{name}' not found"))
@@ -172,12 +175,10 @@ pub unsafe extern "C" fn blosc2_meta_get(
         // SAFETY: forwarded contract.
         let name = unsafe { name_from_c(name) }?;
         // SAFETY: forwarded contract; `content`/`content_len` writable.
-        let found = unsafe {
-            read_meta(schunk, name, |m| {
-                m.map(|(i, bytes)| hand_out(bytes, content, content_len).map(|_| i))
-            })
-        }?;
-        let i = found.ok_or_else(|| crate::err!(NotFound, "metalayer '{name}' not found"))??;
+        let (i, bytes) = unsafe { read_meta(schunk, name) }?
+            .ok_or_else(|| crate::err!(NotFound, "metalayer '{name}' not found"))?;
+        // SAFETY: both checked non-NULL above, writable per the contract.
+        unsafe { hand_out(&bytes, content, content_len) }?;
         Ok(i as i64)
     }) as c_int
 }
@@ -191,6 +192,16 @@ pub unsafe extern "C" fn blosc2_vlmeta_exists(
     schunk: *mut blosc2_schunk,
     name: *const c_char,
 ) -> c_int {
+    if let Some(vl) = claimed_vlmetas(schunk) {
+        // A codec or filter of a call on this super-chunk asks.
+        return super::guard_code(|| {
+            // SAFETY: forwarded contract.
+            let name = unsafe { name_from_c(name) }?;
+            super::schunk::find_layer(&vl, name)
+                .map(|(i, _)| i as i64)
+                .ok_or_else(|| crate::err!(NotFound, "vlmetalayer '{name}' not found"))
+        }) as c_int;
+    }
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
@@ -268,6 +279,23 @@ pub unsafe extern "C" fn blosc2_vlmeta_get(
     content: *mut *mut u8,
     content_len: *mut i32,
 ) -> c_int {
+    if let Some(vl) = claimed_vlmetas(schunk) {
+        // A codec or filter of a call on this super-chunk reads it (as
+        // C-Blosc2's test_urcodecs does): served from what the call showed.
+        return super::guard_code(|| {
+            if name.is_null() || content.is_null() || content_len.is_null() {
+                crate::bail!(InvalidParam, "NULL argument");
+            }
+            // SAFETY: forwarded contract.
+            let name = unsafe { name_from_c(name) }?;
+            let (i, stored) = super::schunk::find_layer(&vl, name)
+                .ok_or_else(|| crate::err!(NotFound, "vlmetalayer '{name}' not found"))?;
+            let bytes = crate::frame::codec::decompress(stored)?;
+            // SAFETY: checked non-NULL above, writable per the contract.
+            unsafe { hand_out(&bytes, content, content_len) }?;
+            Ok(i as i64)
+        }) as c_int;
+    }
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {

@@ -367,8 +367,18 @@ fn register_filter(filter: *mut blosc2_filter) -> crate::Result<()> {
     if i32::from(f.id) < super::constants::BLOSC2_USER_REGISTERED_FILTERS_START {
         crate::bail!(Failure, "user filter ids start at 160, got {}", f.id);
     }
-    // SAFETY: `name` is NULL or NUL-terminated per the C API.
-    let name = unsafe { name_of(f.name) }?;
+    // The name only says which plugin library to load, so it is read only
+    // when a callback is missing: python-blosc2 registers filters with both
+    // callbacks from a stack struct whose `name` it never sets, and the
+    // reference, which copies the struct, never reads it either then.
+    // Such a filter is known by its callbacks instead: registering its id
+    // again with the same ones succeeds, with others fails.
+    let name = if let (Some(fw), Some(bw)) = (f.forward, f.backward) {
+        format!("<callbacks {:p}, {:p}>", fw as *const (), bw as *const ())
+    } else {
+        // SAFETY: `name` is NULL or NUL-terminated per the C API.
+        unsafe { name_of(f.name) }?
+    };
     registry::register_filter(FilterEntry {
         id: f.id,
         name: name.clone(),
@@ -424,9 +434,11 @@ pub unsafe extern "C" fn blosc2_register_codec(codec: *mut blosc2_codec) -> c_in
 }
 
 /// Registers a user filter (`id` 160..=255); NULL callbacks are loaded
-/// from the plugin library named after it, as for codecs. Returns 0;
-/// `BLOSC2_ERROR_FAILURE` for a lower id or an id taken under another name;
-/// `BLOSC2_ERROR_INVALID_PARAM` for NULL.
+/// from the plugin library named after it, as for codecs. `name` and
+/// `version` are not read when both callbacks are given (python-blosc2
+/// leaves them unset): such a filter is known by its callbacks. Returns 0;
+/// `BLOSC2_ERROR_FAILURE` for a lower id or an id taken under another name
+/// (or other callbacks); `BLOSC2_ERROR_INVALID_PARAM` for NULL.
 ///
 /// # Safety
 /// As for `blosc2_register_codec`.

@@ -51,7 +51,7 @@ use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;
 
 use super::guard;
-use super::storage::{cparams_to_c, dparams_to_c, path_from_c, storage_from_c};
+use super::storage::{cparams_to_c, dparams_to_c, frame_path_from_c, path_from_c, storage_from_c};
 use super::types::{
     blosc2_cparams, blosc2_dparams, blosc2_frame, blosc2_io, blosc2_metalayer, blosc2_schunk,
     blosc2_storage,
@@ -89,12 +89,54 @@ impl OwnedLayer {
     }
 }
 
+/// The values of the public fields a C caller may write, as the library last
+/// wrote them (see [`SchunkBox::pull`]).
+#[derive(Clone, Copy, PartialEq)]
+struct Published {
+    compcode: u8,
+    compcode_meta: u8,
+    clevel: u8,
+    splitmode: u8,
+    typesize: i32,
+    blocksize: i32,
+    chunksize: i32,
+    use_dict: u8,
+    filters: [u8; 6],
+    filters_meta: [u8; 6],
+}
+
+impl Published {
+    fn of(c: &blosc2_schunk) -> Published {
+        Published {
+            compcode: c.compcode,
+            compcode_meta: c.compcode_meta,
+            clevel: c.clevel,
+            splitmode: c.splitmode,
+            typesize: c.typesize,
+            blocksize: c.blocksize,
+            chunksize: c.chunksize,
+            use_dict: c.use_dict,
+            filters: c.filters,
+            filters_meta: c.filters_meta,
+        }
+    }
+
+    /// Whether any field the core records as a compression setting differs.
+    fn settings_differ(&self, other: &Published) -> bool {
+        Published { chunksize: 0, ..*self } != Published { chunksize: 0, ..*other }
+    }
+}
+
 /// The heap object behind every `blosc2_schunk*` this library hands out.
 #[repr(C)]
 pub(crate) struct SchunkBox {
     /// Must stay first: the C pointer is the box's address.
     pub(crate) c: blosc2_schunk,
     pub(crate) core: SChunk,
+    /// `c.storage` points here, and its `cparams`/`dparams` to the two
+    /// below: set when the super-chunk is made or opened and then the
+    /// caller's to change, as in the reference (python-blosc2 sets its
+    /// prefilter and postfilter there before making new contexts from them).
     storage: blosc2_storage,
     cparams: blosc2_cparams,
     dparams: blosc2_dparams,
@@ -102,30 +144,36 @@ pub(crate) struct SchunkBox {
     urlpath: Option<CString>,
     metas: Vec<Box<OwnedLayer>>,
     vlmetas: Vec<Box<OwnedLayer>>,
-    /// The caller's compression parameters when they carry a prefilter:
-    /// `append_buffer` then compresses through `cctx`, which runs it.
-    pub(crate) user_cparams: Option<blosc2_cparams>,
-    /// The caller's decompression parameters when they carry a postfilter:
-    /// `decompress_chunk` then decompresses through `dctx`, which runs it.
-    pub(crate) user_dparams: Option<blosc2_dparams>,
+    /// The caller-writable fields as [`SchunkBox::sync`] last wrote them.
+    published: Published,
+    /// Ids of the contexts (`Ctx::id`) whose parameters the core compresses
+    /// and decompresses with (0: none yet).
+    installed_cctx: u64,
+    installed_dctx: u64,
+    /// The chunk pointers `c.data` shows for an in-memory chunk list,
+    /// rounded up to whole 4 KiB as the reference grows its array.
+    chunk_ptrs: Vec<*mut u8>,
     /// Where the frame starts in its file (`blosc2_schunk_open_offset`).
     pub(crate) file_offset: u64,
     /// The caller's frame buffer given to `from_buffer` without copy.
     borrowed_cframe: *mut u8,
     avoid_cframe_free: bool,
-    /// The metalayers `metas` show, as a claim hands them to codecs and
-    /// filters reading them during a call (see [`busy`]).
-    meta_snapshot: busy::Metalayers,
+    /// The metalayers `metas` and `vlmetas` show, as a claim hands them to
+    /// codecs and filters reading them during a call (see [`busy`]).
+    meta_snapshot: busy::Shown,
 }
 
 impl SchunkBox {
-    /// Moves `core` to the heap and returns the C pointer.
+    /// Moves `core` to the heap and returns the C pointer. `storage` is the
+    /// caller's (for `blosc2_schunk_new`): its `cparams`/`dparams` are
+    /// copied into the super-chunk's storage, prefilter and postfilter
+    /// included, and the super-chunk's contexts are made from them, as the
+    /// reference does; NULL takes the core's parameters.
     pub(crate) fn into_c(core: SChunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
         SchunkBox::into_c_with(core, io, None, None)
     }
 
-    /// Like [`SchunkBox::into_c`], keeping the caller's parameters when they
-    /// carry a prefilter or postfilter (see `user_cparams`/`user_dparams`).
+    /// Like [`SchunkBox::into_c`], with the caller's parameter structs.
     pub(crate) fn into_c_with(
         core: SChunk,
         io: Option<blosc2_io>,
@@ -139,13 +187,13 @@ impl SchunkBox {
         // on a C caller's thread of 64 KiB (tests-c/test_small_stack.c).
         let layout = std::alloc::Layout::new::<SchunkBox>();
         // SAFETY: the layout is SchunkBox's, not zero-sized. All-zero bytes
-        // are valid for `c`, `storage`, `cparams` and `dparams` (plain C
-        // structs of integers, bools, arrays of them, raw pointers and
-        // optional function pointers), which stay zeroed; every other field
-        // is written below before the box is made (`all_fields_written`
-        // fails to compile when a field is added and not listed there), and
-        // a zeroed allocation from the global allocator with SchunkBox's
-        // layout is what `Box::from_raw` takes.
+        // are valid for `c`, `storage`, `cparams`, `dparams`, `published`
+        // and the two ids (plain C structs of integers, bools, arrays of
+        // them, raw pointers and optional function pointers; integers),
+        // which stay zeroed; every other field is written below before the
+        // box is made (`all_fields_written` fails to compile when a field is
+        // added and not listed there), and a zeroed allocation from the
+        // global allocator with SchunkBox's layout is what `Box::from_raw` takes.
         let mut b = unsafe {
             let p = std::alloc::alloc_zeroed(layout).cast::<SchunkBox>();
             if p.is_null() {
@@ -160,12 +208,11 @@ impl SchunkBox {
             core::ptr::addr_of_mut!((*p).urlpath).write(None);
             core::ptr::addr_of_mut!((*p).metas).write(Vec::new());
             core::ptr::addr_of_mut!((*p).vlmetas).write(Vec::new());
-            core::ptr::addr_of_mut!((*p).user_cparams).write(None);
-            core::ptr::addr_of_mut!((*p).user_dparams).write(None);
+            core::ptr::addr_of_mut!((*p).chunk_ptrs).write(Vec::new());
             core::ptr::addr_of_mut!((*p).file_offset).write(0);
             core::ptr::addr_of_mut!((*p).borrowed_cframe).write(core::ptr::null_mut());
             core::ptr::addr_of_mut!((*p).avoid_cframe_free).write(true);
-            core::ptr::addr_of_mut!((*p).meta_snapshot).write(std::sync::Arc::from(Vec::new()));
+            core::ptr::addr_of_mut!((*p).meta_snapshot).write(busy::Shown::default());
             Box::from_raw(p)
         };
         b.c.current_nchunk = -1;
@@ -175,8 +222,7 @@ impl SchunkBox {
 
     /// Lists every field, so that one added to `SchunkBox` fails to compile
     /// here until [`SchunkBox::into_c_with`] writes it too (or it is all-zero
-    /// valid and left zeroed there, as `c`, `storage`, `cparams` and
-    /// `dparams` are).
+    /// valid and left zeroed there).
     #[allow(dead_code)]
     fn all_fields_written(b: &SchunkBox) {
         let SchunkBox {
@@ -189,8 +235,10 @@ impl SchunkBox {
             urlpath: _,
             metas: _,
             vlmetas: _,
-            user_cparams: _,
-            user_dparams: _,
+            published: _,
+            installed_cctx: _,
+            installed_dctx: _,
+            chunk_ptrs: _,
             file_offset: _,
             borrowed_cframe: _,
             avoid_cframe_free: _,
@@ -198,60 +246,143 @@ impl SchunkBox {
         } = b;
     }
 
-    /// Sets up everything derived from the core: the C fields, the user data
-    /// naming this object and the `cctx`/`dctx` contexts (replacing any).
-    fn bind(
-        &mut self,
-        user_cparams: Option<blosc2_cparams>,
-        user_dparams: Option<blosc2_dparams>,
-    ) {
+    /// Sets up everything derived from the core: the storage and its
+    /// parameter structs (from the caller's when given, else from the
+    /// core's), the user data naming this object, the C fields and the
+    /// `cctx`/`dctx` contexts (replacing any).
+    fn bind(&mut self, user_cparams: Option<blosc2_cparams>, user_dparams: Option<blosc2_dparams>) {
         self.urlpath = self
             .core
             .storage()
             .urlpath
             .as_ref()
             .and_then(|p| CString::new(p.to_string_lossy().as_bytes()).ok());
-        self.sync();
         let me = (self as *mut SchunkBox).cast::<c_void>();
         let (cp, dp) = naming(self.core.cparams(), self.core.dparams(), me);
         self.core.set_user_data(Some(cp), Some(dp));
-        let (own_c, own_d) = (self.cparams, self.dparams);
-        self.user_cparams = user_cparams.filter(|c| c.prefilter.is_some()).map(|c| {
-            // The super-chunk's own settings, with the caller's filter hooks.
-            let mut own = own_c;
-            own.prefilter = c.prefilter;
-            own.preparams = c.preparams;
-            own.schunk = me;
-            own
-        });
-        self.user_dparams = user_dparams.filter(|d| d.postfilter.is_some()).map(|d| {
-            let mut own = own_d;
-            own.postfilter = d.postfilter;
-            own.postparams = d.postparams;
-            own.schunk = me;
-            own
-        });
+        // The storage's parameters are the core's, with what only C has
+        // (pre/postfilters and their params, codec and filter params, tuner
+        // params) kept from the caller's structs.
+        let own_c = cparams_to_c(self.core.cparams(), me);
+        let own_d = dparams_to_c(self.core.dparams(), self.core.typesize(), me);
+        self.cparams = match user_cparams {
+            Some(u) => blosc2_cparams {
+                prefilter: u.prefilter,
+                preparams: u.preparams,
+                tuner_params: u.tuner_params,
+                codec_params: u.codec_params,
+                filter_params: u.filter_params,
+                ..own_c
+            },
+            None => own_c,
+        };
+        self.dparams = match user_dparams {
+            Some(u) => blosc2_dparams {
+                postfilter: u.postfilter,
+                postparams: u.postparams,
+                ..own_d
+            },
+            None => own_d,
+        };
+        self.storage = blosc2_storage {
+            contiguous: self.core.storage().contiguous,
+            urlpath: self
+                .urlpath
+                .as_ref()
+                .map_or(core::ptr::null_mut(), |u| u.as_ptr() as *mut c_char),
+            cparams: &mut self.cparams,
+            dparams: &mut self.dparams,
+            io: &mut self.io,
+        };
+        self.c.storage = &mut self.storage;
         // Lazy chunks from `get_lazychunk` decode through any context whose
         // dparams name a super-chunk (as `dctx` does): install the lookup.
         crate::chunk::Decompressor::set_lazy_resolver(resolve_lazy);
         super::io::install_frame_locking();
-        // Contexts for C callers that compress or decompress with the
-        // super-chunk's parameters (`blosc2_compress_ctx(sc->cctx, ..)`); the
-        // core keeps its own. Their `schunk` field points back to this box.
-        // SAFETY: the old contexts (NULL in a new box) were made for this
-        // box alone and are replaced here, so freed once.
+        // The contexts, as the reference makes them: from the storage's
+        // parameters (environment overrides applied), their `schunk` field
+        // naming this object. The super-chunk compresses and decompresses
+        // with whatever contexts these fields hold when a call starts (see
+        // `pull`); the box frees whatever they hold when it goes.
+        // SAFETY: the old contexts (NULL in a new box) belong to this box
+        // and are replaced here, so freed once.
         unsafe {
             super::context::blosc2_free_ctx(self.c.cctx);
             super::context::blosc2_free_ctx(self.c.dctx);
         }
-        self.c.cctx = super::context::blosc2_create_cctx(self.user_cparams.unwrap_or(self.cparams));
-        self.c.dctx = super::context::blosc2_create_dctx(self.user_dparams.unwrap_or(self.dparams));
+        self.c.cctx = super::context::blosc2_create_cctx(self.cparams);
+        self.c.dctx = super::context::blosc2_create_dctx(self.dparams);
+        self.installed_cctx = 0;
+        self.installed_dctx = 0;
+        self.sync();
+        // A context that cannot be used leaves the core's own parameters;
+        // the next call reports nothing either (the reference would fail at
+        // the first compression with a NULL context).
+        let _ = self.pull();
     }
 
-    /// Refreshes every public field of the C struct from the core.
+    /// Takes in what the caller wrote to the public fields since the last
+    /// [`SchunkBox::sync`]: the compression settings the super-chunk records
+    /// (`compcode`, `clevel`, `typesize`, `blocksize`, `filters`...), the
+    /// `chunksize`, and the contexts in `cctx` and `dctx`, with which the
+    /// core compresses and decompresses from then on. Runs at the start of
+    /// every call on the super-chunk.
+    pub(crate) fn pull(&mut self) -> Result<()> {
+        let now = Published::of(&self.c);
+        if now.settings_differ(&self.published) {
+            let mut cp = self.core.cparams().clone();
+            cp.compcode = now.compcode;
+            cp.compcode_meta = now.compcode_meta;
+            cp.clevel = now.clevel;
+            cp.splitmode = i32::from(now.splitmode);
+            cp.typesize = now.typesize;
+            cp.blocksize = now.blocksize;
+            cp.use_dict = now.use_dict != 0;
+            cp.filters = now.filters;
+            cp.filters_meta = now.filters_meta;
+            let r = self.core.record_cparams(&cp);
+            self.published = Published { chunksize: self.published.chunksize, ..now };
+            r?;
+        }
+        if now.chunksize != self.published.chunksize {
+            let r = self.core.declare_chunksize(now.chunksize);
+            self.published.chunksize = now.chunksize;
+            r?;
+        }
+        // SAFETY: `cctx` and `dctx` are NULL or live contexts of this
+        // library: the box made them, or the caller put there contexts it
+        // made with `blosc2_create_cctx`/`_dctx` (the reference dereferences
+        // them the same way). They are only read here.
+        let (cctx, dctx) = unsafe {
+            (
+                super::context::ctx_ref(self.c.cctx),
+                super::context::ctx_ref(self.c.dctx),
+            )
+        };
+        let cctx = cctx.filter(|c| c.id != self.installed_cctx);
+        let dctx = dctx.filter(|d| d.id != self.installed_dctx);
+        if cctx.is_none() && dctx.is_none() {
+            return Ok(());
+        }
+        let cp = match cctx.and_then(|c| c.comp.as_ref()) {
+            Some(comp) => comp.cparams().clone(),
+            None => self.core.codec_cparams().clone(),
+        };
+        let dp = match dctx {
+            Some(d) => d.decomp.dparams().clone(),
+            None => self.core.codec_dparams().clone(),
+        };
+        self.installed_cctx = cctx.map_or(self.installed_cctx, |c| c.id);
+        self.installed_dctx = dctx.map_or(self.installed_dctx, |d| d.id);
+        self.core.set_codec_params(cp, dp)
+    }
+
+    /// Refreshes every field of the C struct the library writes from the
+    /// core, and notes the caller-writable ones as written (see
+    /// [`SchunkBox::pull`]).
     pub(crate) fn sync(&mut self) {
         let me = self as *mut SchunkBox;
-        let cp = self.core.cparams().clone();
+        let cp = self.core.cparams();
         let c = &mut self.c;
         c.compcode = cp.compcode;
         c.compcode_meta = cp.compcode_meta;
@@ -273,28 +404,44 @@ impl SchunkBox {
         } else {
             core::ptr::null_mut()
         };
-        c.data = core::ptr::null_mut();
-        c.data_len = 0;
-
-        self.cparams = cparams_to_c(&cp, me.cast::<c_void>());
-        self.dparams = dparams_to_c(self.core.dparams(), cp.typesize, me.cast::<c_void>());
-        self.storage = blosc2_storage {
-            contiguous: self.core.storage().contiguous,
-            urlpath: self
-                .urlpath
-                .as_ref()
-                .map_or(core::ptr::null_mut(), |u| u.as_ptr() as *mut c_char),
-            cparams: &mut self.cparams,
-            dparams: &mut self.dparams,
-            io: &mut self.io,
-        };
-        self.c.storage = &mut self.storage;
+        self.published = Published::of(&self.c);
+        self.sync_chunk_ptrs();
+        self.storage.urlpath = self
+            .urlpath
+            .as_ref()
+            .map_or(core::ptr::null_mut(), |u| u.as_ptr() as *mut c_char);
 
         let mut changed = self.sync_metas();
         changed |= self.sync_vlmetas();
         if changed {
             self.c.change_tick += 1;
         }
+    }
+
+    /// Points `data[i]` at chunk `i` of an in-memory chunk list, as the
+    /// reference's array of chunk pointers (python-blosc2's expression
+    /// prefilters read its chunks there); `data_len` is the array's size in
+    /// bytes, grown by 4 KiB at a time as the reference does. NULL and 0 for
+    /// frames, which have no such array in the reference either.
+    fn sync_chunk_ptrs(&mut self) {
+        let Some(list) = self.core.chunk_list() else {
+            self.chunk_ptrs = Vec::new();
+            self.c.data = core::ptr::null_mut();
+            self.c.data_len = 0;
+            return;
+        };
+        let per_page = 4096 / core::mem::size_of::<*mut u8>();
+        let slots = list.len().div_ceil(per_page) * per_page;
+        self.chunk_ptrs.clear();
+        self.chunk_ptrs
+            .extend(list.iter().map(|c| c.as_ptr().cast_mut()));
+        self.chunk_ptrs.resize(slots, core::ptr::null_mut());
+        self.c.data = if slots == 0 {
+            core::ptr::null_mut()
+        } else {
+            self.chunk_ptrs.as_mut_ptr()
+        };
+        self.c.data_len = slots * core::mem::size_of::<*mut u8>();
     }
 
     /// Rebuilds the metalayer entries if the core's differ; true if they did.
@@ -312,7 +459,7 @@ impl SchunkBox {
             *slot = &mut m.c;
         }
         self.c.nmetalayers = self.metas.len().min(16) as u16;
-        self.meta_snapshot = current
+        self.meta_snapshot.metas = current
             .iter()
             .map(|m| (m.name.clone(), m.content.clone()))
             .collect();
@@ -338,6 +485,10 @@ impl SchunkBox {
             *slot = &mut m.c;
         }
         self.c.nvlmetalayers = i16::try_from(self.vlmetas.len()).unwrap_or(i16::MAX);
+        self.meta_snapshot.vlmetas = current
+            .iter()
+            .map(|m| (m.name.clone(), m.content.clone()))
+            .collect();
         true
     }
 }
@@ -535,30 +686,66 @@ impl core::ops::DerefMut for Held<'_> {
     }
 }
 
-/// Runs `f` on index and content of the fixed-size metalayer `name` as the
-/// super-chunk behind `p` shows it (`None`: there is none). These are what
-/// the reference reads (`schunk->metalayers`). During a call on the
-/// super-chunk, they are read from its claim without touching the box, so
-/// codecs and filters that call runs read them through `cparams->schunk`
-/// (an array call shows the array's metalayers meanwhile).
+/// The vlmetalayers of a super-chunk that a call is working on, as it
+/// showed them then (compressed contents), for codecs and filters of that
+/// call reading them through `cparams->schunk`; `None` between calls (then
+/// the box is free to be read).
+pub(crate) fn claimed_vlmetas(p: *mut blosc2_schunk) -> Option<busy::Metalayers> {
+    busy::claimed_vlmetas(p as usize)
+}
+
+/// Index and content of layer `name` in `layers`.
+pub(crate) fn find_layer<'m>(layers: &'m busy::Metalayers, name: &str) -> Option<(usize, &'m [u8])> {
+    busy::find_meta(layers, name)
+}
+
+/// Index and content of the fixed-size metalayer `name` as the super-chunk
+/// behind `p` shows it (`None`: there is none). Between calls this is what
+/// its public `metalayers` entries hold, read as the reference's header
+/// inline `blosc2_meta_get` reads them (a caller's edits of an entry's
+/// `content`/`content_len` included: a negative length is
+/// `BLOSC2_ERROR_DATA`). During a call on the super-chunk, codecs and filters
+/// that call runs read them through `cparams->schunk`, from the claim and
+/// without touching the box (an array call shows the array's metalayers
+/// meanwhile).
 ///
 /// # Safety
-/// As for [`this`].
-pub(crate) unsafe fn read_meta<R>(
-    p: *mut blosc2_schunk,
-    name: &str,
-    f: impl FnOnce(Option<(usize, &[u8])>) -> R,
-) -> Result<R> {
+/// As for [`this`]; the `metalayers` entries are the library's or point to
+/// memory the caller keeps valid, as in the reference.
+pub(crate) unsafe fn read_meta(p: *mut blosc2_schunk, name: &str) -> Result<Option<(usize, Vec<u8>)>> {
     let raw = p.cast::<SchunkBox>().cast_const();
     if raw.is_null() {
         crate::bail!(NullPointer, "schunk is NULL");
     }
-    let metas = busy::claimed_metas(raw as usize).unwrap_or_else(|| {
-        // SAFETY: a live box (see `claim`), not claimed: no call holds a
-        // `&mut` to it. The borrow ends with the clone.
-        unsafe { &*raw }.meta_snapshot.clone()
-    });
-    Ok(f(busy::find_meta(&metas, name)))
+    if let Some(metas) = busy::claimed_metas(raw as usize) {
+        return Ok(busy::find_meta(&metas, name).map(|(i, c)| (i, c.to_vec())));
+    }
+    // SAFETY: a live box (see `claim`), not claimed: no call holds a `&mut`
+    // to it. Only the C struct's metalayer fields are read, through raw
+    // pointers, as C code reads them.
+    unsafe {
+        let c = core::ptr::addr_of!((*raw).c);
+        let n = usize::from(core::ptr::addr_of!((*c).nmetalayers).read()).min(16);
+        for i in 0..n {
+            let m = core::ptr::addr_of!((*c).metalayers[i]).read();
+            if m.is_null() || (*m).name.is_null() {
+                continue;
+            }
+            if std::ffi::CStr::from_ptr((*m).name).to_bytes() != name.as_bytes() {
+                continue;
+            }
+            let len = (*m).content_len;
+            if len < 0 {
+                crate::bail!(Data, "metalayer \"{name}\" has a corrupt content length {len}");
+            }
+            if len > 0 && (*m).content.is_null() {
+                crate::bail!(Data, "metalayer \"{name}\" has no content for its length {len}");
+            }
+            let bytes = super::convert::items((*m).content.cast_const(), len, "content")?;
+            return Ok(Some((i, bytes.to_vec())));
+        }
+    }
+    Ok(None)
 }
 
 /// Runs `f` on the box behind `p`, syncs the C fields, and returns the value
@@ -573,10 +760,13 @@ pub(crate) unsafe fn with_schunk(
     super::guard_code(|| {
         // SAFETY: forwarded contract.
         let mut b = unsafe { this(p) }?;
-        // With locking on, every call first catches up with writes made
-        // through other handles (the reference checks for a stale frame on
-        // each access); a no-op otherwise.
-        let r = b.core.sync_if_stale().and_then(|_| f(&mut b));
+        // What the caller wrote to the public fields first; then, with
+        // locking on, what other handles wrote (the reference checks for a
+        // stale frame on each access; a no-op otherwise).
+        let r = b
+            .pull()
+            .and_then(|_| b.core.sync_if_stale())
+            .and_then(|_| f(&mut b));
         b.sync();
         r
     })
@@ -711,7 +901,7 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
     guard(core::ptr::null_mut(), || {
         null_on_err((|| {
             // SAFETY: forwarded contract.
-            let path = unsafe { path_from_c(urlpath, "urlpath") }?;
+            let path = unsafe { frame_path_from_c(urlpath, "urlpath") }?;
             let offset = u64::try_from(offset)
                 .map_err(|_| crate::err!(InvalidParam, "offset {offset} is negative"))?;
             // SAFETY: forwarded contract.
@@ -723,7 +913,14 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
             // SAFETY: NULL or valid per the contract.
             let p = SchunkBox::into_c(core, unsafe { udio.as_ref() }.copied());
             // SAFETY: `p` was just created by `into_c`.
-            unsafe { this(p) }?.file_offset = offset;
+            let mut b = unsafe { this(p) }?;
+            b.file_offset = offset;
+            // `storage->urlpath` is the string opened, `file:///` and all,
+            // as the reference keeps it.
+            // SAFETY: checked a C string by `frame_path_from_c` above.
+            b.urlpath = Some(unsafe { std::ffi::CStr::from_ptr(urlpath) }.to_owned());
+            b.sync();
+            drop(b);
             Ok(p)
         })())
     })
@@ -982,8 +1179,9 @@ pub unsafe extern "C" fn blosc2_schunk_frame_len(schunk: *mut blosc2_schunk) -> 
     unsafe { with_schunk(schunk, |b| Ok(b.core.frame_len()? as i64)) }
 }
 
-/// Stores in `*cparams` a `malloc`ed copy of the compression parameters
-/// (`schunk` field set to the super-chunk). Returns 0.
+/// Stores in `*cparams` a `malloc`ed struct with the super-chunk's
+/// compression settings as its public fields hold them, `nthreads` from its
+/// `cctx` and `schunk` naming it, as the reference does. Returns 0.
 ///
 /// # Safety
 /// `schunk` is NULL or live; `cparams` is NULL or writable.
@@ -998,7 +1196,14 @@ pub unsafe extern "C" fn blosc2_schunk_get_cparams(
             if cparams.is_null() {
                 crate::bail!(NullPointer, "cparams is NULL");
             }
-            let p = malloc_struct(b.cparams)?;
+            let me = (b as *mut SchunkBox).cast::<c_void>();
+            let mut out = cparams_to_c(b.core.cparams(), me);
+            // SAFETY: NULL or a live context (see `SchunkBox::pull`).
+            out.nthreads = match super::context::ctx_ref(b.c.cctx) {
+                Some(ctx) => ctx.cparams.nthreads,
+                None => crate::global::settings().nthreads,
+            };
+            let p = malloc_struct(out)?;
             // SAFETY: non-NULL and writable per the contract.
             *cparams = p;
             Ok(0)
@@ -1006,7 +1211,8 @@ pub unsafe extern "C" fn blosc2_schunk_get_cparams(
     }
 }
 
-/// Stores in `*dparams` a `malloc`ed copy of the decompression parameters.
+/// Stores in `*dparams` a `malloc`ed struct with `nthreads` from the
+/// super-chunk's `dctx` and `schunk` naming it, as the reference does.
 /// Returns 0.
 ///
 /// # Safety
@@ -1022,7 +1228,14 @@ pub unsafe extern "C" fn blosc2_schunk_get_dparams(
             if dparams.is_null() {
                 crate::bail!(NullPointer, "dparams is NULL");
             }
-            let p = malloc_struct(b.dparams)?;
+            let me = (b as *mut SchunkBox).cast::<c_void>();
+            let mut out = dparams_to_c(b.core.dparams(), 0, me);
+            // SAFETY: NULL or a live context (see `SchunkBox::pull`).
+            out.nthreads = match super::context::ctx_ref(b.c.dctx) {
+                Some(ctx) => ctx.dparams.nthreads,
+                None => crate::global::settings().nthreads,
+            };
+            let p = malloc_struct(out)?;
             // SAFETY: non-NULL and writable per the contract.
             *dparams = p;
             Ok(0)

@@ -114,6 +114,33 @@ pub(crate) unsafe fn path_from_c(p: *const c_char, what: &str) -> Result<PathBuf
     Ok(PathBuf::from(trimmed))
 }
 
+/// The local path a frame `urlpath` names: as the reference does where it opens
+/// or creates frames, a leading `file:///` is dropped whole, so `file:///a.b2frame`
+/// is `a.b2frame`, relative to the working directory (C-Blosc2's examples rely on
+/// that; an RFC 8089 reading would make it `/a.b2frame`).
+pub(crate) fn local_frame_path(urlpath: &str) -> &str {
+    urlpath.strip_prefix("file:///").unwrap_or(urlpath)
+}
+
+/// [`path_from_c`] for a frame to open or create: `file:///` URLs are local
+/// paths (see [`local_frame_path`]).
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn frame_path_from_c(p: *const c_char, what: &str) -> Result<PathBuf> {
+    // SAFETY: forwarded contract.
+    let s = unsafe { super::convert::c_str(p, what) }?;
+    let local = local_frame_path(s);
+    if local.len() == s.len() {
+        // SAFETY: forwarded contract.
+        return unsafe { path_from_c(p, what) };
+    }
+    let local = std::ffi::CString::new(local)
+        .map_err(|_| crate::err!(InvalidParam, "{what} holds a NUL byte"))?;
+    // SAFETY: `local` is a live NUL-terminated string.
+    unsafe { path_from_c(local.as_ptr(), what) }
+}
+
 /// The core's storage from a C `blosc2_storage` (NULL = in memory, defaults).
 ///
 /// # Safety
@@ -130,7 +157,7 @@ pub(crate) unsafe fn storage_from_c(st: *const blosc2_storage) -> Result<Storage
         None
     } else {
         // SAFETY: non-NULL urlpath is a C string per the struct's contract.
-        Some(unsafe { path_from_c(s.urlpath, "storage.urlpath") }?)
+        Some(unsafe { frame_path_from_c(s.urlpath, "storage.urlpath") }?)
     };
     // SAFETY: cparams/dparams/io are NULL or valid per the same contract.
     let (cparams, dparams, io) = unsafe {
@@ -176,6 +203,19 @@ mod tests {
         assert_eq!(back.clevel, 9);
         assert_eq!(back.typesize, 4);
         assert_eq!(back.filters, [0, 0, 0, 0, 1, 2]);
+    }
+
+    #[test]
+    fn file_urls_of_frames_are_local_paths_as_in_the_reference() {
+        // SAFETY: literals are NUL-terminated.
+        let p = unsafe { frame_path_from_c(c"file:///a/b.b2frame".as_ptr(), "x") }.unwrap();
+        assert_eq!(p, PathBuf::from("a/b.b2frame"));
+        // SAFETY: as above.
+        let p = unsafe { frame_path_from_c(c"x/file:///b".as_ptr(), "x") }.unwrap();
+        assert_eq!(p, PathBuf::from("x/file:///b"), "only a leading prefix goes");
+        // SAFETY: as above.
+        let e = unsafe { frame_path_from_c(c"file:///".as_ptr(), "x") }.unwrap_err();
+        assert_eq!(e.code(), crate::Error::InvalidParam(String::new()).code());
     }
 
     #[test]

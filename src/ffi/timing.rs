@@ -1,6 +1,7 @@
 //! The reference's timing helpers (`blosc_set_timestamp`, `blosc_elapsed_*`), which its
 //! examples and benchmarks time themselves with.
 
+use super::guard;
 use super::types::blosc_timestamp_t;
 
 /// Stores the current time of the monotonic clock in `*timestamp` (NULL is ignored).
@@ -9,13 +10,15 @@ use super::types::blosc_timestamp_t;
 /// `timestamp` is NULL or points to a writable `blosc_timestamp_t`.
 #[no_mangle]
 pub unsafe extern "C" fn blosc_set_timestamp(timestamp: *mut blosc_timestamp_t) {
-    if timestamp.is_null() {
-        return;
-    }
-    // SAFETY: `timestamp` is non-NULL and writable by the caller's contract;
-    // clock_gettime only writes the struct. CLOCK_MONOTONIC always exists on
-    // the platforms built for, so its result needs no check.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, timestamp) };
+    guard((), || {
+        if timestamp.is_null() {
+            return;
+        }
+        // SAFETY: `timestamp` is non-NULL and writable by the caller's contract;
+        // clock_gettime only writes the struct. CLOCK_MONOTONIC always exists on
+        // the platforms built for, so its result needs no check.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, timestamp) };
+    })
 }
 
 /// Nanoseconds from `start_time` to `end_time` (negative if `end_time` is earlier).
@@ -24,9 +27,11 @@ pub extern "C" fn blosc_elapsed_nsecs(
     start_time: blosc_timestamp_t,
     end_time: blosc_timestamp_t,
 ) -> f64 {
-    let secs = (end_time.tv_sec - start_time.tv_sec) as f64;
-    let nanos = (end_time.tv_nsec - start_time.tv_nsec) as f64;
-    secs * 1e9 + nanos
+    guard(f64::NAN, || {
+        let secs = end_time.tv_sec as f64 - start_time.tv_sec as f64;
+        let nanos = end_time.tv_nsec as f64 - start_time.tv_nsec as f64;
+        secs * 1e9 + nanos
+    })
 }
 
 /// Seconds from `start_time` to `end_time`.
@@ -35,7 +40,7 @@ pub extern "C" fn blosc_elapsed_secs(
     start_time: blosc_timestamp_t,
     end_time: blosc_timestamp_t,
 ) -> f64 {
-    blosc_elapsed_nsecs(start_time, end_time) / 1e9
+    guard(f64::NAN, || blosc_elapsed_nsecs(start_time, end_time) / 1e9)
 }
 
 #[cfg(test)]

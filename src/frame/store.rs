@@ -374,6 +374,21 @@ impl Frame {
                 let sparse = self.is_sparse();
                 offsets.visit(|i, o| check_entry(sparse, data_len, i, o))?;
             }
+        } else if off_pos + EXTENDED_HEADER_LEN as u64 <= trailer_off {
+            // A header that says its chunks hold no bytes while its offsets
+            // index lists chunks is corrupt: opened as empty, the chunks'
+            // data would silently disappear (the reference refuses it too).
+            let mut ch = [0u8; EXTENDED_HEADER_LEN];
+            self.read(off_pos, &mut ch, "offsets index")?;
+            if let Ok(info) = ChunkInfo::parse(&ch) {
+                let listed = info.nbytes as usize / 8;
+                if listed > 0 {
+                    crate::bail!(
+                        InvalidHeader,
+                        "the header says nbytes 0, but the offsets index lists {listed} chunks"
+                    );
+                }
+            }
         }
         self.header_len = header_len;
         self.data_len = data_len;

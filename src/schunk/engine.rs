@@ -26,6 +26,20 @@ impl Engine {
         })
     }
 
+    pub(crate) fn cparams(&self) -> &CParams {
+        self.comp.cparams()
+    }
+
+    pub(crate) fn dparams(&self) -> &DParams {
+        self.dec.dparams()
+    }
+
+    /// Tells pre- and postfilters which chunk the next calls work on.
+    pub(crate) fn set_nchunk(&mut self, nchunk: i64) {
+        self.comp.set_nchunk(nchunk);
+        self.dec.set_nchunk(nchunk);
+    }
+
     /// Replaces the caller's opaque values in both directions' parameters,
     /// keeping every other piece of state (the remembered block size).
     pub(crate) fn set_user_data(

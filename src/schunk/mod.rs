@@ -116,6 +116,8 @@ pub struct SChunk {
     engine: Engine,
     /// Advisory frame lock, when locking is on (see [`SChunk::set_locking`]).
     lock: Option<FrameLock>,
+    /// Names the parameters `engine` was built with (see [`SChunk::codec_id`]).
+    codec_id: u64,
     /// Set while a copy fills a new in-memory frame, or while one call makes
     /// many edits (`batch`): the frame is flushed once at the end instead of
     /// after every chunk.
@@ -149,6 +151,13 @@ fn grow(total: i64, delta: i64) -> Result<i64> {
                 "size counter {total} cannot change by {delta}: the header's sizes disagree with its chunks"
             )
         })
+}
+
+/// A number no other codec parameters of any super-chunk in the process have
+/// had (see [`SChunk::codec_id`]).
+fn next_codec_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// How to build the chunk a special offset stands for.
@@ -200,6 +209,7 @@ impl SChunk {
             engine,
             storage,
             lock: None,
+            codec_id: next_codec_id(),
             defer_flush: false,
         })
     }
@@ -409,6 +419,7 @@ impl SChunk {
             engine,
             storage,
             lock: None,
+            codec_id: next_codec_id(),
             defer_flush: false,
         };
         s.bind_cell_geometry()?;
@@ -458,17 +469,122 @@ impl SChunk {
             .meta_exists("b2nd")
             .and_then(|i| crate::ndarray::NdMeta::from_b2nd_bytes(&self.metalayers[i].content).ok())
             .map(|m| m.blockshape.iter().map(|&b| i64::from(b)).collect());
-        if shape == self.storage.cparams.block_shape && shape == self.storage.dparams.block_shape {
+        if shape == self.storage.cparams.block_shape
+            && shape == self.storage.dparams.block_shape
+            && shape == self.engine.cparams().block_shape
+            && shape == self.engine.dparams().block_shape
+        {
             return Ok(());
         }
-        let mut cparams = self.storage.cparams.clone();
-        let mut dparams = self.storage.dparams.clone();
+        let mut cparams = self.engine.cparams().clone();
+        let mut dparams = self.engine.dparams().clone();
         cparams.block_shape = shape.clone();
-        dparams.block_shape = shape;
-        self.engine = Engine::new(cparams.clone(), dparams.clone())?;
-        self.storage.cparams = cparams;
-        self.storage.dparams = dparams;
+        dparams.block_shape = shape.clone();
+        self.engine = Engine::new(cparams, dparams)?;
+        self.codec_id = next_codec_id();
+        self.storage.cparams.block_shape = shape.clone();
+        self.storage.dparams.block_shape = shape;
         Ok(())
+    }
+
+    /// The parameters chunks are compressed with: [`SChunk::cparams`] unless
+    /// [`SChunk::set_codec_params`] gave others.
+    pub fn codec_cparams(&self) -> &CParams {
+        self.engine.cparams()
+    }
+
+    /// The parameters chunks are decompressed with (see [`SChunk::codec_cparams`]).
+    pub fn codec_dparams(&self) -> &DParams {
+        self.engine.dparams()
+    }
+
+    /// Changes whenever the codec parameters do, and differs between super-chunks:
+    /// whoever keeps contexts built from them (an array's store) can tell
+    /// when to rebuild them.
+    pub fn codec_id(&self) -> u64 {
+        self.codec_id
+    }
+
+    /// Compresses and decompresses chunks from now on with these parameters,
+    /// leaving those the super-chunk records (its frame header's,
+    /// [`SChunk::cparams`]) as they are. This is what the reference does with
+    /// a C caller's own `schunk->cctx`/`dctx`: it compresses with the context
+    /// and records the super-chunk's fields. Without a block shape of their
+    /// own, the parameters get the super-chunk's (its "b2nd" metalayer's).
+    pub fn set_codec_params(&mut self, mut cparams: CParams, mut dparams: DParams) -> Result<()> {
+        if cparams.block_shape.is_none() {
+            cparams.block_shape = self.storage.cparams.block_shape.clone();
+        }
+        if dparams.block_shape.is_none() {
+            dparams.block_shape = self.storage.dparams.block_shape.clone();
+        }
+        self.engine = Engine::new(cparams, dparams)?;
+        self.codec_id = next_codec_id();
+        Ok(())
+    }
+
+    /// Records `cp`'s codec, level, filters, split mode, dictionary use,
+    /// typesize and block size as the super-chunk's own (what its frame header
+    /// says from the next write on, and [`SChunk::cparams`]), leaving how
+    /// chunks are compressed alone (see [`SChunk::set_codec_params`]). The C
+    /// API's callers write these as `schunk->compcode` and its neighbours.
+    pub fn record_cparams(&mut self, cp: &CParams) -> Result<()> {
+        if cp.typesize <= 0 {
+            crate::bail!(InvalidParam, "typesize {} must be positive", cp.typesize);
+        }
+        if cp.blocksize < 0 {
+            crate::bail!(InvalidParam, "negative blocksize {}", cp.blocksize);
+        }
+        if cp.clevel > 9 {
+            crate::bail!(CodecParam, "clevel {} not in 0..=9", cp.clevel);
+        }
+        let own = &mut self.storage.cparams;
+        own.compcode = cp.compcode;
+        own.compcode_meta = cp.compcode_meta;
+        own.clevel = cp.clevel;
+        own.splitmode = cp.splitmode;
+        own.use_dict = cp.use_dict;
+        own.typesize = cp.typesize;
+        own.blocksize = cp.blocksize;
+        own.filters = cp.filters;
+        own.filters_meta = cp.filters_meta;
+        self.blocksize = cp.blocksize;
+        Ok(())
+    }
+
+    /// Declares the uncompressed size of every chunk but the last, before the
+    /// first chunk is stored (the reference's `schunk->chunksize`, which its C
+    /// callers set right after creating a super-chunk): -1 leaves it to the
+    /// first chunk, 0 allows chunks of any size. Once chunks are stored the
+    /// size can only turn to 0; anything else would make the frame header
+    /// disagree with its chunks.
+    pub fn declare_chunksize(&mut self, chunksize: i32) -> Result<()> {
+        if chunksize == self.chunksize {
+            return Ok(());
+        }
+        if chunksize < -1 {
+            crate::bail!(InvalidParam, "chunksize {chunksize} is neither a size, 0 nor -1");
+        }
+        if self.nchunks() > 0 && chunksize != 0 {
+            crate::bail!(
+                InvalidParam,
+                "chunksize cannot change from {} to {chunksize} once chunks are stored",
+                self.chunksize
+            );
+        }
+        self.locked(true, |s| {
+            s.set_chunksize(chunksize)?;
+            s.flush()
+        })
+    }
+
+    /// The chunks of an in-memory chunk list, in order (`None` for frames):
+    /// their bytes stay where they are until the chunk is replaced or removed.
+    pub fn chunk_list(&self) -> Option<&[Arc<[u8]>]> {
+        match &self.backend {
+            Backend::Chunks(c) => Some(c),
+            Backend::Frame(_) => None,
+        }
     }
     /// Replaces the caller's opaque values that user codecs, filters and
     /// hooks receive with this super-chunk's chunks (`CParams::user_data`,

@@ -82,6 +82,7 @@ impl SChunk {
 
     fn decompress_chunk_unlocked(&mut self, n: i64, dst: &mut [u8]) -> Result<usize> {
         let (n, spec) = self.chunk_request(n)?;
+        self.engine.set_nchunk(n as i64);
         let chunk = fetch_chunk(&mut self.backend, n, spec)?;
         self.engine.decompress(&chunk, dst)
     }
@@ -152,6 +153,7 @@ impl SChunk {
     /// fetching only the needed blocks for file frames.
     pub fn read_chunk_range(&mut self, n: usize, lo: usize, dst: &mut [u8]) -> Result<()> {
         let (n, spec) = self.chunk_request(n as i64)?;
+        self.engine.set_nchunk(n as i64);
         if self.lazy_range(n, lo, dst)?.is_some() {
             return Ok(());
         }
@@ -270,6 +272,7 @@ impl SChunk {
                 self.decompress_chunk(i as i64, &mut data)?;
                 data[lo..hi].copy_from_slice(&src[used..used + hi - lo]);
                 used += hi - lo;
+                self.engine.set_nchunk(i as i64);
                 let chunk = self.engine.compress(&data)?;
                 self.update_chunk(i as i64, &chunk)?;
                 pos = chunk_start + hi as i64;

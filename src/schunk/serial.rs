@@ -30,6 +30,10 @@ impl SChunk {
         };
         let mut out = SChunk::new(storage)?;
         out.blocksize = self.blocksize;
+        // As the reference's copy: the chunk size comes along, also when
+        // there are no chunks to set it (a frame of an empty array records
+        // its chunk's size), so every way of reading a frame agrees on it.
+        out.chunksize = self.chunksize;
         out.metalayers = self.metalayers.clone();
         out.vlmetalayers = self.vlmetalayers.clone();
         if out.vlmetalayers.len() > out.vlmeta_limit() {
@@ -69,9 +73,6 @@ impl SChunk {
             appended.map_err(|e| crate::err!(SchunkCopy, "chunk {i}: {}", e.detail()))?;
         }
         out.defer_flush = false;
-        if self.chunksize == 0 && out.chunksize > 0 {
-            out.chunksize = 0;
-        }
         out.flush()?;
         Ok(out)
     }

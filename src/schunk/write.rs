@@ -13,6 +13,7 @@ impl SChunk {
     /// Compresses `src` into a new chunk and appends it; returns the new
     /// number of chunks.
     pub fn append_buffer(&mut self, src: &[u8]) -> Result<i64> {
+        self.engine.set_nchunk(self.nchunks());
         let (buf, n) = self.engine.compress_reusing(src)?;
         let r = self.append_chunk(&buf[..n]);
         self.engine.give_back(buf);
@@ -40,12 +41,8 @@ impl SChunk {
                 chunk.len()
             )
         })?;
-        if !info.extended {
-            crate::bail!(
-                InvalidHeader,
-                "super-chunks need chunks with a Blosc2 extended header"
-            );
-        }
+        // A chunk with only the 16-byte Blosc1 header is accepted, as the
+        // reference does; it has no flags2 byte (read as 0: regular blocks).
         let vl = info.flags2 & 1 != 0;
         if self.nchunks() > 0 && vl != self.vl_blocks {
             crate::bail!(
@@ -57,27 +54,35 @@ impl SChunk {
     }
 
     /// Decides the new chunksize after placing a chunk of `nb` bytes at `n`
-    /// (`replacing` when it overwrites chunk `n`), as the reference does.
+    /// (`replacing` when it overwrites chunk `n`), as the reference does: a
+    /// chunk size not yet known (-1) becomes `nb`; a known one (set by the
+    /// first chunk, or by a C caller through `schunk->chunksize`) turns to 0
+    /// (variable) when the chunks stop being whole ones but for the last, and
+    /// a first chunk larger than a size set beforehand is refused.
     pub(super) fn next_chunksize(&mut self, n: usize, nb: i64, replacing: bool) -> Result<i32> {
         let nchunks = self.nchunks() as usize;
         let cs = self.chunksize;
-        if cs < 0 || (nchunks == 0) || (replacing && nchunks == 1) {
+        if cs < 0 {
             return Ok(i32::try_from(nb).unwrap_or(0));
         }
         if cs == 0 {
             return Ok(0);
         }
         let cs64 = i64::from(cs);
-        let last = nchunks - 1;
-        let last_nb = fixed_chunk_nbytes(cs, self.nbytes, last, nchunks);
-        let ok = if replacing {
-            nb == cs64 || (n == last && nb <= cs64)
-        } else if n == nchunks {
-            last_nb == cs64 && nb <= cs64
+        let whole = if replacing {
+            nb <= cs64 && (n + 1 == nchunks || nb == cs64)
+        } else if nchunks > 0 {
+            let last_nb = fixed_chunk_nbytes(cs, self.nbytes, nchunks - 1, nchunks);
+            last_nb == cs64 && nb <= cs64 && (n == nchunks || nb == cs64)
+        } else if nb > cs64 {
+            crate::bail!(
+                ChunkAppend,
+                "a first chunk of {nb} bytes is larger than the chunk size {cs} set beforehand"
+            );
         } else {
-            last_nb == cs64 && nb == cs64
+            true
         };
-        Ok(if ok { cs } else { 0 })
+        Ok(if whole { cs } else { 0 })
     }
 
     /// When a frame turns to variable chunk sizes, its special offsets can no

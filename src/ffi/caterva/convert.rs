@@ -43,7 +43,7 @@ unsafe fn storage_of(cfg: &caterva_config_t, st: &caterva_storage_t) -> Result<A
         None
     } else {
         // SAFETY: non-NULL and NUL-terminated per the caller's contract.
-        Some(unsafe { crate::ffi::storage::path_from_c(st.urlpath, "urlpath") }?)
+        Some(unsafe { crate::ffi::storage::frame_path_from_c(st.urlpath, "urlpath") }?)
     };
     Ok(ArrayStorage::Schunk(Storage {
         contiguous: st.contiguous,

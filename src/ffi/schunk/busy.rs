@@ -12,9 +12,11 @@
 //!   after that `&mut` ends ([`Claim`]);
 //! - a second claim of a claimed super-chunk is refused, so a nested call is
 //!   refused before it touches the box;
-//! - the claim carries the metalayers the super-chunk showed when it was
-//!   made, and metalayer reads of a claimed super-chunk are served from
-//!   them ([`claimed_metas`]), without touching the box either.
+//! - the claim carries the metalayers and vlmetalayers the super-chunk
+//!   showed when it was made, and their reads of a claimed super-chunk are
+//!   served from them ([`claimed_metas`], [`claimed_vlmetas`]), without
+//!   touching the box either (a user codec reading its super-chunk's
+//!   vlmetalayer while it compresses, as C-Blosc2's `test_urcodecs` does).
 //!
 //! The lock is held only to look up, add or remove an entry, never while
 //! the call runs, so codecs on worker threads reading metalayers do not wait
@@ -27,11 +29,19 @@ use crate::Result;
 /// Metalayers as names and contents, in index order.
 pub(crate) type Metalayers = Arc<[(String, Vec<u8>)]>;
 
-/// Claimed super-chunks, by address, with the metalayers they show. Few at
-/// a time (one per call in flight), so a list does.
-static CLAIMED: Mutex<Vec<(usize, Metalayers)>> = Mutex::new(Vec::new());
+/// What a claimed super-chunk shows: its metalayers, and its vlmetalayers
+/// with their contents compressed as stored.
+#[derive(Clone, Default)]
+pub(crate) struct Shown {
+    pub(crate) metas: Metalayers,
+    pub(crate) vlmetas: Metalayers,
+}
 
-fn claimed() -> MutexGuard<'static, Vec<(usize, Metalayers)>> {
+/// Claimed super-chunks, by address, with what they show. Few at a time
+/// (one per call in flight), so a list does.
+static CLAIMED: Mutex<Vec<(usize, Shown)>> = Mutex::new(Vec::new());
+
+fn claimed() -> MutexGuard<'static, Vec<(usize, Shown)>> {
     // The list stays consistent even if a holder panicked (each change is
     // one push or one swap_remove), so a poisoned lock is still usable.
     CLAIMED.lock().unwrap_or_else(|e| e.into_inner())
@@ -45,7 +55,7 @@ pub(crate) struct Claim(usize);
 /// Claims the super-chunk at `addr`, which shows `metas` (called only when
 /// it is free, under the lock, so nothing changes them meanwhile). Refused
 /// with `BLOSC2_ERROR_FAILURE` when a call already works on it.
-pub(crate) fn claim(addr: usize, metas: impl FnOnce() -> Metalayers) -> Result<Claim> {
+pub(crate) fn claim(addr: usize, metas: impl FnOnce() -> Shown) -> Result<Claim> {
     let mut list = claimed();
     if list.iter().any(|(a, _)| *a == addr) {
         crate::bail!(
@@ -69,7 +79,13 @@ impl Drop for Claim {
 /// The metalayers the super-chunk at `addr` showed when it was claimed;
 /// `None` when it is not claimed, and then the box itself is free to be read.
 pub(crate) fn claimed_metas(addr: usize) -> Option<Metalayers> {
-    Some(claimed().iter().find(|(a, _)| *a == addr)?.1.clone())
+    Some(claimed().iter().find(|(a, _)| *a == addr)?.1.metas.clone())
+}
+
+/// The vlmetalayers (compressed contents) the super-chunk at `addr` showed
+/// when it was claimed; `None` when it is not claimed.
+pub(crate) fn claimed_vlmetas(addr: usize) -> Option<Metalayers> {
+    Some(claimed().iter().find(|(a, _)| *a == addr)?.1.vlmetas.clone())
 }
 
 /// Index and content of metalayer `name` in `metas`.
@@ -82,8 +98,11 @@ pub(crate) fn find_meta<'m>(metas: &'m Metalayers, name: &str) -> Option<(usize,
 mod tests {
     use super::*;
 
-    fn layers() -> Metalayers {
-        Arc::from(vec![("b2nd".to_string(), vec![1, 2, 3])])
+    fn layers() -> Shown {
+        Shown {
+            metas: Arc::from(vec![("b2nd".to_string(), vec![1, 2, 3])]),
+            vlmetas: Arc::from(vec![("attrs".to_string(), vec![9])]),
+        }
     }
 
     #[test]
@@ -97,8 +116,11 @@ mod tests {
         let metas = claimed_metas(addr).unwrap();
         assert_eq!(find_meta(&metas, "b2nd"), Some((0, &[1u8, 2, 3][..])));
         assert_eq!(find_meta(&metas, "caterva"), None);
+        let vl = claimed_vlmetas(addr).unwrap();
+        assert_eq!(find_meta(&vl, "attrs"), Some((0, &[9u8][..])));
         drop(held);
         assert!(claimed_metas(addr).is_none());
+        assert!(claimed_vlmetas(addr).is_none());
         drop(claim(addr, layers).unwrap());
     }
 }

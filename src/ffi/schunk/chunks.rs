@@ -58,36 +58,6 @@ fn check_nchunk(b: &SchunkBox, nchunk: i64, allow_end: bool) -> Result<()> {
     Ok(())
 }
 
-/// Compresses `data` with the super-chunk's `cctx` (which runs a C prefilter).
-fn compress_with_ctx(b: &mut SchunkBox, data: &[u8]) -> Result<Vec<u8>> {
-    let cap = data.len() + BLOSC_EXTENDED_HEADER_LENGTH as usize;
-    let mut out = vec![0u8; cap];
-    let (srclen, dstlen) = i32::try_from(data.len())
-        .ok()
-        .zip(i32::try_from(cap).ok())
-        .ok_or_else(|| crate::err!(TwoGbLimit, "{} bytes do not fit a chunk", data.len()))?;
-    // SAFETY: `cctx` is the context made for this box (or NULL, which the
-    // callee rejects); both buffers are live with the stated lengths.
-    let rc = unsafe {
-        crate::ffi::chunk::blosc2_compress_ctx(
-            b.c.cctx,
-            data.as_ptr().cast(),
-            srclen,
-            out.as_mut_ptr().cast(),
-            dstlen,
-        )
-    };
-    if rc <= 0 {
-        return Err(if rc < 0 {
-            crate::Error::from_code(rc, "super-chunk context")
-        } else {
-            crate::err!(WriteBuffer, "chunk did not fit")
-        });
-    }
-    out.truncate(rc as usize);
-    Ok(out)
-}
-
 /// Frees a chunk whose ownership the caller passed with `copy == false`.
 ///
 /// # Safety
@@ -116,15 +86,11 @@ pub unsafe extern "C" fn blosc2_schunk_append_buffer(
             // SAFETY: NULL only with a zero count, else readable for
             // `nbytes` bytes per the contract.
             let data = convert::bytes(src, nbytes, "src")?;
-            let r = if b.user_cparams.is_some() {
-                // A C prefilter runs inside the context, with the chunk
-                // number it reads from `current_nchunk`.
-                b.c.current_nchunk = b.core.nchunks();
-                let chunk = compress_with_ctx(b, data)?;
-                b.core.append_chunk(&chunk)?
-            } else {
-                b.core.append_buffer(data)?
-            };
+            // Compressed with the parameters of `sc->cctx` (see
+            // `SchunkBox::pull`), prefilter included, which is told the
+            // chunk number, as the reference's reads from `current_nchunk`.
+            b.c.current_nchunk = b.core.nchunks();
+            let r = b.core.append_buffer(data)?;
             b.c.current_nchunk = r - 1;
             Ok(r)
         })
@@ -360,26 +326,6 @@ pub unsafe extern "C" fn blosc2_schunk_decompress_chunk(
             let dst = convert::bytes_mut(dest, nbytes, "dest")?;
             check_nchunk(b, nchunk, false)?;
             b.c.current_nchunk = nchunk;
-            if b.user_dparams.is_some() {
-                // A C postfilter runs inside the context.
-                let dctx = b.c.dctx;
-                let chunk = b.core.get_chunk(nchunk)?;
-                let len = i32::try_from(chunk.len())
-                    .map_err(|_| crate::err!(TwoGbLimit, "chunk too large"))?;
-                // SAFETY: `dctx` belongs to this box; the chunk and `dst` are
-                // live with the stated lengths.
-                let rc = crate::ffi::chunk::blosc2_decompress_ctx(
-                    dctx,
-                    chunk.as_ptr().cast(),
-                    len,
-                    dst.as_mut_ptr().cast(),
-                    nbytes,
-                );
-                if rc < 0 {
-                    return Err(crate::Error::from_code(rc, "super-chunk context"));
-                }
-                return Ok(i64::from(rc));
-            }
             Ok(b.core.decompress_chunk(nchunk, dst)? as i64)
         }) as c_int
     }

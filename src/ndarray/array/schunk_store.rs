@@ -20,6 +20,8 @@ use crate::Result;
 struct Inner {
     sc: SChunk,
     dec: Decompressor,
+    /// The super-chunk's `codec_id` `dec` was built from.
+    dec_codec: u64,
     /// The last chunk decoded by a cached read (see [`ChunkCache`]).
     cache: Option<ChunkCache>,
     /// The chunk the previous cached read asked for (-1: none since the
@@ -36,8 +38,19 @@ impl Inner {
     /// sets it when it wraps the super-chunk, so that C codecs and filters
     /// see the C super-chunk in `dparams->schunk` (plugins read the "b2nd"
     /// metalayer through it). One `Arc` clone per read.
+    ///
+    /// When the super-chunk's codec parameters changed (a C caller replaced
+    /// `array->sc->dctx`, whose postfilter the reference's reads then run),
+    /// the decoder is rebuilt from them instead, and the cached chunk goes.
     fn follow_user_data(&mut self) {
-        self.dec.set_user_data(self.sc.dparams().user_data.clone());
+        if self.dec_codec != self.sc.codec_id() {
+            self.dec = Decompressor::new(self.sc.codec_dparams().clone());
+            self.dec_codec = self.sc.codec_id();
+            self.cache = None;
+            self.last_read = -1;
+            return;
+        }
+        self.dec.set_user_data(self.sc.codec_dparams().user_data.clone());
     }
 }
 
@@ -90,6 +103,8 @@ fn blocks_needed(need: Option<&BlockNeeds>, nblocks: usize) -> Vec<bool> {
 pub(crate) struct SChunkStore {
     inner: Mutex<Inner>,
     comp: Compressor,
+    /// The super-chunk's `codec_id` `comp` was built from.
+    comp_codec: u64,
     typesize: i32,
     /// Bytes of one padded chunk (known even while there are no chunks).
     chunksize: i32,
@@ -114,14 +129,17 @@ impl SChunkStore {
         let typesize = sc.typesize();
         let persistent = sc.storage().urlpath.is_some();
         let (comp, dec) = SChunkStore::contexts(&sc, blocksize)?;
+        let codec = sc.codec_id();
         Ok(SChunkStore {
             inner: Mutex::new(Inner {
                 sc,
                 dec,
+                dec_codec: codec,
                 cache: None,
                 last_read: -1,
             }),
             comp,
+            comp_codec: codec,
             typesize,
             chunksize,
             blocksize,
@@ -129,28 +147,35 @@ impl SChunkStore {
         })
     }
 
-    /// The array's own codec contexts, from the super-chunk's parameters
-    /// with the array's block size.
+    /// The array's own codec contexts, from the super-chunk's codec
+    /// parameters with the array's block size.
     fn contexts(sc: &SChunk, blocksize: i32) -> Result<(Compressor, Decompressor)> {
-        let mut cp = sc.cparams().clone();
+        let mut cp = sc.codec_cparams().clone();
         cp.blocksize = blocksize;
         Ok((
             Compressor::new(cp)?,
-            Decompressor::new(sc.dparams().clone()),
+            Decompressor::new(sc.codec_dparams().clone()),
         ))
     }
 
-    /// Rebuilds the codec contexts after a metalayer change: a new "b2nd"
-    /// layer gives the super-chunk the block shape the cell filters need.
+    /// Rebuilds the codec contexts after a metalayer change (a new "b2nd"
+    /// layer gives the super-chunk the block shape the cell filters need) or
+    /// when the super-chunk's codec parameters changed (see
+    /// `SChunk::set_codec_params`).
     fn follow_params(&mut self) -> Result<()> {
         let blocksize = self.blocksize;
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
-        if inner.sc.cparams().block_shape == self.comp.cparams().block_shape {
+        if inner.sc.cparams().block_shape == self.comp.cparams().block_shape
+            && inner.sc.codec_id() == self.comp_codec
+            && inner.dec_codec == self.comp_codec
+        {
             return Ok(());
         }
         let (comp, dec) = SChunkStore::contexts(&inner.sc, blocksize)?;
         self.comp = comp;
+        self.comp_codec = inner.sc.codec_id();
         inner.dec = dec;
+        inner.dec_codec = self.comp_codec;
         inner.cache = None;
         inner.last_read = -1;
         Ok(())
@@ -183,19 +208,15 @@ impl SChunkStore {
     /// Compresses chunk `nchunk`. A prefilter is told which chunk it runs
     /// on (the reference sets `current_nchunk` before compressing).
     fn encode(&mut self, nchunk: i64, data: &[u8]) -> Result<Vec<u8>> {
+        self.follow_params()?;
         // As for reads (`Inner::follow_user_data`): C codecs see the
         // super-chunk's current user data.
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
         self.comp
-            .set_user_data(inner.sc.cparams().user_data.clone());
+            .set_user_data(inner.sc.codec_cparams().user_data.clone());
+        self.comp.set_nchunk(nchunk);
         let mut out = crate::mem::zeroed(data.len() + 32)?;
-        let n = if self.comp.cparams().prefilter.is_some() {
-            let mut cp = self.comp.cparams().clone();
-            cp.nchunk = nchunk;
-            Compressor::new(cp)?.compress(data, &mut out)?
-        } else {
-            self.comp.compress(data, &mut out)?
-        };
+        let n = self.comp.compress(data, &mut out)?;
         if n == 0 {
             crate::bail!(Failure, "chunk did not fit its compression buffer");
         }
@@ -299,6 +320,7 @@ impl ChunkStore for SChunkStore {
             dec,
             cache,
             last_read,
+            ..
         } = &mut *inner;
         // A hit: every block asked for is decoded already.
         if let Some(c) = cache.as_ref() {
@@ -311,7 +333,7 @@ impl ChunkStore for SChunkStore {
             }
         }
         let first_ask = std::mem::replace(last_read, n) != n;
-        if first_ask || sc.dparams().postfilter.is_some() {
+        if first_ask || sc.codec_dparams().postfilter.is_some() {
             // A postfilter may have effects beyond its output: run it each time.
             drop(inner);
             return self.read_chunk(n, dst, need);

@@ -129,7 +129,10 @@ pub(crate) fn new_store(
             let mut st = st.clone();
             st.cparams.typesize = typesize;
             st.cparams.blocksize = blocksize;
-            let sc = crate::schunk::SChunk::new(st)?;
+            let mut sc = crate::schunk::SChunk::new(st)?;
+            // Known before any chunk, as the reference sets it: frames of
+            // arrays without chunks record it too.
+            sc.declare_chunksize(chunksize)?;
             Ok(Box::new(super::schunk_store::SChunkStore::new(
                 sc, chunksize, blocksize,
             )?))
