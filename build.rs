@@ -36,6 +36,7 @@ fn generate(crate_dir: &Path, config_name: &str, header_name: &str, sources: Sou
         .unwrap_or_else(|e| panic!("cbindgen failed for {header_name}: {e}"));
     let mut fresh = Vec::new();
     bindings.write(&mut fresh);
+    let fresh = drop_opaque_self_typedefs(&fresh);
     let out = crate_dir.join("include").join(header_name);
     let current = std::fs::read(&out).unwrap_or_default();
     if current != fresh {
@@ -73,6 +74,37 @@ fn main() {
         // would declare every function twice.
         Sources::Files(vec![crate_dir.join("src/ffi/caterva/mod.rs")]),
     );
+}
+
+/// Removes the `typedef struct X_s X_s;` lines (and the comment above each)
+/// that cbindgen writes for the opaque handles: the reference's headers name
+/// those only `blosc2_context`, `blosc2_frame` and `b2nd_context_t`, and a
+/// second typedef of the tag clashes with code of the reference's that
+/// declares it (its private `frame.h`).
+fn drop_opaque_self_typedefs(header: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(header);
+    let is_self_typedef = |l: &str| {
+        let words: Vec<&str> = l.trim_end_matches(';').split_whitespace().collect();
+        matches!(words.as_slice(), ["typedef", "struct", tag, name] if tag == name && tag.ends_with("_s"))
+    };
+    let mut kept: Vec<&str> = Vec::new();
+    let mut skip_blank = false;
+    for line in text.lines() {
+        if is_self_typedef(line) {
+            while kept.last().is_some_and(|l| l.starts_with("//")) {
+                kept.pop();
+            }
+            skip_blank = true;
+            continue;
+        }
+        if std::mem::take(&mut skip_blank) && line.trim().is_empty() {
+            continue;
+        }
+        kept.push(line);
+    }
+    let mut out = kept.join("\n");
+    out.push('\n');
+    out.into_bytes()
 }
 
 /// The Rust files of the Caterva C API, sorted for a stable header.

@@ -481,15 +481,6 @@ static char *print_error(int rc) { return (char *)blosc2_error_string(rc); }
 // The `dtype_format` used when the caller gives none.
 #define B2ND_DEFAULT_DTYPE_FORMAT DTYPE_NUMPY_FORMAT
 
-// Creation parameters of a b2nd array; only used through pointers.
-typedef struct b2nd_context_s b2nd_context_s;
-
-// Compression or decompression context; only used through pointers.
-typedef struct blosc2_context_s blosc2_context_s;
-
-// Contiguous frame backing a super-chunk; only used through pointers.
-typedef struct blosc2_frame_s blosc2_frame_s;
-
 // A point in time, as the reference's timing helpers take it.
 typedef struct timespec blosc_timestamp_t;
 
