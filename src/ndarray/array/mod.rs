@@ -91,7 +91,38 @@ impl Context {
         dtype_format: i8,
         metalayers: Vec<(String, Vec<u8>)>,
     ) -> Result<Context> {
-        let ctx = Context {
+        let ctx = Context::unchecked(
+            storage,
+            typesize,
+            shape,
+            chunkshape,
+            blockshape,
+            dtype,
+            dtype_format,
+            metalayers,
+        );
+        ctx.validate()?;
+        Ok(ctx)
+    }
+
+    /// [`Context::new`] without the checks: for a context whose shape is
+    /// still to be replaced (`get_slice`, `copy`), whose own shape need not
+    /// make an array. The reference's `b2nd_create_ctx` takes, say, shape
+    /// {20, 10} with chunkshape {1, 0}, which only a region with an empty
+    /// last dimension can be made with. Whatever builds an array from it
+    /// checks it first ([`Context::check`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn unchecked(
+        storage: ArrayStorage,
+        typesize: i32,
+        shape: &[i64],
+        chunkshape: &[i32],
+        blockshape: &[i32],
+        dtype: Option<&str>,
+        dtype_format: i8,
+        metalayers: Vec<(String, Vec<u8>)>,
+    ) -> Context {
+        Context {
             storage,
             typesize,
             shape: shape.to_vec(),
@@ -102,9 +133,13 @@ impl Context {
                 .unwrap_or_else(|| default_dtype(typesize)),
             dtype_format,
             metalayers,
-        };
-        ctx.validate()?;
-        Ok(ctx)
+        }
+    }
+
+    /// The checks [`Context::new`] makes: whether an array can be made
+    /// with this context as it is.
+    pub fn check(&self) -> Result<()> {
+        self.validate().map(|_| ())
     }
 
     /// The fixed-size metalayers an array made with this context starts

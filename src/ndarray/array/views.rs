@@ -456,6 +456,7 @@ impl NdArray {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
+    use super::super::ArrayStorage;
     use super::*;
     use crate::ndarray::NdMeta;
 
@@ -499,6 +500,33 @@ mod tests {
                 .code(),
             -12
         );
+    }
+
+    #[test]
+    fn a_context_whose_own_shape_makes_no_array_still_slices() {
+        // Shape {20, 10} with chunkshape {1, 0}: no array of that shape, but
+        // a region with an empty last dimension can be made with it.
+        let a = NdArray::zeros(&ctx(1, &[20, 10], &[7, 5], &[3, 5])).unwrap();
+        let c = Context::unchecked(
+            ArrayStorage::Decoded,
+            1,
+            &[20, 10],
+            &[1, 0],
+            &[1, 0],
+            None,
+            0,
+            Vec::new(),
+        );
+        assert_eq!(c.check().unwrap_err().code(), -12);
+        let s = a.get_slice(&c, &[17, 0], &[18, 0]).unwrap();
+        assert_eq!(
+            (s.shape(), s.chunkshape(), s.nitems()),
+            (&[1, 0][..], &[1, 0][..], 0)
+        );
+        // Its own shape cannot make an array.
+        assert_eq!(NdArray::empty(&c).unwrap_err().code(), -12);
+        // A region that is not empty along the zero chunkshape cannot either.
+        assert_eq!(a.get_slice(&c, &[17, 0], &[18, 1]).unwrap_err().code(), -12);
     }
 
     #[test]

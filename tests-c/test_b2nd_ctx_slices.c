@@ -1,0 +1,145 @@
+/* b2nd contexts are read when they are used, and one whose own shape makes
+ * no array still makes slices: what C-Blosc2's own tests rely on. */
+#include "test_common.h"
+
+#include <unistd.h>
+
+/* The start of the reference's private struct b2nd_context_s (C-Blosc2's
+ * tests reach it through its context.h; b2nd.h keeps the type opaque). */
+struct b2nd_context_s {
+  int8_t ndim;
+  int64_t shape[B2ND_MAX_DIM];
+  int32_t chunkshape[B2ND_MAX_DIM];
+  int32_t blockshape[B2ND_MAX_DIM];
+  char *dtype;
+  int8_t dtype_format;
+  blosc2_storage *b2_storage;
+};
+
+static b2nd_array_t *numbered(int64_t n0, int64_t n1, int32_t c0, int32_t c1) {
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.typesize = 1;
+  blosc2_storage st = {.cparams = &cp};
+  int64_t shape[2] = {n0, n1};
+  int32_t cs[2] = {c0, c1}, bs[2] = {1, 1};
+  b2nd_context_t *ctx = b2nd_create_ctx(&st, 2, shape, cs, bs, NULL, 0, NULL, 0);
+  uint8_t buf[256];
+  for (int i = 0; i < n0 * n1; i++) {
+    buf[i] = (uint8_t)(i + 1);
+  }
+  b2nd_array_t *a = NULL;
+  CHECK_EQ_INT(b2nd_from_cbuffer(ctx, &a, buf, n0 * n1), 0);
+  b2nd_free_ctx(ctx);
+  return a;
+}
+
+/* A storage change made through ctx->b2_storage is seen by the next call. */
+static void storage_written_between_calls(void) {
+  const char *path = "ctx_slices_live.b2frame";
+  blosc2_remove_urlpath(path);
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.typesize = 1;
+  blosc2_storage st = {.cparams = &cp, .contiguous = true, .urlpath = (char *)path};
+  int64_t shape[2] = {6, 5};
+  int32_t cs[2] = {3, 5}, bs[2] = {1, 5};
+  b2nd_context_t *ctx = b2nd_create_ctx(&st, 2, shape, cs, bs, NULL, 0, NULL, 0);
+  CHECK(ctx != NULL);
+  b2nd_array_t *src = numbered(6, 5, 2, 2);
+  b2nd_array_t *onfile = NULL;
+  CHECK_EQ_INT(b2nd_copy(ctx, src, &onfile), 0);
+  CHECK(onfile != NULL && onfile->sc->storage->urlpath != NULL);
+  CHECK(access(path, F_OK) == 0);
+
+  /* As C-Blosc2's test_b2nd_expand_dims does before slicing. */
+  ctx->b2_storage->urlpath = NULL;
+  ctx->b2_storage->contiguous = false;
+  int64_t start[2] = {1, 1}, stop[2] = {4, 3};
+  b2nd_array_t *slice = NULL;
+  CHECK_EQ_INT(b2nd_get_slice(ctx, &slice, onfile, start, stop), 0);
+  CHECK(slice != NULL);
+  if (slice != NULL) {
+    CHECK(slice->sc->storage->urlpath == NULL);
+    CHECK(!slice->sc->storage->contiguous);
+    uint8_t out[6];
+    CHECK_EQ_INT(b2nd_to_cbuffer(slice, out, sizeof out), 0);
+    const uint8_t want[6] = {7, 8, 12, 13, 17, 18};
+    CHECK(memcmp(out, want, sizeof want) == 0);
+    b2nd_free(slice);
+  }
+  /* The slice did not overwrite the file the copy lives in. */
+  uint8_t all[30];
+  CHECK_EQ_INT(b2nd_to_cbuffer(onfile, all, sizeof all), 0);
+  CHECK_EQ_INT(all[29], 30);
+  /* The context now holds the slice's shape, as the reference's does. */
+  CHECK_EQ_INT(ctx->ndim, 2);
+  CHECK_EQ_INT(ctx->shape[0], 3);
+  CHECK_EQ_INT(ctx->shape[1], 2);
+
+  /* The other fields are live too: a new chunkshape for the next array. */
+  ctx->chunkshape[0] = 2;
+  ctx->blockshape[0] = 2;
+  b2nd_array_t *again = NULL;
+  CHECK_EQ_INT(b2nd_zeros(ctx, &again), 0);
+  if (again != NULL) {
+    CHECK_EQ_INT(again->shape[0], 3);
+    CHECK_EQ_INT(again->chunkshape[0], 2);
+    CHECK_EQ_INT(again->blockshape[0], 2);
+    CHECK(again->sc->storage->urlpath == NULL);
+    b2nd_free(again);
+  }
+  b2nd_free(onfile);
+  b2nd_free(src);
+  b2nd_free_ctx(ctx);
+  blosc2_remove_urlpath(path);
+}
+
+/* A context whose chunkshape is 0 under a non-empty dimension makes no array
+ * of its own shape, but slices empty along that dimension. */
+static void zero_chunkshape_context(void) {
+  b2nd_array_t *src = numbered(20, 10, 7, 5);
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.typesize = 1;
+  blosc2_storage st = {.cparams = &cp};
+  int64_t shape[2] = {20, 10};
+  int32_t cs[2] = {1, 0}, bs[2] = {1, 0};
+  b2nd_context_t *ctx = b2nd_create_ctx(&st, 2, shape, cs, bs, NULL, 0, NULL, 0);
+  CHECK(ctx != NULL);
+  b2nd_array_t *a = NULL;
+  CHECK_EQ_INT(b2nd_zeros(ctx, &a), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK(a == NULL);
+
+  int64_t start[2] = {17, 0}, stop[2] = {18, 0};
+  b2nd_array_t *slice = NULL;
+  CHECK_EQ_INT(b2nd_get_slice(ctx, &slice, src, start, stop), 0);
+  if (slice != NULL) {
+    CHECK_EQ_INT(slice->ndim, 2);
+    CHECK_EQ_INT(slice->shape[0], 1);
+    CHECK_EQ_INT(slice->shape[1], 0);
+    CHECK_EQ_INT(slice->chunkshape[0], 1);
+    CHECK_EQ_INT(slice->chunkshape[1], 0);
+    CHECK_EQ_INT(slice->nitems, 0);
+    b2nd_array_t *view = NULL;
+    CHECK_EQ_INT(b2nd_squeeze(slice, &view), 0);
+    if (view != NULL) {
+      CHECK_EQ_INT(view->ndim, 1);
+      CHECK_EQ_INT(view->shape[0], 0);
+      b2nd_free(view);
+    }
+    b2nd_free(slice);
+  }
+  /* Not empty along the zero chunkshape: refused. */
+  int64_t stop1[2] = {18, 1};
+  slice = NULL;
+  CHECK_EQ_INT(b2nd_get_slice(ctx, &slice, src, start, stop1), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK(slice == NULL);
+  b2nd_free_ctx(ctx);
+  b2nd_free(src);
+}
+
+int main(void) {
+  blosc2_init();
+  storage_written_between_calls();
+  zero_chunkshape_context();
+  blosc2_destroy();
+  return test_finish("test_b2nd_ctx_slices");
+}
