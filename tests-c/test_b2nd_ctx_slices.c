@@ -1,5 +1,5 @@
-/* b2nd contexts are read when they are used, and one whose own shape makes
- * no array still makes slices: what C-Blosc2's own tests rely on. */
+/* b2nd contexts are read when they are used, and slices may reach past the
+ * end of their source: what C-Blosc2's own tests rely on. */
 #include "test_common.h"
 
 #include <unistd.h>
@@ -136,10 +136,54 @@ static void zero_chunkshape_context(void) {
   b2nd_free(src);
 }
 
+/* The part of a region past the end of the source reads as zeros. */
+static void slices_past_the_end(void) {
+  b2nd_array_t *src = numbered(4, 4, 2, 2);
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.typesize = 1;
+  blosc2_storage st = {.cparams = &cp};
+  int64_t shape[2] = {4, 4};
+  int32_t cs[2] = {2, 2}, bs[2] = {1, 1};
+  b2nd_context_t *ctx = b2nd_create_ctx(&st, 2, shape, cs, bs, NULL, 0, NULL, 0);
+  struct {
+    int64_t start[2], stop[2];
+    int n;
+    uint8_t want[8];
+  } cases[] = {
+      {{2, 2}, {4, 6}, 8, {11, 12, 0, 0, 15, 16, 0, 0}},
+      {{2, 2}, {6, 4}, 8, {11, 12, 15, 16, 0, 0, 0, 0}},
+      {{1, 4}, {2, 5}, 1, {0}},
+      {{4, 0}, {5, 2}, 2, {0, 0}},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    b2nd_array_t *s = NULL;
+    CHECK_EQ_INT(b2nd_get_slice(ctx, &s, src, cases[k].start, cases[k].stop), 0);
+    if (s == NULL) {
+      continue;
+    }
+    CHECK_EQ_INT(s->shape[0], cases[k].stop[0] - cases[k].start[0]);
+    CHECK_EQ_INT(s->shape[1], cases[k].stop[1] - cases[k].start[1]);
+    uint8_t out[8] = {0};
+    CHECK_EQ_INT(b2nd_to_cbuffer(s, out, cases[k].n), 0);
+    CHECK(memcmp(out, cases[k].want, (size_t)cases[k].n) == 0);
+    b2nd_free(s);
+  }
+  /* A negative start, or a start past the stop, is still refused (the
+   * reference fails the first with BLOSC2_ERROR_FAILURE). */
+  int64_t neg[2] = {-1, 0}, one[2] = {1, 1}, two[2] = {2, 0};
+  b2nd_array_t *s = NULL;
+  CHECK(b2nd_get_slice(ctx, &s, src, neg, one) < 0);
+  CHECK_EQ_INT(b2nd_get_slice(ctx, &s, src, two, one), BLOSC2_ERROR_INVALID_PARAM);
+  CHECK(s == NULL);
+  b2nd_free_ctx(ctx);
+  b2nd_free(src);
+}
+
 int main(void) {
   blosc2_init();
   storage_written_between_calls();
   zero_chunkshape_context();
+  slices_past_the_end();
   blosc2_destroy();
   return test_finish("test_b2nd_ctx_slices");
 }
