@@ -1,5 +1,6 @@
-/* b2nd contexts are read when they are used, and slices may reach past the
- * end of their source: what C-Blosc2's own tests rely on. */
+/* b2nd contexts are read when they are used, slices may reach past the end of
+ * their source, and an array whose chunks are too large to hold opens but
+ * refuses every access to its items: what C-Blosc2's own tests rely on. */
 #include "test_common.h"
 
 #include <unistd.h>
@@ -179,11 +180,75 @@ static void slices_past_the_end(void) {
   b2nd_free(src);
 }
 
+/* A super-chunk holding only a "b2nd" metalayer, of typesize `typesize`,
+ * with `nbytes` bytes of data appended when non-zero. */
+static blosc2_schunk *described(int64_t n, int32_t block, int32_t typesize, int32_t nbytes) {
+  int64_t shape[1] = {n};
+  int32_t cs[1] = {(int32_t)n}, bs[1] = {block};
+  uint8_t *smeta = NULL;
+  int32_t len = b2nd_serialize_meta(1, shape, cs, bs, "|u1", 0, &smeta);
+  CHECK(len > 0);
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.typesize = typesize;
+  blosc2_storage st = {.cparams = &cp, .contiguous = true};
+  blosc2_schunk *sc = blosc2_schunk_new(&st);
+  CHECK_EQ_INT(blosc2_meta_add(sc, "b2nd", smeta, len), 0);
+  free(smeta);
+  if (nbytes > 0) {
+    uint8_t data[64] = {0};
+    CHECK(blosc2_schunk_append_buffer(sc, data, nbytes) > 0);
+  }
+  return sc;
+}
+
+/* One chunk of 1073741952 items of 4 bytes is past what a chunk holds: such
+ * an array opens over a super-chunk without chunks, as in the reference, and
+ * then refuses every read and write of its items. */
+static void oversized_chunks(void) {
+  const int64_t n = 1073741952;
+  blosc2_schunk *sc = described(n, 128, 4, 0);
+  b2nd_array_t *a = NULL;
+  CHECK_EQ_INT(b2nd_from_schunk(sc, &a), 0);
+  CHECK(a != NULL);
+  if (a == NULL) {
+    blosc2_schunk_free(sc);
+    return;
+  }
+  CHECK_EQ_INT(a->shape[0], n);
+  CHECK_EQ_INT(a->extchunknitems, n);
+  CHECK_EQ_INT(a->blocknitems, 128);
+  int64_t start[1] = {0}, stop[1] = {1}, bshape[1] = {1};
+  uint8_t item[8] = {0};
+  CHECK_EQ_INT(b2nd_get_slice_cbuffer(a, start, stop, item, bshape, sizeof item),
+               BLOSC2_ERROR_INVALID_PARAM);
+  CHECK_EQ_INT(b2nd_set_slice_cbuffer(item, bshape, sizeof item, start, stop, a),
+               BLOSC2_ERROR_INVALID_PARAM);
+  int64_t idx[1] = {5};
+  CHECK_EQ_INT(b2nd_get_sparse_cbuffer(a, 1, idx, item, sizeof item), BLOSC2_ERROR_INVALID_PARAM);
+  /* Refused, and the shape stays (the reference's grows regardless). */
+  int64_t grown[1] = {n + 1};
+  CHECK(b2nd_resize(a, grown, NULL) < 0);
+  CHECK(b2nd_append(a, item, 4, 0) < 0);
+  CHECK_EQ_INT(a->shape[0], n);
+  CHECK_EQ_INT(a->sc->nchunks, 0);
+  CHECK_EQ_INT(b2nd_free(a), 0);
+
+  /* With data in it the super-chunk cannot hold such chunks: refused (the
+   * reference takes any super-chunk whose metalayer is well formed), and the
+   * super-chunk stays the caller's. */
+  sc = described(n, 128, 4, 64);
+  a = NULL;
+  CHECK(b2nd_from_schunk(sc, &a) < 0);
+  CHECK(a == NULL);
+  blosc2_schunk_free(sc);
+}
+
 int main(void) {
   blosc2_init();
   storage_written_between_calls();
   zero_chunkshape_context();
   slices_past_the_end();
+  oversized_chunks();
   blosc2_destroy();
   return test_finish("test_b2nd_ctx_slices");
 }
