@@ -1016,3 +1016,80 @@ fn views_share_chunks_on_every_backend_and_serialize_as_themselves() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A super-chunk whose only content is a "b2nd" metalayer describing one
+/// chunk of 1073741952 items of `typesize` bytes (what C-Blosc2's
+/// test_b2nd_shape_overflow crafts).
+fn oversized_schunk(storage: Storage, typesize: i32) -> SChunk {
+    let n = 1_073_741_952i64;
+    let meta = b2nd::ndarray::NdMeta::new(vec![n], vec![n as i32], vec![128], "|u1", 0)
+        .to_b2nd_bytes()
+        .unwrap();
+    let mut st = storage;
+    st.cparams.typesize = typesize;
+    let mut sc = SChunk::new(st).unwrap();
+    sc.meta_add("b2nd", &meta).unwrap();
+    sc
+}
+
+#[test]
+fn an_array_whose_chunks_no_chunk_can_hold_opens_but_refuses_its_items() {
+    let dir = scratch("oversized");
+    let path = dir.join("big.b2nd");
+    let file = Storage {
+        contiguous: true,
+        urlpath: Some(path.clone()),
+        ..Storage::default()
+    };
+    drop(oversized_schunk(file, 4));
+    let in_memory = NdArray::from_schunk(oversized_schunk(Storage::default(), 4)).unwrap();
+    for mut a in [in_memory, NdArray::open(&path).unwrap()] {
+        assert_eq!(
+            (a.shape(), a.chunkshape(), a.nchunks()),
+            (&[1_073_741_952i64][..], &[1_073_741_952][..], 0)
+        );
+        assert_eq!(a.layout().extchunknitems * 4, 4_294_967_808);
+        let mut item = [0u8; 4];
+        // Every access to the items is refused with InvalidParam (-12), as
+        // the reference refuses the chunk buffer such a slice needs.
+        let sel: [&[i64]; 1] = [&[3]];
+        let refusals = [
+            a.get_slice_cbuffer(&[0], &[1], &mut item, &[1]),
+            a.get_sparse_cbuffer(&[7], &mut item),
+            a.get_orthogonal_selection(&sel, &mut item, &[1]),
+        ];
+        for r in refusals {
+            assert_eq!(r.unwrap_err().code(), -12);
+        }
+        let refusals = [
+            a.set_slice_cbuffer(&item, &[1], &[0], &[1]),
+            a.set_orthogonal_selection(&sel, &item, &[1]),
+        ];
+        for r in refusals {
+            assert_eq!(r.unwrap_err().code(), -12);
+        }
+        // Which chunks a region touches is known all the same.
+        assert_eq!(a.get_slice_nchunks(&[5], &[9]).unwrap(), [0]);
+        // Shape changes are refused and leave it as it was.
+        assert!(a.resize(&[1_073_741_953], None).is_err());
+        assert!(a.append(&item, 0).is_err());
+        assert!(a.insert(&item, 0, 0).is_err());
+        assert!(a.delete(0, 0, 1).is_err());
+        assert_eq!((a.shape()[0], a.nchunks()), (1_073_741_952, 0));
+        assert!(a.squeeze().is_err());
+        // What it is made of can still be read and serialized.
+        assert!(a.meta_text().unwrap().contains("1073741952"));
+        let frame = a.to_cframe().unwrap();
+        let back = NdArray::from_cframe(&frame, false).unwrap();
+        assert_eq!(back.shape(), a.shape());
+    }
+    // The same chunks fit a typesize of 1: an ordinary array, whose missing
+    // chunk is refused as before.
+    let e = NdArray::from_schunk(oversized_schunk(Storage::default(), 1)).unwrap_err();
+    assert_eq!(e.code(), -12);
+    // A super-chunk holding data cannot hold chunks that large: refused.
+    let mut sc = oversized_schunk(Storage::default(), 4);
+    sc.append_buffer(&[0u8; 64]).unwrap();
+    assert!(NdArray::from_schunk(sc).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -54,31 +54,39 @@ const MAX_DIM: usize = 16;
 
 /// The heap object behind every `b2nd_context_t*`.
 ///
+/// The public fields (`c`) are the context: every call that takes one reads
+/// them afresh ([`CtxBox::current`]), as the reference reads its struct, so
+/// a caller that writes to them between calls (C-Blosc2's tests set
+/// `ctx->b2_storage->urlpath = NULL` to make the next slice in memory) is
+/// followed. `b2nd_get_slice`, `b2nd_copy` and `b2nd_concatenate` write the
+/// shape they made the new array with back into them, as the reference does.
+///
 /// The reference's `b2nd_create_ctx` rejects only malformed arguments
 /// (see [`reference_ctx_checks`]); geometry it cannot build an array from
-/// (overflowing shapes, oversized chunks) fails later, when an array is made
-/// from the context. So the core's verdict is kept and reported then.
+/// (overflowing shapes, oversized chunks, a zero chunkshape under a
+/// non-empty dimension) fails later, when an array is made from the
+/// context with the shape it then has.
 #[repr(C)]
 pub(crate) struct CtxBox {
     /// Must stay first: the C pointer is the box's address.
     c: CtxFields,
-    ctx: std::result::Result<Context, crate::Error>,
-    io: Option<blosc2_io>,
     /// What `c`'s pointers point into.
     dtype: CString,
     urlpath: Option<CString>,
     storage: blosc2_storage,
     cparams: super::types::blosc2_cparams,
     dparams: super::types::blosc2_dparams,
+    /// The caller's I/O backend, copied (`storage.io` points here).
+    io: Option<blosc2_io>,
     layers: Vec<(CString, Vec<u8>)>,
 }
 
 /// The fields the reference's private `struct b2nd_context_s` holds, in its
 /// order. No public header shows them (`b2nd_context_t` is opaque), but
-/// C-Blosc2's own tests read `ctx->ndim` and `ctx->shape` through its
-/// private `context.h`, and a test-only header with this layout serves them
-/// here (`clients/c-blosc2/shim/context.h`). Written once, when the context
-/// is made; the library reads its own copy of the parameters.
+/// C-Blosc2's own tests read and write them through its private
+/// `context.h`, and a test-only header with this layout serves them here
+/// (`clients/c-blosc2/shim/context.h`). The pointers start out pointing
+/// into the box; a caller may point them elsewhere, as with the reference.
 #[repr(C)]
 struct CtxFields {
     ndim: i8,
@@ -95,9 +103,7 @@ struct CtxFields {
 impl CtxBox {
     /// Boxes a context, filling the reference's fields from the arguments
     /// it was made with.
-    #[allow(clippy::too_many_arguments)]
     fn boxed(
-        ctx: std::result::Result<Context, crate::Error>,
         io: Option<blosc2_io>,
         storage: Option<&blosc2_storage>,
         geometry: (&[i64], &[i32], &[i32]),
@@ -120,7 +126,9 @@ impl CtxBox {
                 content: core::ptr::null_mut(),
                 content_len: 0,
             }; 16],
-            nmetalayers: layers.len().min(16) as i32,
+            // As given, even past the 16 slots: an array made from the
+            // context then fails for too many metalayers.
+            nmetalayers: i32::try_from(layers.len()).unwrap_or(i32::MAX),
         };
         c.shape[..shape.len()].copy_from_slice(shape);
         c.chunkshape[..chunkshape.len()].copy_from_slice(chunkshape);
@@ -139,13 +147,12 @@ impl CtxBox {
         };
         let mut b = Box::new(CtxBox {
             c,
-            ctx,
-            io,
             dtype: CString::new(dtype).unwrap_or_default(),
             urlpath,
             storage: given,
             cparams,
             dparams,
+            io,
             layers: layers
                 .into_iter()
                 .map(|(n, v)| (CString::new(n).unwrap_or_default(), v))
@@ -159,6 +166,10 @@ impl CtxBox {
             .urlpath
             .as_ref()
             .map_or(core::ptr::null_mut(), |u| u.as_ptr() as *mut c_char);
+        b_ref.storage.io = b_ref
+            .io
+            .as_mut()
+            .map_or(core::ptr::null_mut(), |io| io as *mut blosc2_io);
         b_ref.c.b2_storage = &mut b_ref.storage;
         for (slot, (name, content)) in b_ref.c.metalayers.iter_mut().zip(b_ref.layers.iter_mut()) {
             slot.name = name.as_ptr() as *mut c_char;
@@ -167,12 +178,89 @@ impl CtxBox {
         }
         b
     }
+
+    /// The context as its public fields now describe it, not yet checked
+    /// against its shape (the callers that replace the shape check the
+    /// result), and the I/O backend its storage names.
+    ///
+    /// # Safety
+    /// The pointers in the public fields are NULL or valid, as the
+    /// reference requires of them: `dtype` a C string, `b2_storage` a
+    /// storage whose pointers are NULL or valid, `metalayers` entries with
+    /// a C string name and `content_len` readable bytes.
+    unsafe fn current(&self) -> Result<(Context, Option<blosc2_io>)> {
+        let c = &self.c;
+        if !(0..=MAX_DIM as i8).contains(&c.ndim) {
+            crate::bail!(InvalidParam, "ndim {} must be in [0, {MAX_DIM}]", c.ndim);
+        }
+        if c.nmetalayers < 0 {
+            crate::bail!(InvalidParam, "negative nmetalayers {}", c.nmetalayers);
+        }
+        if c.nmetalayers as usize > c.metalayers.len() {
+            crate::bail!(Failure, "too many metalayers ({})", c.nmetalayers);
+        }
+        let n = c.ndim as usize;
+        // SAFETY: forwarded contract.
+        let (st, io, dtype) = unsafe {
+            (
+                storage_from_c(c.b2_storage)?,
+                c.b2_storage.as_ref().and_then(|s| s.io.as_ref()).copied(),
+                convert::opt_c_str(c.dtype, "dtype")?,
+            )
+        };
+        let mut layers = Vec::with_capacity(c.nmetalayers as usize);
+        for m in &c.metalayers[..c.nmetalayers as usize] {
+            // SAFETY: forwarded contract.
+            let (name, content) = unsafe { layer_of(m) }?;
+            layers.push((name.to_string(), content.to_vec()));
+        }
+        let typesize = st.cparams.typesize;
+        let ctx = Context::unchecked(
+            ArrayStorage::Schunk(st),
+            typesize,
+            &c.shape[..n],
+            &c.chunkshape[..n],
+            &c.blockshape[..n],
+            dtype,
+            c.dtype_format,
+            layers,
+        );
+        Ok((ctx, io))
+    }
+
+    /// [`CtxBox::current`], checked: a context an array can be made with
+    /// as it is.
+    ///
+    /// # Safety
+    /// As for [`CtxBox::current`].
+    unsafe fn checked(&self) -> Result<(Context, Option<blosc2_io>)> {
+        // SAFETY: forwarded contract.
+        let (ctx, io) = unsafe { self.current() }?;
+        ctx.check()?;
+        Ok((ctx, io))
+    }
+
+    /// Records the shape a new array was made with (ndim and shape), as the
+    /// reference's `b2nd_get_slice` and `b2nd_copy` leave their context.
+    fn set_shape(&mut self, shape: &[i64]) {
+        let n = shape.len().min(MAX_DIM);
+        self.c.ndim = n as i8;
+        self.c.shape[..n].copy_from_slice(&shape[..n]);
+    }
 }
 
-impl CtxBox {
-    /// The validated context, or the error building it gave.
-    fn get(&self) -> Result<&Context> {
-        self.ctx.as_ref().map_err(|e| e.clone())
+/// A metalayer's name and content.
+///
+/// # Safety
+/// `m.name` is a C string and `m.content` is readable for `m.content_len`
+/// bytes (or NULL with a length of 0).
+unsafe fn layer_of(m: &blosc2_metalayer) -> Result<(&str, &[u8])> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        Ok((
+            convert::c_str(m.name, "metalayer name")?,
+            convert::items(m.content, m.content_len, "metalayer content")?,
+        ))
     }
 }
 
@@ -442,7 +530,8 @@ unsafe fn coords<'a>(p: *const i64, ndim: usize, what: &str) -> Result<&'a [i64]
     unsafe { convert::items(p, ndim, what) }
 }
 
-/// Builds the core context from the C arguments of `b2nd_create_ctx`.
+/// Builds the context box from the C arguments of `b2nd_create_ctx`,
+/// after the checks the reference makes there.
 ///
 /// # Safety
 /// Pointers are NULL or valid for `ndim` (`nmetalayers`) items.
@@ -474,32 +563,16 @@ unsafe fn ctx_from_c(
     let metas = unsafe { convert::items(metalayers, nmetalayers, "metalayers") }?;
     let mut layers = Vec::with_capacity(metas.len());
     for m in metas {
-        // SAFETY: a metalayer's name is a NUL-terminated string and its
-        // content is readable for `content_len` bytes (contract).
-        let (name, content) = unsafe {
-            (
-                convert::c_str(m.name, "metalayer name")?,
-                convert::items(m.content, m.content_len, "metalayer content")?,
-            )
-        };
+        // SAFETY: forwarded contract: each entry names a C string and
+        // `content_len` readable bytes.
+        let (name, content) = unsafe { layer_of(m) }?;
         layers.push((name.to_string(), content.to_vec()));
     }
     let typesize = st.cparams.typesize;
     reference_ctx_checks(shape, chunkshape, blockshape, typesize)?;
-    let ctx = Context::new(
-        ArrayStorage::Schunk(st),
-        typesize,
-        shape,
-        chunkshape,
-        blockshape,
-        dtype,
-        dtype_format,
-        layers.clone(),
-    );
     // SAFETY: forwarded contract: NULL or valid.
     let storage = unsafe { b2_storage.as_ref() };
     Ok(CtxBox::boxed(
-        ctx,
         io,
         storage,
         (shape, chunkshape, blockshape),
@@ -610,9 +683,11 @@ unsafe fn with_new_array(
         if out.is_null() {
             crate::bail!(NullPointer, "array is NULL");
         }
-        let slot = slot_for(c.get()?)?;
-        let a = make(&named(c.get()?, &slot))?;
-        let p = ArrayBox::into_c_at(a, c.io, slot)?;
+        // SAFETY: a live context's fields hold what the reference allows.
+        let (cx, io) = unsafe { c.checked() }?;
+        let slot = slot_for(&cx)?;
+        let a = make(&named(&cx, &slot))?;
+        let p = ArrayBox::into_c_at(a, io, slot)?;
         // SAFETY: `out` is non-NULL and writable per the contract.
         unsafe { put_array(out, p) };
         Ok(0)

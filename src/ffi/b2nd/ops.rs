@@ -176,14 +176,16 @@ pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
 
 /// Runs `make` on the lent source array and the context of `ctx` and boxes
 /// the new array it returns into `*out`, with `ctx`'s I/O backend. `starts`
-/// gives the context `make` builds the array with (for its metalayers).
+/// gives the context `make` builds the array with (for its metalayers): the
+/// context's own shape is replaced, so only that one has to make an array,
+/// and its shape is written back into `ctx` (as the reference does).
 ///
 /// # Safety
-/// `src` NULL or live; `out` NULL or writable.
+/// `src` NULL or live; `out` NULL or writable; `ctx` a live context.
 unsafe fn with_derived(
     src: *const b2nd_array_t,
     out: *mut *mut b2nd_array_t,
-    ctx: &CtxBox,
+    ctx: &mut CtxBox,
     starts: impl FnOnce(&NdArray, &Context) -> Result<Context>,
     make: impl FnOnce(&mut NdArray, &Context) -> Result<NdArray>,
 ) -> c_int {
@@ -193,12 +195,15 @@ unsafe fn with_derived(
         if out.is_null() {
             crate::bail!(NullPointer, "array is NULL");
         }
-        let c = ctx.get()?;
+        // SAFETY: a live context's fields hold what the reference allows.
+        let (c, io) = unsafe { ctx.current() }?;
         let (made, slot) = lend(ab, |a| {
-            let slot = slot_for(&starts(a, c)?)?;
-            Ok((make(a, &named(c, &slot))?, slot))
+            let derived = starts(a, &c)?;
+            let slot = slot_for(&derived)?;
+            ctx.set_shape(&derived.shape);
+            Ok((make(a, &named(&c, &slot))?, slot))
         })?;
-        let p = ArrayBox::into_c_at(made, ctx.io, slot)?;
+        let p = ArrayBox::into_c_at(made, io, slot)?;
         // SAFETY: non-NULL and writable per the contract.
         unsafe { put_array(out, p) };
         Ok(0)
@@ -403,9 +408,13 @@ pub unsafe extern "C" fn b2nd_concatenate(
         if copy {
             // SAFETY: forwarded contract.
             let c = unsafe { context(ctx) }?;
+            // SAFETY: a live context's fields hold what the reference allows.
+            let (cx, io) = unsafe { c.current() }?;
             // The new array starts as a copy of `src1`.
-            let slot = slot_for(&lend(a1, |x| x.copy_context(c.get()?))?)?;
-            let nctx = named(c.get()?, &slot);
+            let derived = lend(a1, |x| x.copy_context(&cx))?;
+            let slot = slot_for(&derived)?;
+            c.set_shape(&derived.shape);
+            let nctx = named(&cx, &slot);
             let made = run(a1, &mut |x, y| {
                 let ax = axis_of(axis, x.ndim())?;
                 Ok(Some(NdArray::concatenate(&nctx, x, y.unwrap_or(x), ax)?))
@@ -413,7 +422,7 @@ pub unsafe extern "C" fn b2nd_concatenate(
             let Some(made) = made else {
                 crate::bail!(Failure, "concatenation gave no array");
             };
-            let p = ArrayBox::into_c_at(made, c.io, slot)?;
+            let p = ArrayBox::into_c_at(made, io, slot)?;
             // SAFETY: non-NULL and writable per the contract.
             unsafe { put_array(array, p) };
         } else {

@@ -91,7 +91,38 @@ impl Context {
         dtype_format: i8,
         metalayers: Vec<(String, Vec<u8>)>,
     ) -> Result<Context> {
-        let ctx = Context {
+        let ctx = Context::unchecked(
+            storage,
+            typesize,
+            shape,
+            chunkshape,
+            blockshape,
+            dtype,
+            dtype_format,
+            metalayers,
+        );
+        ctx.validate()?;
+        Ok(ctx)
+    }
+
+    /// [`Context::new`] without the checks: for a context whose shape is
+    /// still to be replaced (`get_slice`, `copy`), whose own shape need not
+    /// make an array. The reference's `b2nd_create_ctx` takes, say, shape
+    /// {20, 10} with chunkshape {1, 0}, which only a region with an empty
+    /// last dimension can be made with. Whatever builds an array from it
+    /// checks it first ([`Context::check`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn unchecked(
+        storage: ArrayStorage,
+        typesize: i32,
+        shape: &[i64],
+        chunkshape: &[i32],
+        blockshape: &[i32],
+        dtype: Option<&str>,
+        dtype_format: i8,
+        metalayers: Vec<(String, Vec<u8>)>,
+    ) -> Context {
+        Context {
             storage,
             typesize,
             shape: shape.to_vec(),
@@ -102,9 +133,13 @@ impl Context {
                 .unwrap_or_else(|| default_dtype(typesize)),
             dtype_format,
             metalayers,
-        };
-        ctx.validate()?;
-        Ok(ctx)
+        }
+    }
+
+    /// The checks [`Context::new`] makes: whether an array can be made
+    /// with this context as it is.
+    pub fn check(&self) -> Result<()> {
+        self.validate().map(|_| ())
     }
 
     /// The fixed-size metalayers an array made with this context starts
@@ -269,10 +304,27 @@ impl NdArray {
     /// The geometry, dtype, dtype format and chunk size in bytes that `sc`'s
     /// "b2nd" (else "caterva") metalayer describes, checked against the
     /// chunks `sc` holds. Reads metadata only.
+    ///
+    /// A geometry whose padded chunk holds more bytes than a chunk can
+    /// (`BLOSC2_MAX_BUFFERSIZE`) describes an array too when `sc` holds no
+    /// chunks, as in the reference, whose `b2nd_from_schunk` checks the
+    /// geometry's products but not its chunk size in bytes (only making a
+    /// new array does): C-Blosc2's test_b2nd_shape_overflow builds one
+    /// (shape and chunkshape {1073741952}, typesize 4) and expects it to
+    /// open, and every slice of it to be refused. Its chunk size is then 0
+    /// (no chunk fits), and [`NdArray::check_chunk_buffer`] refuses every
+    /// access to its items.
     pub(crate) fn described_geometry(sc: &crate::schunk::SChunk) -> Result<(Layout, String, i8, i32)> {
         let smeta = sc.meta_get("b2nd").or_else(|_| sc.meta_get("caterva")).ok();
         let (layout, dtype, dtype_format) = NdArray::geometry_from_meta(smeta, sc.typesize())?;
-        let expect = layout.chunk_nbytes(sc.typesize())?;
+        let expect = match layout.chunk_nbytes(sc.typesize()) {
+            Ok(n) => n,
+            Err(_) if sc.nchunks() == 0 && sc.nbytes() == 0 => {
+                NdArray::block_nbytes(&layout, sc.typesize())?;
+                return Ok((layout, dtype, dtype_format, 0));
+            }
+            Err(e) => return Err(e),
+        };
         NdArray::check_chunks(&layout, expect, sc.nchunks(), sc.chunksize())?;
         // Every chunk of an array holds `expect` bytes. A header whose
         // nbytes says otherwise (a corrupt frame) would size a special last
@@ -288,6 +340,35 @@ impl NdArray {
             );
         }
         Ok((layout, dtype, dtype_format, expect))
+    }
+
+    /// Bytes of one block of `layout` for items of `typesize` bytes.
+    pub(crate) fn block_nbytes(layout: &Layout, typesize: i32) -> Result<i32> {
+        layout
+            .blocknitems
+            .checked_mul(i64::from(typesize))
+            .and_then(|n| i32::try_from(n).ok())
+            .ok_or_else(|| crate::err!(InvalidParam, "block size overflows int32"))
+    }
+
+    /// Refuses to read or write the items of an array whose padded chunk is
+    /// larger than a chunk can be (one opened over a super-chunk without
+    /// chunks, see [`NdArray::described_geometry`]): with `InvalidParam`, as
+    /// the reference refuses to allocate such a chunk buffer. An array
+    /// without items has nothing to read, and passes.
+    pub(crate) fn check_chunk_buffer(&self) -> Result<()> {
+        if self.layout.nitems == 0 {
+            return Ok(());
+        }
+        match self.layout.chunk_nbytes(self.typesize()) {
+            Ok(_) => Ok(()),
+            Err(_) => crate::bail!(
+                InvalidParam,
+                "a chunk of {} items of {} bytes is larger than a chunk buffer can be",
+                self.layout.extchunknitems,
+                self.typesize()
+            ),
+        }
     }
 
     /// Whether `sc` describes an array (see [`NdArray::described_geometry`]).

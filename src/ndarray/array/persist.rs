@@ -20,7 +20,7 @@ impl NdArray {
     /// (the 6-entry layout) gives `|S<typesize>`.
     pub fn from_schunk(sc: SChunk) -> Result<NdArray> {
         let (layout, dtype, dtype_format, expect) = NdArray::described_geometry(&sc)?;
-        let blocksize = (layout.blocknitems * sc.typesize() as i64) as i32;
+        let blocksize = NdArray::block_nbytes(&layout, sc.typesize())?;
         let store = Box::new(SChunkStore::new(sc, expect, blocksize)?);
         Ok(NdArray {
             store: SharedStore::new(store),

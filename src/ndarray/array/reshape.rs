@@ -111,6 +111,9 @@ impl NdArray {
     /// `insert_start` of `axis` (`b2nd_insert`).
     pub fn insert(&mut self, buffer: &[u8], axis: usize, insert_start: i64) -> Result<()> {
         self.refuse_view("insert into")?;
+        // No chunk of an array opened with oversized chunks fits (see
+        // `NdArray::described_geometry`), as in `resize`.
+        self.layout.chunk_nbytes(self.typesize())?;
         let nd = self.ndim();
         if axis >= nd {
             crate::bail!(
@@ -159,6 +162,8 @@ impl NdArray {
     /// as plain C order, is appended as one chunk without re-slicing.
     pub fn append(&mut self, buffer: &[u8], axis: usize) -> Result<()> {
         self.refuse_view("append to")?;
+        // As in `insert`.
+        self.layout.chunk_nbytes(self.typesize())?;
         let l = &self.layout;
         let nd = l.ndim();
         let whole_chunk = axis == 0

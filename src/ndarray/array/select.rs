@@ -68,6 +68,7 @@ impl NdArray {
         if coords.is_empty() {
             return Ok(());
         }
+        self.check_chunk_buffer()?;
         let ts = self.typesize() as usize;
         if (buffer.len() as u64) < coords.len() as u64 * ts as u64 {
             crate::bail!(InvalidParam, "buffer is smaller than expected");
@@ -158,6 +159,7 @@ impl NdArray {
                 "buffer of {buflen} bytes is smaller than its shape needs ({need})"
             );
         }
+        self.check_chunk_buffer()?;
         Ok(c_strides(buffershape))
     }
 

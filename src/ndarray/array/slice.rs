@@ -79,6 +79,7 @@ impl NdArray {
         buffershape: &[i64],
     ) -> Result<()> {
         let need = self.check_region(start, stop, buffershape, buffer.len())?;
+        self.check_chunk_buffer()?;
         let buffer = &mut buffer[..need];
         // As the reference, a buffer larger than the region reads zeros
         // outside it; a buffer of the region's shape is written in full below.
@@ -227,6 +228,7 @@ impl NdArray {
         stop: &[i64],
     ) -> Result<()> {
         let need = self.check_region(start, stop, buffershape, buffer.len())?;
+        self.check_chunk_buffer()?;
         let buffer = &buffer[..need];
         let ts = self.typesize() as usize;
         let chunksize = self.store.chunksize() as usize;

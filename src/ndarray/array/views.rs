@@ -40,7 +40,8 @@ impl NdArray {
     }
 
     /// Fills `self` chunk by chunk from `src`, reading for each of its chunks
-    /// the source region `map` gives.
+    /// the source region `map` gives. A source region smaller than the chunk
+    /// fills the chunk's corner at its origin; the rest keeps what it held.
     fn fill_chunkwise(
         &mut self,
         src: &NdArray,
@@ -50,7 +51,8 @@ impl NdArray {
         for n in 0..l.nchunks() {
             let (cs, ce) = l.chunk_bounds(&l.chunk_coords(n));
             let (ss, se) = map(&cs, &ce);
-            self.transfer_from(src, &ss, &se, &cs, &ce)?;
+            let de: Vec<i64> = (0..cs.len()).map(|i| cs[i] + (se[i] - ss[i])).collect();
+            self.transfer_from(src, &ss, &se, &cs, &de)?;
         }
         Ok(())
     }
@@ -76,17 +78,30 @@ impl NdArray {
 
     /// A new array holding the region [start, stop) of `self`, created with
     /// `ctx` (whose ndim and shape are replaced by the region's). `b2nd_get_slice`.
+    ///
+    /// The region may reach past the end of `self` (`stop`, even `start`,
+    /// beyond the shape): that part of the new array reads as zeros.
+    /// The reference does not check `stop` against the shape here, and
+    /// C-Blosc2's own tests slice past the end (test_b2nd_squeeze_index:
+    /// shape {10, 7, 6, 4}, region [4:5, 4:5, 0:10, 4:5]); it gives zeros
+    /// where the region is outside the source, except that some regions
+    /// partly outside make its chunk arithmetic name a chunk past the last
+    /// one, and then it fails.
     pub fn get_slice(&self, ctx: &Context, start: &[i64], stop: &[i64]) -> Result<NdArray> {
         let c = self.slice_context(ctx, start, stop)?;
         let mut out = NdArray::empty(&c)?;
         if out.nitems() == 0 {
             return Ok(out);
         }
+        let shape = &self.layout.shape;
         out.fill_chunkwise(self, |cs, ce| {
-            (
-                cs.iter().zip(start).map(|(a, b)| a + b).collect(),
-                ce.iter().zip(start).map(|(a, b)| a + b).collect(),
-            )
+            // Each chunk's source region, cut at the source's end (empty
+            // when it starts past it): the rest of the chunk stays zero.
+            let ss: Vec<i64> = cs.iter().zip(start).map(|(a, b)| a + b).collect();
+            let se = (0..ss.len())
+                .map(|i| (ce[i] + start[i]).min(shape[i]).max(ss[i]))
+                .collect();
+            (ss, se)
         })?;
         Ok(out)
     }
@@ -99,7 +114,8 @@ impl NdArray {
             crate::bail!(InvalidParam, "start and stop need {nd} entries");
         }
         for i in 0..nd {
-            if start[i] < 0 || start[i] > stop[i] || stop[i] > self.layout.shape[i] {
+            // Past the end is allowed (see `get_slice`).
+            if start[i] < 0 || start[i] > stop[i] {
                 crate::bail!(
                     InvalidParam,
                     "slice [{}, {}) out of range in dimension {i}",
@@ -456,6 +472,7 @@ impl NdArray {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
+    use super::super::ArrayStorage;
     use super::*;
     use crate::ndarray::NdMeta;
 
@@ -493,12 +510,73 @@ mod tests {
         assert_eq!(b.to_vec().unwrap(), data);
         let same = a.copy(&a.like_context()).unwrap();
         assert_eq!(same.to_vec().unwrap(), data);
-        assert_eq!(
-            a.get_slice(&a.like_context(), &[0, 0, 0], &[10, 1, 1])
-                .unwrap_err()
-                .code(),
-            -12
+        // Past the end, the region reads as zeros (as in the reference);
+        // a negative start or a start past the stop is still refused.
+        let past = a
+            .get_slice(&a.like_context(), &[0, 0, 0], &[10, 1, 1])
+            .unwrap();
+        assert_eq!(past.shape(), &[10, 1, 1]);
+        let mut want = naive_slice(&data, &shape, 4, &[0, 0, 0], &[9, 1, 1]);
+        want.extend([0u8; 4]);
+        assert_eq!(past.to_vec().unwrap(), want);
+        for (start, stop) in [([-1i64, 0, 0], [1i64, 1, 1]), ([2, 0, 0], [1, 1, 1])] {
+            let e = a.get_slice(&a.like_context(), &start, &stop).unwrap_err();
+            assert_eq!(e.code(), -12, "{start:?}..{stop:?}");
+        }
+    }
+
+    #[test]
+    fn get_slice_past_the_end_reads_zeros_there() {
+        // 4x4 items 1..=16 in 2x2 chunks, sliced into chunks of 2x2 (the
+        // reference's results for these regions).
+        let data: Vec<u8> = (1..=16).collect();
+        let a = NdArray::from_cbuffer(&ctx(1, &[4, 4], &[2, 2], &[1, 1]), &data).unwrap();
+        let c = ctx(1, &[4, 4], &[2, 2], &[1, 1]);
+        let cases: [([i64; 2], [i64; 2], &[u8]); 4] = [
+            ([2, 2], [4, 6], &[11, 12, 0, 0, 15, 16, 0, 0]),
+            ([2, 2], [6, 4], &[11, 12, 15, 16, 0, 0, 0, 0]),
+            ([1, 4], [2, 5], &[0]),
+            ([4, 0], [5, 2], &[0, 0]),
+        ];
+        for (start, stop, want) in cases {
+            let s = a.get_slice(&c, &start, &stop).unwrap();
+            let shape: Vec<i64> = (0..2).map(|i| stop[i] - start[i]).collect();
+            assert_eq!(s.shape(), &shape[..]);
+            assert_eq!(s.to_vec().unwrap(), want, "{start:?}..{stop:?}");
+        }
+        // A region wholly past the end along a dimension of the source
+        // whose chunks differ from the slice's.
+        let s = a
+            .get_slice(&ctx(1, &[1, 1], &[1, 3], &[1, 2]), &[3, 4], &[4, 9])
+            .unwrap();
+        assert_eq!(s.to_vec().unwrap(), [0u8; 5]);
+    }
+
+    #[test]
+    fn a_context_whose_own_shape_makes_no_array_still_slices() {
+        // Shape {20, 10} with chunkshape {1, 0}: no array of that shape, but
+        // a region with an empty last dimension can be made with it.
+        let a = NdArray::zeros(&ctx(1, &[20, 10], &[7, 5], &[3, 5])).unwrap();
+        let c = Context::unchecked(
+            ArrayStorage::Decoded,
+            1,
+            &[20, 10],
+            &[1, 0],
+            &[1, 0],
+            None,
+            0,
+            Vec::new(),
         );
+        assert_eq!(c.check().unwrap_err().code(), -12);
+        let s = a.get_slice(&c, &[17, 0], &[18, 0]).unwrap();
+        assert_eq!(
+            (s.shape(), s.chunkshape(), s.nitems()),
+            (&[1, 0][..], &[1, 0][..], 0)
+        );
+        // Its own shape cannot make an array.
+        assert_eq!(NdArray::empty(&c).unwrap_err().code(), -12);
+        // A region that is not empty along the zero chunkshape cannot either.
+        assert_eq!(a.get_slice(&c, &[17, 0], &[18, 1]).unwrap_err().code(), -12);
     }
 
     #[test]
