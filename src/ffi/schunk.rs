@@ -295,6 +295,7 @@ impl SchunkBox {
             io: &mut self.io,
         };
         self.c.storage = &mut self.storage;
+        self.c.tuner_params = self.cparams.tuner_params;
         // Lazy chunks from `get_lazychunk` decode through any context whose
         // dparams name a super-chunk (as `dctx` does): install the lookup.
         crate::chunk::Decompressor::set_lazy_resolver(resolve_lazy);

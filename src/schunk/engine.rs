@@ -176,13 +176,3 @@ pub(crate) fn compress_with(cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
 pub(crate) fn decompress_once(chunk: &[u8]) -> Result<Vec<u8>> {
     crate::frame::codec::decompress(chunk)
 }
-
-/// A special chunk of `nbytes`.
-pub(crate) fn make_special(
-    kind: Special,
-    nbytes: usize,
-    typesize: usize,
-    value: Option<&[u8]>,
-) -> Result<Vec<u8>> {
-    crate::chunk::make_special(kind, nbytes, typesize, value)
-}

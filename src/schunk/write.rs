@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::{engine, fixed_chunk_nbytes, grow, Backend, SChunk, Special};
+use super::{fixed_chunk_nbytes, grow, Backend, SChunk, Special};
 use crate::frame::codec::ChunkInfo;
 use crate::frame::SpecialOffset;
 use crate::Result;
@@ -497,8 +497,13 @@ impl SChunk {
             return Ok(self.nchunks());
         }
         // Every full chunk of the fill is the same bytes: a chunk list holds
-        // them once.
-        let full: Arc<[u8]> = engine::make_special(special, cs as usize, ts as usize, None)?.into();
+        // them once. Made with the super-chunk's parameters, as the
+        // reference's are, so their headers carry its block size (an
+        // array's block, which readers of single blocks rely on).
+        let make = |nb: i64| {
+            crate::chunk::make_special_with(&self.storage.cparams, special, nb as usize, None)
+        };
+        let full: Arc<[u8]> = make(cs)?.into();
         for i in 0..nchunks {
             let nb = if i == nchunks - 1 && total % cs != 0 {
                 total % cs
@@ -508,7 +513,7 @@ impl SChunk {
             let chunk: Arc<[u8]> = if nb == cs {
                 full.clone()
             } else {
-                engine::make_special(special, nb as usize, ts as usize, None)?.into()
+                make(nb)?.into()
             };
             match &mut self.backend {
                 Backend::Chunks(c) => {
@@ -528,6 +533,33 @@ impl SChunk {
 mod tests {
     use super::*;
     use crate::schunk::{CParams, Storage};
+
+    /// Special chunks filled into a chunk list carry the super-chunk's block
+    /// size, as those of a frame and the reference's do: python-blosc2's
+    /// expression prefilters read one block of an input's chunk at a time,
+    /// at `nblock * blocksize`, and a header saying one block of the whole
+    /// chunk sent them past its end.
+    #[test]
+    fn special_chunks_of_a_chunk_list_have_the_super_chunks_blocks() {
+        for contiguous in [false, true] {
+            let mut s = SChunk::new(Storage {
+                contiguous,
+                cparams: CParams {
+                    typesize: 4,
+                    blocksize: 16,
+                    ..CParams::default()
+                },
+                ..Storage::default()
+            })
+            .unwrap();
+            s.fill_special(36 * 3 + 4, Special::Zero, 144).unwrap();
+            for n in 0..s.nchunks() {
+                let c = s.get_chunk(n).unwrap();
+                let info = ChunkInfo::parse(&c).unwrap();
+                assert_eq!(info.blocksize, 16, "chunk {n}, contiguous {contiguous}");
+            }
+        }
+    }
 
     /// A frame holding no chunks whose header still says it holds bytes
     /// (the state a corrupt frame found by the frame_edit fuzz body opened
