@@ -100,9 +100,19 @@ impl SChunk {
     }
 
     fn to_buffer_unlocked(&mut self) -> Result<Vec<u8>> {
+        // The reference serializes a frame file as a copy made from what the
+        // handle holds: its metadata, and its chunks read one by one. Reading
+        // the file whole gives the same bytes faster, while the file is what
+        // this handle wrote; when it is no longer (python-blosc2 truncates a
+        // frame file it is about to rewrite with the handle's own contents,
+        // then asks for them), the copy still serves what the handle holds.
         if let Backend::Frame(f) = &mut self.backend {
             if !f.is_sparse() {
-                return f.to_bytes();
+                match f.to_bytes() {
+                    Ok(bytes) => return Ok(bytes),
+                    Err(crate::Error::FileRead(_)) => {}
+                    Err(e) => return Err(e),
+                }
             }
         }
         let mut c = self.copy(Storage {
@@ -285,6 +295,28 @@ impl SharedChunks {
 mod tests {
     use super::*;
     use crate::schunk::{CParams, Special};
+
+    /// python-blosc2 rewrites a store's vlmetalayer frame by opening its file
+    /// for writing (truncating it) and then serializing the handle on it. The
+    /// reference serializes from what the handle holds, so that works; so it
+    /// does here, and the frame keeps the handle's vlmetalayers.
+    #[test]
+    fn a_frame_file_truncated_under_its_handle_still_serializes() {
+        let path = std::env::temp_dir().join(format!("b2nd-truncated-{}.b2frame", std::process::id()));
+        let mut s = SChunk::new(Storage {
+            contiguous: true,
+            urlpath: Some(path.clone()),
+            ..Storage::default()
+        })
+        .unwrap();
+        s.vlmeta_add("units", b"kelvin", None).unwrap();
+        s.vlmeta_update("units", b"celsius, longer", None).unwrap();
+        std::fs::File::create(&path).unwrap();
+        let bytes = s.to_buffer().unwrap();
+        let back = SChunk::from_vec(bytes).unwrap();
+        assert_eq!(back.vlmeta_get("units").unwrap(), b"celsius, longer");
+        std::fs::remove_file(&path).unwrap();
+    }
 
     fn list(s: &SChunk) -> &[Arc<[u8]>] {
         match &s.backend {
