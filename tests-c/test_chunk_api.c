@@ -480,6 +480,16 @@ static void test_header_queries(void) {
   CHECK(strcmp(complib, "Zlib") == 0);
   free(complib);
   free(ver);
+  /* The codecs the reference registers at init are each a library of their own, named after
+     the codec (python-blosc2 asks this to tell which codecs a build has). */
+  CHECK_EQ_INT(blosc2_get_complib_info("zfp_acc", &complib, &ver), 33);
+  CHECK(strcmp(complib, "zfp_acc") == 0 && strcmp(ver, "unknown") == 0);
+  free(complib);
+  free(ver);
+  CHECK_EQ_INT(blosc2_get_complib_info("ndlz", &complib, &ver), 32);
+  CHECK(strcmp(complib, "ndlz") == 0);
+  free(complib);
+  free(ver);
   CHECK_EQ_INT(blosc2_get_complib_info("unknown", &complib, &ver), BLOSC2_ERROR_NOT_FOUND);
   blosc2_free_ctx(cctx);
 }

@@ -957,6 +957,10 @@ pub unsafe extern "C" fn blosc2_get_complib_info(
                         .map(|c| c.to_bytes().to_vec())
                         .unwrap_or_default(),
                 )
+            } else if let Some((c, n)) = PLUGINS.iter().find(|(_, n)| *n == name) {
+                // The reference registers these at init, each its own
+                // library named after the codec, of unknown version.
+                (*c, n.to_bytes().to_vec())
             } else if let Some((_, l)) = user_codec_by_name(name) {
                 (l, name.to_bytes().to_vec())
             } else {
