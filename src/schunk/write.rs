@@ -112,8 +112,9 @@ impl SChunk {
     }
 
     /// Stores `bytes` at `n` in the backend (insert or replace); returns
-    /// the stored size as counted in `cbytes` (what [`SChunk::stored_cbytes`]
-    /// would now read back: 0 for a special offset, else the chunk's cbytes).
+    /// the stored size as counted in `cbytes` when a chunk comes in: 0 for a
+    /// special offset, else the chunk's cbytes (see [`SChunk::stored_cbytes`]
+    /// for when it goes).
     /// `shared`, when given, holds exactly `bytes`: a chunk list stores it
     /// instead of a new copy (see `SChunk::copy`).
     pub(super) fn place_chunk(
@@ -245,10 +246,18 @@ impl SChunk {
         Ok(())
     }
 
-    /// Stored size of chunk `n` as counted in `cbytes`.
+    /// Stored size of chunk `n` as counted in `cbytes` when it is replaced
+    /// or removed. A chunk list counts every chunk's size when it comes in,
+    /// but, as the reference does, a chunk of 32 bytes (a special chunk) as 0
+    /// when it goes: its `cbytes` then keeps those 32 bytes, which
+    /// python-blosc2 prints (`NDArray.info` of an array made from data, whose
+    /// chunks replace the uninitialized ones it starts with).
     pub(super) fn stored_cbytes(&mut self, n: usize) -> Result<i64> {
         match &mut self.backend {
-            Backend::Chunks(c) => Ok(i64::from(ChunkInfo::parse(&c[n])?.cbytes)),
+            Backend::Chunks(c) => {
+                let cb = ChunkInfo::parse(&c[n])?.cbytes;
+                Ok(if cb == 32 { 0 } else { i64::from(cb) })
+            }
             Backend::Frame(f) => Ok(match f.chunk_info(n)? {
                 Ok(info) => i64::from(info.cbytes),
                 Err(_) => 0,
@@ -533,6 +542,29 @@ impl SChunk {
 mod tests {
     use super::*;
     use crate::schunk::{CParams, Storage};
+
+    /// A chunk list counts a special chunk's 32 bytes when it comes in but
+    /// not when it is replaced, as the reference does: its `cbytes` agrees
+    /// with the reference's, which python-blosc2 prints.
+    #[test]
+    fn a_chunk_list_counts_cbytes_as_the_reference() {
+        let mut s = SChunk::new(Storage {
+            cparams: CParams {
+                typesize: 8,
+                ..CParams::default()
+            },
+            ..Storage::default()
+        })
+        .unwrap();
+        s.fill_special(10, Special::Uninit, 80).unwrap();
+        assert_eq!(s.cbytes(), 32);
+        let data: Vec<u8> = (1..=10u64).flat_map(|v| v.to_le_bytes()).collect();
+        let chunk = crate::schunk::engine::compress_with(s.cparams(), &data).unwrap();
+        s.update_chunk(0, &chunk).unwrap();
+        assert_eq!(s.cbytes(), 32 + chunk.len() as i64);
+        s.delete_chunk(0).unwrap();
+        assert_eq!(s.cbytes(), 32);
+    }
 
     /// Special chunks filled into a chunk list carry the super-chunk's block
     /// size, as those of a frame and the reference's do: python-blosc2's
