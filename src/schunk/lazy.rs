@@ -197,13 +197,16 @@ impl SChunk {
         let Some(f) = self.disk_frame() else {
             return Ok(None);
         };
-        let Ok((info, header)) = f.chunk_header(n)? else {
-            return Ok(None);
-        };
-        if info.special != 0 {
-            return Ok(None);
-        }
-        build_lazy_chunk(f, n, &info, &header).map(Some)
+        // One operation: header and block starts through one file handle.
+        f.op(|f| {
+            let Ok((info, header)) = f.chunk_header(n)? else {
+                return Ok(None);
+            };
+            if info.special != 0 {
+                return Ok(None);
+            }
+            build_lazy_chunk(f, n, &info, &header).map(Some)
+        })
     }
 
     /// Reads bytes `lo..lo+dst.len()` of chunk `n` fetching only the needed
@@ -268,10 +271,14 @@ impl SChunk {
         let Backend::Frame(frame) = &mut self.backend else {
             return Ok(None);
         };
-        let mut src = LazyBlocks::new(trailer, |pos, buf: &mut [u8]| {
-            frame.read_stored(n, pos, buf)
-        });
-        decode(&mut self.engine, &mut src).map(Some)
+        let engine = &mut self.engine;
+        // One operation: every block through one file handle.
+        frame.op(|frame| {
+            let mut src = LazyBlocks::new(trailer, |pos, buf: &mut [u8]| {
+                frame.read_stored(n, pos, buf)
+            });
+            decode(engine, &mut src).map(Some)
+        })
     }
 
     /// Decodes into `dst` what `needs` asks for of chunk `n` (see
