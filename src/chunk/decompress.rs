@@ -1301,7 +1301,8 @@ impl Decompressor {
             let Some(body) = p.src.get(p.hlen..p.hlen + dst.len()) else {
                 crate::bail!(ReadBuffer, "memcpyed chunk is short");
             };
-            let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
+            let nthreads =
+                pool::threads_for(self.dparams.nthreads, dst.len()).min(p.nblocks.max(1));
             return with_worker(|w| pool::copy(w, dst, body, nthreads));
         }
         // A special chunk is one pattern from its first byte. Read whole, it
@@ -1322,7 +1323,8 @@ impl Decompressor {
                 }
                 return Ok(());
             }
-            let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
+            let nthreads =
+                pool::threads_for(self.dparams.nthreads, dst.len()).min(p.nblocks.max(1));
             if nthreads <= 1 {
                 return p.fill_special_range(0, dst);
             }
