@@ -333,6 +333,28 @@ where
     Ok(())
 }
 
+/// Runs `f(tid, item)` for every item with up to `nthreads` threads, the
+/// caller (tid 0) included, on the pool or the external executor as chunk
+/// work does; `tid` is below `nthreads`, and no two items run at once with
+/// the same `tid`. Returns the error of the first failing item in item
+/// order. For work built from chunk calls (a super-chunk's gathers), whose
+/// scratch is the caller's to keep by `tid`.
+pub(crate) fn run_each<I, F>(items: Vec<I>, nthreads: usize, f: F) -> crate::Result<()>
+where
+    I: Send,
+    F: Fn(usize, I) -> crate::Result<()> + Sync,
+{
+    #[derive(Default)]
+    struct NoScratch;
+    static NO_SCRATCH: Mutex<Vec<NoScratch>> = Mutex::new(Vec::new());
+    impl Scratch for NoScratch {
+        fn stash() -> &'static Mutex<Vec<Self>> {
+            &NO_SCRATCH
+        }
+    }
+    run_scoped(items, nthreads, &mut NoScratch, |_, tid, item| f(tid, item))
+}
+
 /// Copies `src` into `dst` (same length) with up to `nthreads` threads, the
 /// caller (with its scratch `caller`) included: the body of a stored
 /// (memcpyed) chunk, both ways. Each thread takes one contiguous range, not
