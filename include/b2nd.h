@@ -1653,8 +1653,12 @@ int blosc2_schunk_set_slice_buffer(struct blosc2_schunk *schunk,
                                    void *buffer);
 
 // Gathers the items at `coords` (item indices) into `buffer`, one
-// `typesize` item after another. Returns 0; `BLOSC2_ERROR_INVALID_PARAM`
-// for negative `ncoords`, NULL arrays or coordinates out of range.
+// `typesize` item after another, decoding the blocks they are in on the
+// decompression context's threads (or the threads callback). Returns 0;
+// `BLOSC2_ERROR_INVALID_PARAM` for negative `ncoords`, NULL arrays or
+// coordinates out of range. Super-chunks that the reference refuses as not
+// supported yet (chunks of varying sizes, VL blocks, an automatic block
+// size) are read item by item.
 //
 // # Safety
 // `schunk` is NULL or live; `coords` is readable for `ncoords` entries and

@@ -272,6 +272,60 @@ fn an_external_executor_replaces_the_pool() {
     assert_eq!(compress(&cparams(5, 8, 3, 64 * 1024), &src), base);
 }
 
+/// A small chunk of several blocks goes to an installed executor, as the
+/// reference hands it to its threads callback, whatever its size,
+/// compressed or stored (memcpyed) alike: one call, one job per thread asked
+/// for but no more jobs than blocks (the reference passes one per thread
+/// even then; the extra ones find nothing to do). A chunk of one block, and
+/// one thread, stay on the caller. The bytes are the pool's.
+#[test]
+fn an_external_executor_gets_small_chunks_too() {
+    let _g = EXECUTOR_GUARD.write().unwrap_or_else(|p| p.into_inner());
+    let src: Vec<u8> = (0..512u32).map(|i| (i / 128 + 1) as u8).collect();
+    let stored = |nthreads| CParams {
+        clevel: 0,
+        ..cparams(1, 4, nthreads, 128)
+    };
+    let base = compress(&cparams(1, 4, 1, 128), &src);
+    let base_stored = compress(&stored(1), &src);
+    let jobs = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&jobs);
+    chunk::set_external_executor(Some(Arc::new(
+        move |njobs: usize, job: &(dyn Fn(usize) + Sync)| {
+            seen.lock().unwrap().push(njobs);
+            for i in 0..njobs {
+                job(i);
+            }
+        },
+    )));
+    let calls = || std::mem::take(&mut *jobs.lock().unwrap());
+    let four = compress(&cparams(1, 4, 4, 128), &src);
+    let out = decompress(&four, src.len(), 4);
+    let eight = compress(&cparams(1, 4, 8, 128), &src);
+    let two = compress(&cparams(1, 4, 2, 128), &src);
+    let compressed = calls();
+    let copied = compress(&stored(4), &src);
+    let copied_back = decompress(&copied, src.len(), 3);
+    let stored_calls = calls();
+    let one_block = compress(&cparams(1, 4, 4, 512), &src);
+    let back = decompress(&one_block, src.len(), 4);
+    let single = compress(&cparams(1, 4, 1, 128), &src);
+    let single_back = decompress(&four, src.len(), 1);
+    let left = calls();
+    chunk::set_external_executor(None);
+    assert_eq!(compressed, [4, 4, 4, 2], "4 blocks: 4 jobs, even for 8 threads");
+    assert_eq!(stored_calls, [4, 3], "a stored chunk of 4 blocks");
+    assert_eq!(left, [0usize; 0], "one block, or one thread");
+    assert!(four.len() < src.len(), "the blocks compress");
+    for c in [&four, &eight, &two, &single] {
+        assert_eq!(c, &base);
+    }
+    assert_eq!(copied, base_stored);
+    for d in [&out, &copied_back, &back, &single_back] {
+        assert_eq!(d, &src);
+    }
+}
+
 /// On one thread, with no parallelism at all, a zlib chunk must come out the
 /// same after the thread's kept encoder has compressed other data first (a
 /// bug once seen with a reused zlib-rs stream).

@@ -967,7 +967,7 @@ impl Compressor {
         hdr.blosc2_flags &= !Fmt::USEDICT;
         hdr.cbytes = (nbytes + Fmt::EXT_HEADER) as i32;
         dst[..Fmt::EXT_HEADER].copy_from_slice(&hdr.to_bytes());
-        let nthreads = pool::threads_for(cp.nthreads, nbytes);
+        let nthreads = pool::threads_for(cp.nthreads, nbytes).min(nblocks.max(1));
         let body = &mut dst[Fmt::EXT_HEADER..Fmt::EXT_HEADER + nbytes];
         with_worker(|w: &mut EncWorker| pool::copy(w, body, data, nthreads))?;
         Ok(nbytes + Fmt::EXT_HEADER)

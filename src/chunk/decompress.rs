@@ -1301,7 +1301,8 @@ impl Decompressor {
             let Some(body) = p.src.get(p.hlen..p.hlen + dst.len()) else {
                 crate::bail!(ReadBuffer, "memcpyed chunk is short");
             };
-            let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
+            let nthreads =
+                pool::threads_for(self.dparams.nthreads, dst.len()).min(p.nblocks.max(1));
             return with_worker(|w| pool::copy(w, dst, body, nthreads));
         }
         // A special chunk is one pattern from its first byte. Read whole, it
@@ -1322,7 +1323,8 @@ impl Decompressor {
                 }
                 return Ok(());
             }
-            let nthreads = pool::threads_for(self.dparams.nthreads, dst.len());
+            let nthreads =
+                pool::threads_for(self.dparams.nthreads, dst.len()).min(p.nblocks.max(1));
             if nthreads <= 1 {
                 return p.fill_special_range(0, dst);
             }
@@ -1673,8 +1675,13 @@ impl Decompressor {
         })
     }
 
-    /// Decodes block `nblock` of a VL-block chunk.
+    /// Decodes block `nblock` of a VL-block chunk. A lazy chunk (see
+    /// [`Decompressor::decompress`]) has that block read from its frame.
     pub fn decompress_vl_block(&mut self, chunk: &[u8], nblock: usize) -> crate::Result<Vec<u8>> {
+        if matches!(ChunkHeader::parse_unchecked_len(chunk), Ok(h) if h.is_lazy() && h.special_code() == 0)
+        {
+            return self.decompress_lazy_vl_block(chunk, nblock);
+        }
         let p = Prepared::new(chunk, false)?;
         let Some(vl) = &p.vl else {
             crate::bail!(InvalidParam, "not a VL-block chunk");
@@ -1698,6 +1705,76 @@ impl Decompressor {
             )
         })?;
         Ok(out)
+    }
+
+    /// [`Decompressor::decompress_vl_block`] for a lazy chunk: the block's
+    /// compressed size comes from the lazy trailer, its bytes (and the
+    /// dictionary, if any) from the frame of the super-chunk the parameters
+    /// name, its size from the block's own first bytes, as the reference
+    /// reads them. A trailer cut short is `ReadBuffer`; a block too short
+    /// to hold its size, `InvalidHeader`.
+    fn decompress_lazy_vl_block(&mut self, chunk: &[u8], nblock: usize) -> crate::Result<Vec<u8>> {
+        let mut p = Prepared::new(chunk, true)?;
+        if !p.h.vl_blocks() {
+            crate::bail!(InvalidParam, "not a VL-block chunk");
+        }
+        if nblock >= p.nblocks {
+            crate::bail!(InvalidIndex, "block {nblock} of {}", p.nblocks);
+        }
+        // Lazy trailer: nchunk (i32), offset (i64), then one csize per block,
+        // all of it within the bytes given (as every decode of a lazy VL
+        // chunk requires in the reference).
+        if chunk.len() < p.bstarts_end + 12 + 4 * p.nblocks {
+            crate::bail!(ReadBuffer, "the lazy trailer runs past the chunk");
+        }
+        let at = p.bstarts_end + 12 + 4 * nblock;
+        let Some(csize) = chunk.get(at..at + 4) else {
+            crate::bail!(InvalidHeader, "the lazy trailer runs past the chunk");
+        };
+        let csize = i32::from_le_bytes([csize[0], csize[1], csize[2], csize[3]]);
+        if csize < 4 {
+            crate::bail!(
+                InvalidHeader,
+                "lazy VL block {nblock} has {csize} compressed bytes, too few for its size"
+            );
+        }
+        if p.bstart(nblock)? < 0 {
+            crate::bail!(
+                InvalidHeader,
+                "lazy VL block {nblock} starts before the chunk"
+            );
+        }
+        let Some(mut source) = lazy_source(&self.dparams, chunk)? else {
+            crate::bail!(InvalidParam, "lazy chunk needs an associated super-chunk");
+        };
+        let fetched = fetch_blocks(&mut p, chunk, &mut *source, nblock + 1, |j| j == nblock)?;
+        let dp = self.dparams.clone();
+        let result = (|| {
+            let Some(bytes) = fetched.block(nblock) else {
+                crate::bail!(ReadBuffer, "block {nblock} was not fetched");
+            };
+            let nb = rd_i32(bytes, 0)?;
+            if nb <= 0 || nb as usize > p.h.nbytes() {
+                crate::bail!(InvalidHeader, "invalid VL-block size {nb}");
+            }
+            let nb = nb as usize;
+            // A layout where only this block is known: it is all that is decoded.
+            let n = p.nblocks;
+            let mut vl = VlLayout {
+                nbytes: vec![0; n],
+                offsets: vec![0; n],
+                cbytes: vec![0; n],
+            };
+            vl.nbytes[nblock] = nb;
+            vl.cbytes[nblock] = bytes.len();
+            p.vl = Some(vl);
+            p.blocksize = nb;
+            let mut out = crate::mem::zeroed(nb)?;
+            with_worker(|w| p.decode_block(w, &dp, nblock, bytes, &mut out, None, 0, 0..nb))?;
+            Ok(out)
+        })();
+        fetched.recycle();
+        result
     }
 
     /// Decodes every block of a VL-block chunk, one buffer per block.

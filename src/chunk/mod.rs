@@ -35,6 +35,7 @@ pub use decompress::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
 pub use needs::BlockNeeds;
 pub use pool::{set_external_executor, Executor};
+pub(crate) use pool::{run_each, threads_for};
 pub use special::{make_special, make_special_with};
 
 /// Format constants of the reference (`blosc2.h`), as associated constants so

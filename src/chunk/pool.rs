@@ -32,12 +32,22 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 /// Threads worth using for `nbytes` of work when `asked` were requested.
-/// Waking a worker and moving a block's data to its core costs a few
-/// microseconds, so each thread must get enough bytes (128 KiB) to pay for
-/// it; a small chunk stays on the calling thread. Never less than 1.
+/// Waking a worker of the pool and moving a block's data to its core costs
+/// a few microseconds, so each thread must get enough bytes (128 KiB) to pay
+/// for it; a small chunk stays on the calling thread. Never less than 1.
+///
+/// With an external executor installed (`blosc2_set_threads_callback`) the
+/// threads asked for are used whatever the size, as the reference hands
+/// every multi-threaded call with more than one block to the callback: what
+/// its jobs cost is the embedder's to weigh, and the callers still use no
+/// more threads than they have blocks.
 pub(crate) fn threads_for(asked: i16, nbytes: usize) -> usize {
     const MIN_BYTES_PER_THREAD: usize = 128 * 1024;
-    (asked.max(1) as usize).min((nbytes / MIN_BYTES_PER_THREAD).max(1))
+    let asked = asked.max(1) as usize;
+    if asked > 1 && external_executor_installed() {
+        return asked;
+    }
+    asked.min((nbytes / MIN_BYTES_PER_THREAD).max(1))
 }
 
 /// Per-thread scratch that workers borrow from a process-wide stash.
@@ -74,6 +84,10 @@ pub fn set_external_executor(exec: Option<Executor>) {
 
 fn external_executor() -> Option<Executor> {
     EXECUTOR.read().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+fn external_executor_installed() -> bool {
+    EXECUTOR.read().unwrap_or_else(|p| p.into_inner()).is_some()
 }
 
 /// The worker pools, by number of workers, of the process that made them.
@@ -319,6 +333,28 @@ where
     Ok(())
 }
 
+/// Runs `f(tid, item)` for every item with up to `nthreads` threads, the
+/// caller (tid 0) included, on the pool or the external executor as chunk
+/// work does; `tid` is below `nthreads`, and no two items run at once with
+/// the same `tid`. Returns the error of the first failing item in item
+/// order. For work built from chunk calls (a super-chunk's gathers), whose
+/// scratch is the caller's to keep by `tid`.
+pub(crate) fn run_each<I, F>(items: Vec<I>, nthreads: usize, f: F) -> crate::Result<()>
+where
+    I: Send,
+    F: Fn(usize, I) -> crate::Result<()> + Sync,
+{
+    #[derive(Default)]
+    struct NoScratch;
+    static NO_SCRATCH: Mutex<Vec<NoScratch>> = Mutex::new(Vec::new());
+    impl Scratch for NoScratch {
+        fn stash() -> &'static Mutex<Vec<Self>> {
+            &NO_SCRATCH
+        }
+    }
+    run_scoped(items, nthreads, &mut NoScratch, |_, tid, item| f(tid, item))
+}
+
 /// Copies `src` into `dst` (same length) with up to `nthreads` threads, the
 /// caller (with its scratch `caller`) included: the body of a stored
 /// (memcpyed) chunk, both ways. Each thread takes one contiguous range, not
@@ -343,13 +379,25 @@ pub(crate) fn copy<W: Scratch>(
             o.copy_from_slice(s);
         }
     };
-    let nthreads = nthreads.min(dst.len().div_ceil(COPY_PIECE)).max(1);
+    // An external executor gets the threads asked for (see `threads_for`),
+    // each its share of the bytes; the pool gets whole pieces.
+    let external = external_executor_installed();
+    let nthreads = if external {
+        nthreads.min(dst.len())
+    } else {
+        nthreads.min(dst.len().div_ceil(COPY_PIECE))
+    }
+    .max(1);
     if nthreads == 1 {
         copy_range(dst, src);
         return Ok(());
     }
     // Ranges of whole pieces, so only the last piece of all can be short.
-    let per_thread = dst.len().div_ceil(COPY_PIECE).div_ceil(nthreads) * COPY_PIECE;
+    let per_thread = if external {
+        dst.len().div_ceil(nthreads)
+    } else {
+        dst.len().div_ceil(COPY_PIECE).div_ceil(nthreads) * COPY_PIECE
+    };
     let ranges: Vec<(&mut [u8], &[u8])> = dst
         .chunks_mut(per_thread)
         .zip(src.chunks(per_thread))

@@ -7,7 +7,13 @@
 //! lives for the whole process; its `name` pointer is kept as given (as the
 //! reference does), so it must stay valid. A super-chunk opened through a
 //! user backend holds the backend's `params` pointer without owning it; when
-//! the super-chunk is freed the backend's `destroy(params)` is called once.
+//! the super-chunk is freed the backend's `destroy(params)` is called once,
+//! after the last of its streams is closed.
+//!
+//! Streams: as the reference does with every backend but its own file
+//! system's, a user backend's file is opened (`"rb"` to read, `"rb+"` to
+//! write, `"wb"` to create) for one operation of the super-chunk and closed
+//! before that operation returns; none stays open between calls.
 //!
 //! The memory-mapped backend (`BLOSC2_IO_FILESYSTEM_MMAP`, the
 //! `blosc2_stdio_mmap_*` callbacks) maps one contiguous frame file; its
@@ -217,13 +223,19 @@ pub(crate) unsafe fn io_from_c(io: *const blosc2_io) -> Result<Option<IoRef>> {
     // SAFETY: registry slots are never freed or moved.
     let cb = unsafe { *cb };
     Ok(Some(Arc::new(CallbackIo {
-        cb,
-        params: io.params,
+        backend: Arc::new(Backend {
+            cb,
+            params: io.params,
+        }),
     })))
 }
 
-/// A registered C backend seen through the core's [`Io`] trait.
-struct CallbackIo {
+/// A registered C backend's callbacks and the params one super-chunk gave
+/// them. Its `destroy(params)` runs when the last user goes away: the
+/// super-chunk's [`CallbackIo`] and every stream still open ([`CallbackFile`]
+/// holds one), so `destroy` always comes after the last `close`, as in the
+/// reference, where a backend may free in `destroy` what its streams use.
+struct Backend {
     cb: blosc2_io_cb,
     params: *mut c_void,
 }
@@ -232,42 +244,48 @@ struct CallbackIo {
 // super-chunk operation; backends registered with it must accept that, so
 // moving or sharing the callback table and its params between threads adds
 // no requirement beyond the reference's.
-unsafe impl Send for CallbackIo {}
+unsafe impl Send for Backend {}
 // SAFETY: as above; the core never calls the backend from two threads at once
 // for one super-chunk.
-unsafe impl Sync for CallbackIo {}
+unsafe impl Sync for Backend {}
 
-impl Drop for CallbackIo {
+impl Drop for Backend {
     fn drop(&mut self) {
         if let Some(destroy) = self.cb.destroy {
             // SAFETY: the backend's own destroy callback with the params it was
-            // given; called once, when the last handle using them goes away.
+            // given; called once, when nothing uses them any more.
             unsafe { destroy(self.params) };
         }
     }
 }
 
+/// A registered C backend seen through the core's [`Io`] trait.
+struct CallbackIo {
+    backend: Arc<Backend>,
+}
+
 impl Io for CallbackIo {
     fn open(&self, path: &Path, mode: OpenMode) -> Result<Box<dyn IoFile>> {
-        let open = self
-            .cb
+        let cb = &self.backend.cb;
+        let open = cb
             .open
             .ok_or_else(|| crate::err!(PluginIo, "backend has no open callback"))?;
         let cpath = std::ffi::CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| crate::err!(InvalidParam, "path contains NUL"))?;
+        // The reference's modes: a backend may know no others.
         let cmode: &CStr = match mode {
             OpenMode::Read => c"rb",
             OpenMode::ReadWrite => c"rb+",
-            OpenMode::Create => c"wb+",
+            OpenMode::Create => c"wb",
         };
         // SAFETY: both strings are NUL-terminated and live across the call;
         // params is what the caller registered for this backend.
-        let stream = unsafe { open(cpath.as_ptr(), cmode.as_ptr(), self.params) };
+        let stream = unsafe { open(cpath.as_ptr(), cmode.as_ptr(), self.backend.params) };
         if stream.is_null() {
             crate::bail!(FileOpen, "{}: backend could not open it", path.display());
         }
         Ok(Box::new(CallbackFile {
-            cb: self.cb,
+            backend: Arc::clone(&self.backend),
             stream,
         }))
     }
@@ -281,21 +299,30 @@ impl Io for CallbackIo {
     fn create_dir(&self, path: &Path) -> Result<()> {
         std::fs::create_dir_all(path).map_err(|e| crate::err!(FileOpen, "{}: {e}", path.display()))
     }
+
+    /// The reference opens a user backend's file for each operation and
+    /// closes it before returning (it keeps handles open only for its own
+    /// file system): backends count on that, and may pool or limit streams.
+    fn keeps_files_open(&self) -> bool {
+        false
+    }
 }
 
-/// One stream opened by a C backend; closed on drop.
+/// One stream opened by a C backend; closed on drop, before the backend it
+/// holds can be destroyed.
 struct CallbackFile {
-    cb: blosc2_io_cb,
+    backend: Arc<Backend>,
     stream: *mut c_void,
 }
 
-// SAFETY: see `CallbackIo`; the stream is used by one thread at a time.
+// SAFETY: see `Backend`; the stream is used by one thread at a time.
 unsafe impl Send for CallbackFile {}
 
 impl Drop for CallbackFile {
     fn drop(&mut self) {
-        if let Some(close) = self.cb.close {
-            // SAFETY: the stream came from this backend's open and is closed once.
+        if let Some(close) = self.backend.cb.close {
+            // SAFETY: the stream came from this backend's open and is closed
+            // once; the backend's params are still alive (`self.backend`).
             unsafe { close(self.stream) };
         }
     }
@@ -304,12 +331,13 @@ impl Drop for CallbackFile {
 impl IoFile for CallbackFile {
     fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
         let read = self
+            .backend
             .cb
             .read
             .ok_or_else(|| crate::err!(PluginIo, "backend has no read callback"))?;
         let pos = i64::try_from(pos).map_err(|_| crate::err!(FileRead, "position too large"))?;
         let len = buf.len() as i64;
-        let mut ptr: *mut c_void = if self.cb.is_allocation_necessary {
+        let mut ptr: *mut c_void = if self.backend.cb.is_allocation_necessary {
             buf.as_mut_ptr().cast()
         } else {
             core::ptr::null_mut()
@@ -317,7 +345,7 @@ impl IoFile for CallbackFile {
         // SAFETY: `ptr` is either our buffer of `len` bytes or NULL for the
         // backend to replace with its own memory; the stream is open.
         let mut n = unsafe { read(&mut ptr, 1, len, pos, self.stream) };
-        if n <= 0 && len > 0 && !self.cb.is_allocation_necessary {
+        if n <= 0 && len > 0 && !self.backend.cb.is_allocation_necessary {
             // Backends that hand out their own memory (mmap) refuse a range
             // that passes the end instead of returning a short read; ask again
             // for what the stream holds, as the trait promises a short read.
@@ -329,7 +357,7 @@ impl IoFile for CallbackFile {
             }
         }
         let n = usize::try_from(n.clamp(0, len)).unwrap_or(0);
-        if !self.cb.is_allocation_necessary && n > 0 {
+        if !self.backend.cb.is_allocation_necessary && n > 0 {
             if ptr.is_null() {
                 crate::bail!(FileRead, "backend returned no memory for {n} bytes");
             }
@@ -343,6 +371,7 @@ impl IoFile for CallbackFile {
 
     fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
         let write = self
+            .backend
             .cb
             .write
             .ok_or_else(|| crate::err!(PluginIo, "backend has no write callback"))?;
@@ -357,6 +386,7 @@ impl IoFile for CallbackFile {
 
     fn truncate(&mut self, len: u64) -> Result<()> {
         let truncate = self
+            .backend
             .cb
             .truncate
             .ok_or_else(|| crate::err!(PluginIo, "backend has no truncate callback"))?;
@@ -370,6 +400,7 @@ impl IoFile for CallbackFile {
 
     fn size(&mut self) -> Result<u64> {
         let size = self
+            .backend
             .cb
             .size
             .ok_or_else(|| crate::err!(PluginIo, "backend has no size callback"))?;
@@ -1023,13 +1054,19 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("f.bin");
         let io = CallbackIo {
-            cb: stdio_callbacks(),
-            params: core::ptr::null_mut(),
+            backend: Arc::new(Backend {
+                cb: stdio_callbacks(),
+                params: core::ptr::null_mut(),
+            }),
         };
         {
+            // Created "wb": written, not read.
             let mut f = io.open(&path, OpenMode::Create).unwrap();
             f.write_at(3, b"hello").unwrap();
             assert_eq!(f.size().unwrap(), 8);
+        }
+        {
+            let mut f = io.open(&path, OpenMode::ReadWrite).unwrap();
             let mut b = [0u8; 5];
             assert_eq!(f.read_at(3, &mut b).unwrap(), 5);
             assert_eq!(&b, b"hello");
@@ -1037,6 +1074,67 @@ mod tests {
             assert_eq!(f.size().unwrap(), 4);
         }
         assert!(io.open(&dir.join("missing"), OpenMode::Read).is_err());
+        assert!(
+            !io.keeps_files_open(),
+            "user backends get a file per operation"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// What the logging backend below saw, in order.
+    static EVENTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    fn log(e: String) {
+        EVENTS.lock().unwrap().push(e);
+    }
+
+    unsafe extern "C" fn log_open(
+        p: *const c_char,
+        mode: *const c_char,
+        _: *mut c_void,
+    ) -> *mut c_void {
+        // SAFETY: NUL-terminated strings from `CallbackIo::open`.
+        log(format!(
+            "open {}",
+            unsafe { CStr::from_ptr(mode) }.to_string_lossy()
+        ));
+        // SAFETY: forwarded.
+        unsafe { blosc2_stdio_open(p, mode, core::ptr::null_mut()) }
+    }
+
+    unsafe extern "C" fn log_close(stream: *mut c_void) -> c_int {
+        log("close".into());
+        // SAFETY: a stream of `log_open`.
+        unsafe { blosc2_stdio_close(stream) }
+    }
+
+    unsafe extern "C" fn log_destroy(_: *mut c_void) -> c_int {
+        log("destroy".into());
+        0
+    }
+
+    /// A backend's `destroy` runs after its last stream is closed, even
+    /// when the super-chunk's handle on it goes first: a backend may free
+    /// in `destroy` what its streams use.
+    #[test]
+    fn destroy_comes_after_the_last_close() {
+        let path = std::env::temp_dir().join(format!("b2nd-ffi-io-log-{}", std::process::id()));
+        let mut cb = stdio_callbacks();
+        cb.open = Some(log_open);
+        cb.close = Some(log_close);
+        cb.destroy = Some(log_destroy);
+        let io = CallbackIo {
+            backend: Arc::new(Backend {
+                cb,
+                params: core::ptr::null_mut(),
+            }),
+        };
+        let mut f = io.open(&path, OpenMode::Create).unwrap();
+        f.write_at(0, b"x").unwrap();
+        drop(io);
+        assert_eq!(*EVENTS.lock().unwrap(), ["open wb"]);
+        drop(f);
+        assert_eq!(*EVENTS.lock().unwrap(), ["open wb", "close", "destroy"]);
+        std::fs::remove_file(&path).unwrap();
     }
 }

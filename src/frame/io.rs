@@ -13,7 +13,8 @@ use crate::Result;
 pub enum OpenMode {
     Read,
     ReadWrite,
-    /// Create or truncate, then read and write.
+    /// Create or truncate, then write. Whether the handle also reads is the
+    /// backend's: the local file system's does, a C backend's ("wb") need not.
     Create,
 }
 
@@ -37,6 +38,15 @@ pub trait Io: Send + Sync {
     fn remove(&self, path: &Path) -> Result<()>;
     /// Creates a directory and its parents (used for sparse frames).
     fn create_dir(&self, path: &Path) -> Result<()>;
+    /// Whether a frame may keep a file of this backend open from one
+    /// operation to the next (the default). A backend that says no has each
+    /// file opened for an operation and closed before the operation returns,
+    /// as the reference does with every backend but its own file system's:
+    /// user backends see one handle per reader or writer, never one left
+    /// open between calls.
+    fn keeps_files_open(&self) -> bool {
+        true
+    }
 }
 
 /// Shared handle to an I/O backend.

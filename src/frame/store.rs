@@ -8,6 +8,13 @@
 //! chunks left in the data section (see `gaps`) and rewrites the offsets
 //! index, the trailer and the header, so the bytes are a valid frame after
 //! each call.
+//!
+//! The frame file (the index file of a sparse frame) is opened when an
+//! operation first needs it: to read, or to write, which reopens a handle
+//! opened to read. Whether the handle then stays open for the next
+//! operation is the backend's choice ([`super::io::Io::keeps_files_open`]):
+//! the local file system keeps it, a C user backend has it closed at the end
+//! of every operation ([`Frame::op`]), as the reference closes those.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -39,6 +46,21 @@ pub enum Place {
     Sparse { io: IoRef, dir: PathBuf },
 }
 
+/// An open frame file and the mode it was opened in.
+struct Handle {
+    file: Box<dyn IoFile>,
+    mode: OpenMode,
+}
+
+/// Where [`Frame::chunk`] found a chunk's bytes.
+enum ChunkAt {
+    Special(SpecialOffset),
+    /// In the memory buffer, this many bytes from this position.
+    Memory(usize, usize),
+    /// The first bytes of `chunk_buf`, read from a file.
+    Buffer(usize),
+}
+
 /// A chunk as stored in the frame.
 pub enum FrameChunk<'a> {
     Bytes(Cow<'a, [u8]>),
@@ -49,8 +71,11 @@ pub enum FrameChunk<'a> {
 pub struct Frame {
     place: Place,
     /// Open handle to the frame file (contiguous) or index file (sparse).
-    file: Option<Box<dyn IoFile>>,
-    writable: bool,
+    file: Option<Handle>,
+    /// The handle is closed when an operation ends (see [`Frame::op`]).
+    transient: bool,
+    /// How many operations are running, one inside another (see [`Frame::op`]).
+    depth: u32,
     header_len: u64,
     data_len: u64,
     offsets: OffsetIndex,
@@ -113,6 +138,15 @@ fn check_entry(sparse: bool, data_len: u64, i: usize, o: i64) -> Result<()> {
     }
 }
 
+/// Whether the backend of `place` keeps files open between operations (a
+/// memory buffer has none to close).
+fn place_keeps_files_open(place: &Place) -> bool {
+    match place {
+        Place::Memory(_) => true,
+        Place::File { io, .. } | Place::Sparse { io, .. } => io.keeps_files_open(),
+    }
+}
+
 /// The path of chunk file `id` of a sparse frame.
 pub(crate) fn sparse_chunk_path(dir: &Path, id: i64) -> Result<PathBuf> {
     let id = u32::try_from(id)
@@ -123,25 +157,21 @@ pub(crate) fn sparse_chunk_path(dir: &Path, id: i64) -> Result<PathBuf> {
 impl Frame {
     /// Writes a new, empty frame at `place` and returns it.
     pub fn create(place: Place, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<Frame> {
-        let file: Option<Box<dyn IoFile>> = match &place {
+        let mode = match &place {
             Place::Memory(_) => None,
-            Place::File { io, path, offset } => {
-                let mode = if *offset == 0 {
-                    OpenMode::Create
-                } else {
-                    OpenMode::ReadWrite
-                };
-                Some(io.open(path, mode)?)
-            }
+            Place::File { offset: 0, .. } => Some(OpenMode::Create),
+            // A frame written into a larger file keeps what comes before.
+            Place::File { .. } => Some(OpenMode::ReadWrite),
             Place::Sparse { io, dir } => {
                 io.create_dir(dir)?;
-                Some(io.open(&dir.join(SPARSE_INDEX), OpenMode::Create)?)
+                Some(OpenMode::Create)
             }
         };
         let mut f = Frame {
+            transient: !place_keeps_files_open(&place),
             place,
-            file,
-            writable: true,
+            file: None,
+            depth: 0,
             header_len: 0,
             data_len: 0,
             offsets: OffsetIndex::default(),
@@ -151,31 +181,22 @@ impl Frame {
             layout: ChunkLayout::Disjoint,
             gaps: Vec::new(),
         };
-        f.flush(header, vlmeta)?;
+        f.op(|f| {
+            if let Some(mode) = mode {
+                f.open_handle(mode)?;
+            }
+            f.flush(header, vlmeta)
+        })?;
         Ok(f)
     }
 
     /// Opens an existing frame, reading only its header, trailer and offsets.
     pub fn open(place: Place) -> Result<(Frame, FrameHeader, Vec<Metalayer>)> {
-        let file: Option<Box<dyn IoFile>> = match &place {
-            Place::Memory(_) => None,
-            Place::File { io, path, .. } => Some(io.open(path, OpenMode::Read)?),
-            Place::Sparse { io, dir } => {
-                let index = dir.join(SPARSE_INDEX);
-                Some(io.open(&index, OpenMode::Read).map_err(|e| {
-                    crate::err!(
-                        FileOpen,
-                        "{} is not a sparse frame (no {SPARSE_INDEX}): {}",
-                        dir.display(),
-                        e.detail()
-                    )
-                })?)
-            }
-        };
         let mut f = Frame {
+            transient: !place_keeps_files_open(&place),
             place,
-            file,
-            writable: false,
+            file: None,
+            depth: 0,
             header_len: 0,
             data_len: 0,
             offsets: OffsetIndex::default(),
@@ -185,8 +206,75 @@ impl Frame {
             layout: ChunkLayout::Unchecked,
             gaps: Vec::new(),
         };
-        let (header, vlmeta) = f.load()?;
+        let (header, vlmeta) = f.op(|f| {
+            if !matches!(f.place, Place::Memory(_)) {
+                f.open_handle(OpenMode::Read).map_err(|e| match &f.place {
+                    Place::Sparse { dir, .. } => crate::err!(
+                        FileOpen,
+                        "{} is not a sparse frame (no {SPARSE_INDEX}): {}",
+                        dir.display(),
+                        e.detail()
+                    ),
+                    _ => e,
+                })?;
+            }
+            f.load()
+        })?;
         Ok((f, header, vlmeta))
+    }
+
+    /// Runs one operation on the frame's bytes. An operation run inside
+    /// another is part of it; when the outermost one ends, whatever its
+    /// result, a handle that the backend does not keep between operations
+    /// is closed.
+    pub(crate) fn op<T>(&mut self, f: impl FnOnce(&mut Frame) -> Result<T>) -> Result<T> {
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        if self.depth == 0 && self.transient {
+            self.file = None;
+        }
+        r
+    }
+
+    /// Opens the frame file (the index file of a sparse frame) in `mode`,
+    /// closing the handle open before, if any, first.
+    fn open_handle(&mut self, mode: OpenMode) -> Result<()> {
+        self.file = None;
+        let file = match &self.place {
+            Place::Memory(_) => crate::bail!(Failure, "an in-memory frame has no file"),
+            Place::File { io, path, .. } => io.open(path, mode)?,
+            Place::Sparse { io, dir } => io.open(&dir.join(SPARSE_INDEX), mode)?,
+        };
+        self.file = Some(Handle { file, mode });
+        Ok(())
+    }
+
+    /// The open frame file, to write to it when `write` (else to read it),
+    /// opened (or reopened, when the handle open does not allow that) now.
+    fn handle(&mut self, write: bool) -> Result<&mut dyn IoFile> {
+        let fits = match self.file.as_ref().map(|h| h.mode) {
+            None => false,
+            Some(OpenMode::Read) => !write,
+            Some(OpenMode::ReadWrite) => true,
+            // A created file of a backend that keeps files open is read
+            // through the same handle (the file system's reads); one closed
+            // after each operation may not read it ("wb"), and is reopened.
+            Some(OpenMode::Create) => write || !self.transient,
+        };
+        if !fits {
+            // Written once, the file stays open for writing.
+            let mode = if write || self.file.is_some() {
+                OpenMode::ReadWrite
+            } else {
+                OpenMode::Read
+            };
+            self.open_handle(mode)?;
+        }
+        match self.file.as_mut() {
+            Some(h) => Ok(h.file.as_mut()),
+            None => crate::bail!(Failure, "the frame file did not open"),
+        }
     }
 
     fn base(&self) -> u64 {
@@ -210,53 +298,33 @@ impl Frame {
             .base()
             .checked_add(pos)
             .ok_or_else(|| crate::err!(ReadBuffer, "{what}: position overflow"))?;
-        match (&mut self.place, &mut self.file) {
-            (Place::Memory(m), _) => read_exact_at(m, abs, buf, what),
-            (_, Some(f)) => read_exact_at(f.as_mut(), abs, buf, what),
-            (_, None) => crate::bail!(FileRead, "{what}: frame file is not open"),
+        if let Place::Memory(m) = &mut self.place {
+            return read_exact_at(m, abs, buf, what);
         }
-    }
-
-    fn make_writable(&mut self) -> Result<()> {
-        if self.writable {
-            return Ok(());
-        }
-        match &self.place {
-            Place::Memory(_) => {}
-            Place::File { io, path, .. } => self.file = Some(io.open(path, OpenMode::ReadWrite)?),
-            Place::Sparse { io, dir } => {
-                self.file = Some(io.open(&dir.join(SPARSE_INDEX), OpenMode::ReadWrite)?)
-            }
-        }
-        self.writable = true;
-        Ok(())
+        read_exact_at(self.handle(false)?, abs, buf, what)
     }
 
     fn write(&mut self, pos: u64, data: &[u8]) -> Result<()> {
-        self.make_writable()?;
         let abs = self.base() + pos;
-        match (&mut self.place, &mut self.file) {
-            (Place::Memory(m), _) => crate::frame::io::IoFile::write_at(m, abs, data),
-            (_, Some(f)) => f.write_at(abs, data),
-            (_, None) => crate::bail!(FileWrite, "frame file is not open"),
+        if let Place::Memory(m) = &mut self.place {
+            return m.write_at(abs, data);
         }
+        self.handle(true)?.write_at(abs, data)
     }
 
     fn truncate(&mut self, len: u64) -> Result<()> {
         let abs = self.base() + len;
-        match (&mut self.place, &mut self.file) {
-            (Place::Memory(m), _) => crate::frame::io::IoFile::truncate(m, abs),
-            (_, Some(f)) => f.truncate(abs),
-            (_, None) => crate::bail!(FileTruncate, "frame file is not open"),
+        if let Place::Memory(m) = &mut self.place {
+            return m.truncate(abs);
         }
+        self.handle(true)?.truncate(abs)
     }
 
     fn size(&mut self) -> Result<u64> {
-        match (&mut self.place, &mut self.file) {
-            (Place::Memory(m), _) => Ok(m.data.len() as u64),
-            (_, Some(f)) => f.size(),
-            (_, None) => crate::bail!(FileRead, "frame file is not open"),
+        if let Place::Memory(m) = &mut self.place {
+            return Ok(m.data.len() as u64);
         }
+        self.handle(false)?.size()
     }
 
     /// Reads and checks header, trailer and offsets index.
@@ -469,6 +537,10 @@ impl Frame {
     /// Reads `buf.len()` bytes at `pos` inside stored chunk `n`, checking
     /// the range against the chunk's own size limit `limit`.
     pub fn read_stored(&mut self, n: usize, pos: u64, buf: &mut [u8]) -> Result<()> {
+        self.op(|f| f.read_stored_in_op(n, pos, buf))
+    }
+
+    fn read_stored_in_op(&mut self, n: usize, pos: u64, buf: &mut [u8]) -> Result<()> {
         match self.loc(n)? {
             ChunkLoc::Special(_) => {
                 crate::bail!(Failure, "chunk {n} is special and has no stored bytes")
@@ -580,37 +652,41 @@ impl Frame {
 
     /// Chunk `n` as stored: its bytes, or the special kind its offset encodes.
     pub fn chunk(&mut self, n: usize) -> Result<FrameChunk<'_>> {
+        Ok(match self.op(|f| f.find_chunk(n))? {
+            ChunkAt::Special(s) => FrameChunk::Special(s),
+            ChunkAt::Memory(start, len) => match &self.place {
+                Place::Memory(m) => FrameChunk::Bytes(Cow::Borrowed(&m.data[start..start + len])),
+                _ => crate::bail!(Failure, "frame place changed"),
+            },
+            ChunkAt::Buffer(len) => FrameChunk::Bytes(Cow::Borrowed(&self.chunk_buf[..len])),
+        })
+    }
+
+    /// Where chunk `n`'s bytes are, reading them into `chunk_buf` from a file.
+    fn find_chunk(&mut self, n: usize) -> Result<ChunkAt> {
         let (info, header) = match self.chunk_header(n)? {
-            Err(s) => return Ok(FrameChunk::Special(s)),
+            Err(s) => return Ok(ChunkAt::Special(s)),
             Ok(i) => i,
         };
         let cb = info.cbytes as usize;
         let mut sparse_file = self.check_stored_len(n, cb)?;
         let loc = self.loc(n)?;
         if let (ChunkLoc::Stored(off), true) = (loc, matches!(self.place, Place::Memory(_))) {
-            let start = self.header_len as usize + off as usize;
-            let Place::Memory(m) = &self.place else {
-                crate::bail!(Failure, "frame place changed");
-            };
-            Ok(FrameChunk::Bytes(Cow::Borrowed(&m.data[start..start + cb])))
-        } else {
-            // The header was just read by `chunk_header`: fetch only the rest.
-            let mut buf = std::mem::take(&mut self.chunk_buf);
-            if buf.len() < cb {
-                buf.resize(cb, 0);
-            }
-            buf[..EXTENDED_HEADER_LEN].copy_from_slice(&header);
-            let dst = &mut buf[EXTENDED_HEADER_LEN..cb];
-            let rest = match sparse_file.as_mut() {
-                Some(f) => {
-                    read_exact_at(f.as_mut(), EXTENDED_HEADER_LEN as u64, dst, "sparse chunk")
-                }
-                None => self.read_stored(n, EXTENDED_HEADER_LEN as u64, dst),
-            };
-            self.chunk_buf = buf;
-            rest?;
-            Ok(FrameChunk::Bytes(Cow::Borrowed(&self.chunk_buf[..cb])))
+            return Ok(ChunkAt::Memory(self.header_len as usize + off as usize, cb));
         }
+        // The header was just read by `chunk_header`: fetch only the rest.
+        let mut buf = std::mem::take(&mut self.chunk_buf);
+        if buf.len() < cb {
+            buf.resize(cb, 0);
+        }
+        buf[..EXTENDED_HEADER_LEN].copy_from_slice(&header);
+        let dst = &mut buf[EXTENDED_HEADER_LEN..cb];
+        let rest = match sparse_file.as_mut() {
+            Some(f) => read_exact_at(f.as_mut(), EXTENDED_HEADER_LEN as u64, dst, "sparse chunk"),
+            None => self.read_stored(n, EXTENDED_HEADER_LEN as u64, dst),
+        };
+        self.chunk_buf = buf;
+        rest.map(|()| ChunkAt::Buffer(cb))
     }
 
     /// Stores `chunk` and returns its offset entry (contiguous: appended to
@@ -727,6 +803,15 @@ impl Frame {
 
     /// Inserts `chunk` at position `n` (`n == nchunks` appends).
     pub fn insert(&mut self, n: usize, chunk: &[u8], special: Option<SpecialOffset>) -> Result<()> {
+        self.op(|f| f.insert_in_op(n, chunk, special))
+    }
+
+    fn insert_in_op(
+        &mut self,
+        n: usize,
+        chunk: &[u8],
+        special: Option<SpecialOffset>,
+    ) -> Result<()> {
         if n > self.offsets.len() {
             crate::bail!(
                 InvalidIndex,
@@ -744,6 +829,15 @@ impl Frame {
 
     /// Replaces chunk `n`.
     pub fn update(&mut self, n: usize, chunk: &[u8], special: Option<SpecialOffset>) -> Result<()> {
+        self.op(|f| f.update_in_op(n, chunk, special))
+    }
+
+    fn update_in_op(
+        &mut self,
+        n: usize,
+        chunk: &[u8],
+        special: Option<SpecialOffset>,
+    ) -> Result<()> {
         let old = self.loc(n)?.encode();
         // Expanded before anything is written, so a memory error leaves the
         // frame as it was.
@@ -769,6 +863,10 @@ impl Frame {
 
     /// Removes chunk `n`.
     pub fn delete(&mut self, n: usize) -> Result<()> {
+        self.op(|f| f.delete_in_op(n))
+    }
+
+    fn delete_in_op(&mut self, n: usize) -> Result<()> {
         let old = self.loc(n)?.encode();
         self.entries_mut()?;
         self.unstore(n, old)?;
@@ -831,6 +929,10 @@ impl Frame {
     /// frames) and truncates the file to the frame's new end, unless other
     /// bytes follow the frame (see `tail_follows`).
     pub fn flush(&mut self, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<()> {
+        self.op(|f| f.flush_in_op(header, vlmeta))
+    }
+
+    fn flush_in_op(&mut self, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<()> {
         self.close_gaps()?;
         let mut h = header.clone();
         h.frame_type = if self.is_sparse() {
@@ -873,6 +975,10 @@ impl Frame {
 
     /// The whole frame as bytes (contiguous frames; the index file for sparse ones).
     pub fn to_bytes(&mut self) -> Result<Vec<u8>> {
+        self.op(|f| f.to_bytes_in_op())
+    }
+
+    fn to_bytes_in_op(&mut self) -> Result<Vec<u8>> {
         let mut v = crate::mem::zeroed(self.frame_len as usize)?;
         self.read(0, &mut v, "frame")?;
         Ok(v)
@@ -899,6 +1005,8 @@ impl Frame {
 mod tests {
     use super::super::index::KEEP_COMPRESSED_ABOVE;
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
 
     pub(super) fn chunk(k: i64) -> Vec<u8> {
         // Any valid chunk will do: an offsets index is one.
@@ -1191,6 +1299,150 @@ mod tests {
         assert_eq!(stored(&mut f, 0), chunk(9));
         assert_eq!(stored(&mut f, 1), chunk(8));
         assert_eq!(stored(&mut f, 2), chunk(1), "the chunk sharing the file");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The local file system, counting the files open and every open, and
+    /// keeping files open between operations or not as told.
+    struct Counting {
+        keep: bool,
+        open: Arc<AtomicUsize>,
+        opens: Arc<Mutex<Vec<OpenMode>>>,
+    }
+
+    struct CountedFile {
+        file: Box<dyn IoFile>,
+        open: Arc<AtomicUsize>,
+    }
+
+    impl Drop for CountedFile {
+        fn drop(&mut self) {
+            self.open.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    impl IoFile for CountedFile {
+        fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
+            self.file.read_at(pos, buf)
+        }
+        fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
+            self.file.write_at(pos, data)
+        }
+        fn truncate(&mut self, len: u64) -> Result<()> {
+            self.file.truncate(len)
+        }
+        fn size(&mut self) -> Result<u64> {
+            self.file.size()
+        }
+    }
+
+    impl crate::frame::Io for Counting {
+        fn open(&self, path: &Path, mode: OpenMode) -> Result<Box<dyn IoFile>> {
+            let file = crate::frame::StdIo.open(path, mode)?;
+            self.open.fetch_add(1, Ordering::SeqCst);
+            self.opens.lock().unwrap().push(mode);
+            Ok(Box::new(CountedFile {
+                file,
+                open: Arc::clone(&self.open),
+            }))
+        }
+        fn remove(&self, path: &Path) -> Result<()> {
+            crate::frame::StdIo.remove(path)
+        }
+        fn create_dir(&self, path: &Path) -> Result<()> {
+            crate::frame::StdIo.create_dir(path)
+        }
+        fn keeps_files_open(&self) -> bool {
+            self.keep
+        }
+    }
+
+    /// A backend that does not keep files open has none open between two
+    /// operations of a frame, contiguous or sparse, and gets each opened in
+    /// the reference's modes: "wb" to create, "rb+" to write, "rb" to read;
+    /// one that keeps them has the frame's file open from the first
+    /// operation on. Both read back what they wrote.
+    #[test]
+    fn files_are_kept_open_between_operations_only_when_the_backend_says_so() {
+        let dir = std::env::temp_dir().join(format!("b2nd-store-ops-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (keep, sparse) in [(false, false), (false, true), (true, false), (true, true)] {
+            let open = Arc::new(AtomicUsize::new(0));
+            let opens = Arc::new(Mutex::new(Vec::new()));
+            let io: IoRef = Arc::new(Counting {
+                keep,
+                open: Arc::clone(&open),
+                opens: Arc::clone(&opens),
+            });
+            let path = dir.join(format!("f-{keep}-{sparse}.b2frame"));
+            let place = || match sparse {
+                false => Place::File {
+                    io: io.clone(),
+                    path: path.clone(),
+                    offset: 0,
+                },
+                true => Place::Sparse {
+                    io: io.clone(),
+                    dir: path.clone(),
+                },
+            };
+            let kind = if sparse {
+                FrameType::Sparse
+            } else {
+                FrameType::Contiguous
+            };
+            let mut h = FrameHeader::new(kind);
+            let case = format!("keep {keep}, sparse {sparse}");
+            let between = |what: &str| {
+                let n = open.load(Ordering::SeqCst);
+                assert_eq!(n, usize::from(keep), "{case}: files open after {what}");
+            };
+            let mut f = Frame::create(place(), &h, &[]).unwrap();
+            between("create");
+            for k in 0..3 {
+                f.insert(k, &chunk(k as i64), None).unwrap();
+                between("insert");
+            }
+            h.nbytes = 72;
+            h.chunksize = 24;
+            h.typesize = 8;
+            f.flush(&h, &[]).unwrap();
+            between("flush");
+            f.update(1, &chunk(7), None).unwrap();
+            f.flush(&h, &[]).unwrap();
+            between("update");
+            drop(f);
+            assert_eq!(open.load(Ordering::SeqCst), 0, "{case}: open after drop");
+            let (mut f, _, _) = Frame::open(place()).unwrap();
+            between("open");
+            for (k, want) in [chunk(0), chunk(7), chunk(2)].iter().enumerate() {
+                match f.chunk(k).unwrap() {
+                    FrameChunk::Bytes(b) => assert_eq!(&b[..], &want[..], "{case}: chunk {k}"),
+                    FrameChunk::Special(_) => panic!("{case}: chunk {k} should be stored"),
+                }
+                between("chunk");
+            }
+            let mut first = [0u8; 4];
+            f.read_stored(0, 0, &mut first).unwrap();
+            between("read_stored");
+            assert!(f.to_bytes().unwrap().len() > 32);
+            between("to_bytes");
+            drop(f);
+            let opens = opens.lock().unwrap();
+            assert_eq!(opens[0], OpenMode::Create, "{case}");
+            if !keep {
+                // A frame file is written through "rb+" after its creation,
+                // and read through "rb" once reopened.
+                let index_opens: Vec<_> =
+                    opens.iter().filter(|m| **m != OpenMode::Create).collect();
+                assert!(
+                    index_opens.contains(&&OpenMode::ReadWrite),
+                    "{case}: {opens:?}"
+                );
+                assert!(index_opens.contains(&&OpenMode::Read), "{case}: {opens:?}");
+            }
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

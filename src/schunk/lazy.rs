@@ -174,8 +174,8 @@ impl<R: FnMut(u64, &mut [u8]) -> Result<()>> BlockSource for LazyBlocks<R> {
 }
 
 /// Where the frame of a super-chunk lives, for reading lazy blocks through
-/// a handle of its own.
-struct FrameSite {
+/// a handle of its own (from any thread: it holds no part of the frame).
+pub(super) struct FrameSite {
     io: IoRef,
     path: PathBuf,
     base: u64,
@@ -197,13 +197,16 @@ impl SChunk {
         let Some(f) = self.disk_frame() else {
             return Ok(None);
         };
-        let Ok((info, header)) = f.chunk_header(n)? else {
-            return Ok(None);
-        };
-        if info.special != 0 {
-            return Ok(None);
-        }
-        build_lazy_chunk(f, n, &info, &header).map(Some)
+        // One operation: header and block starts through one file handle.
+        f.op(|f| {
+            let Ok((info, header)) = f.chunk_header(n)? else {
+                return Ok(None);
+            };
+            if info.special != 0 {
+                return Ok(None);
+            }
+            build_lazy_chunk(f, n, &info, &header).map(Some)
+        })
     }
 
     /// Reads bytes `lo..lo+dst.len()` of chunk `n` fetching only the needed
@@ -268,10 +271,14 @@ impl SChunk {
         let Backend::Frame(frame) = &mut self.backend else {
             return Ok(None);
         };
-        let mut src = LazyBlocks::new(trailer, |pos, buf: &mut [u8]| {
-            frame.read_stored(n, pos, buf)
-        });
-        decode(&mut self.engine, &mut src).map(Some)
+        let engine = &mut self.engine;
+        // One operation: every block through one file handle.
+        frame.op(|frame| {
+            let mut src = LazyBlocks::new(trailer, |pos, buf: &mut [u8]| {
+                frame.read_stored(n, pos, buf)
+            });
+            decode(engine, &mut src).map(Some)
+        })
     }
 
     /// Decodes into `dst` what `needs` asks for of chunk `n` (see
@@ -304,7 +311,7 @@ impl SChunk {
         })
     }
 
-    fn frame_site(&self) -> Option<FrameSite> {
+    pub(super) fn frame_site(&self) -> Option<FrameSite> {
         let Backend::Frame(f) = &self.backend else {
             return None;
         };
@@ -335,6 +342,15 @@ impl SChunk {
                 "a lazy chunk needs a super-chunk with an on-disk frame"
             )
         })?;
+        site.block_source(lazy_chunk)
+    }
+}
+
+impl FrameSite {
+    /// A block source for a lazy chunk of this frame, reading through a file
+    /// handle of its own, opened now and closed when the source goes.
+    pub(super) fn block_source(&self, lazy_chunk: &[u8]) -> Result<Box<dyn BlockSource>> {
+        let site = self;
         let t = LazyTrailer::parse(lazy_chunk)?;
         let (path, start) = if site.sparse {
             let id = i64::from(t.nchunk);
@@ -353,7 +369,7 @@ impl SChunk {
                         t.offset
                     )
                 })?;
-            (site.path, off)
+            (site.path.clone(), off)
         };
         let mut file = site.io.open(&path, OpenMode::Read)?;
         let read = move |pos: u64, buf: &mut [u8]| {

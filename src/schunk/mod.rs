@@ -38,6 +38,7 @@ mod meta;
 pub mod packed;
 mod read;
 mod serial;
+mod sparse;
 mod write;
 
 use std::borrow::Cow;

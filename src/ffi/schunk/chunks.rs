@@ -396,8 +396,12 @@ pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
 }
 
 /// Gathers the items at `coords` (item indices) into `buffer`, one
-/// `typesize` item after another. Returns 0; `BLOSC2_ERROR_INVALID_PARAM`
-/// for negative `ncoords`, NULL arrays or coordinates out of range.
+/// `typesize` item after another, decoding the blocks they are in on the
+/// decompression context's threads (or the threads callback). Returns 0;
+/// `BLOSC2_ERROR_INVALID_PARAM` for negative `ncoords`, NULL arrays or
+/// coordinates out of range. Super-chunks that the reference refuses as not
+/// supported yet (chunks of varying sizes, VL blocks, an automatic block
+/// size) are read item by item.
 ///
 /// # Safety
 /// `schunk` is NULL or live; `coords` is readable for `ncoords` entries and
@@ -420,7 +424,10 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
             if coords.is_null() || buffer.is_null() {
                 crate::bail!(InvalidParam, "coords and buffer must not be NULL");
             }
-            let ts = usize::try_from(b.core.typesize()).unwrap_or(0);
+            let ts = usize::try_from(b.core.typesize())
+                .ok()
+                .filter(|&t| t > 0)
+                .ok_or_else(|| crate::err!(InvalidParam, "the super-chunk has no typesize"))?;
             let total = n
                 .checked_mul(ts)
                 .ok_or_else(|| crate::err!(InvalidParam, "ncoords too large"))?;
@@ -428,13 +435,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
             // bytes per the contract.
             let coords = convert::items(coords, n, "coords")?;
             let dst = convert::bytes_mut(buffer, total, "buffer")?;
-            for (&c, out) in coords.iter().zip(dst.chunks_exact_mut(ts.max(1))) {
-                let stop = c
-                    .checked_add(1)
-                    .ok_or_else(|| crate::err!(InvalidParam, "coordinate {c} out of range"))?;
-                slice_len(b, c, stop)?;
-                b.core.get_slice_buffer(c, stop, out)?;
-            }
+            b.core.get_sparse_buffer(coords, dst)?;
             Ok(0)
         }) as c_int
     }

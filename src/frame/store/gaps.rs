@@ -148,8 +148,12 @@ mod tests {
     fn raw(place: Place, file: Option<Box<dyn crate::frame::io::IoFile>>) -> Frame {
         Frame {
             place,
-            file,
-            writable: true,
+            file: file.map(|file| super::super::Handle {
+                file,
+                mode: crate::frame::io::OpenMode::ReadWrite,
+            }),
+            transient: false,
+            depth: 0,
             header_len: 0,
             data_len: 0,
             offsets: Default::default(),
