@@ -170,6 +170,43 @@ static void run(bool contiguous) {
   blosc2_remove_urlpath(path);
 }
 
+/* A b2nd context made with the backend holds its params until it is freed, and the array made
+   from it until the array is freed: python-blosc2 frees its mmap params in destroy(), and makes
+   the array after the call that made the context returned. The params are destroyed once, after
+   both are gone. */
+static void run_b2nd_context(void) {
+  const char *path = "test_udio_streams.b2nd";
+  blosc2_remove_urlpath(path);
+  streams st = {0};
+  blosc2_io io = {.id = ID, .name = "streams", .params = &st};
+  blosc2_cparams cparams = BLOSC2_CPARAMS_DEFAULTS;
+  cparams.typesize = 4;
+  blosc2_storage storage = {.contiguous = true, .urlpath = (char *)path, .cparams = &cparams,
+                            .io = &io};
+  int64_t shape[1] = {ITEMS};
+  int32_t chunkshape[1] = {ITEMS / 4}, blockshape[1] = {ITEMS / 16};
+  b2nd_context_t *ctx = b2nd_create_ctx(&storage, 1, shape, chunkshape, blockshape, NULL, 0, NULL, 0);
+  CHECK(ctx != NULL);
+  CHECK_EQ_INT(st.destroys, 0);
+  int32_t *data = malloc(ITEMS * 4);
+  for (int i = 0; i < ITEMS; i++) data[i] = 3 * i;
+  b2nd_array_t *arr = NULL;
+  CHECK_EQ_INT(b2nd_from_cbuffer(ctx, &arr, data, ITEMS * 4), 0);
+  CHECK_EQ_INT(st.destroys, 0);
+  CHECK_EQ_INT(b2nd_free_ctx(ctx), 0);
+  CHECK_EQ_INT(st.destroys, 0);
+  int32_t item[1];
+  int64_t start[1] = {123}, stop[1] = {124}, one[1] = {1};
+  CHECK_EQ_INT(b2nd_get_slice_cbuffer(arr, start, stop, item, one, sizeof item), 0);
+  CHECK_EQ_INT(item[0], 369);
+  CHECK_EQ_INT(st.after_destroy, 0);
+  CHECK_EQ_INT(b2nd_free(arr), 0);
+  CHECK_EQ_INT(st.destroys, 1);
+  CHECK_EQ_INT(st.opens, st.closes);
+  free(data);
+  blosc2_remove_urlpath(path);
+}
+
 int main(void) {
   blosc2_init();
   blosc2_io_cb cb = {.id = ID, .name = "streams", .is_allocation_necessary = true,
@@ -178,6 +215,7 @@ int main(void) {
   CHECK_EQ_INT(blosc2_register_io_cb(&cb), 0);
   run(true);
   run(false);
+  run_b2nd_context();
   blosc2_destroy();
   return test_finish("test_udio_streams");
 }

@@ -78,6 +78,11 @@ pub(crate) struct CtxBox {
     dparams: super::types::blosc2_dparams,
     /// The caller's I/O backend, copied (`storage.io` points here).
     io: Option<blosc2_io>,
+    /// Holds the backend's params for the context's life: a backend's
+    /// `destroy` runs when nothing holds its params any more (see
+    /// `ffi::io`), and arrays made from this context use them after the
+    /// call that made it returned.
+    io_holder: Option<crate::frame::IoRef>,
     layers: Vec<(CString, Vec<u8>)>,
 }
 
@@ -153,6 +158,7 @@ impl CtxBox {
             cparams,
             dparams,
             io,
+            io_holder: None,
             layers: layers
                 .into_iter()
                 .map(|(n, v)| (CString::new(n).unwrap_or_default(), v))
@@ -572,7 +578,7 @@ unsafe fn ctx_from_c(
     reference_ctx_checks(shape, chunkshape, blockshape, typesize)?;
     // SAFETY: forwarded contract: NULL or valid.
     let storage = unsafe { b2_storage.as_ref() };
-    Ok(CtxBox::boxed(
+    let mut b = CtxBox::boxed(
         io,
         storage,
         (shape, chunkshape, blockshape),
@@ -580,7 +586,9 @@ unsafe fn ctx_from_c(
         dtype_format,
         typesize,
         layers,
-    ))
+    );
+    b.io_holder = st.io;
+    Ok(b)
 }
 
 /// The argument checks the reference's `b2nd_create_ctx` makes (it returns

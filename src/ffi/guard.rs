@@ -43,6 +43,15 @@ pub(crate) fn report(e: &Error) -> i32 {
     e.code()
 }
 
+/// Prints `[INFO] - msg` on stderr when the `BLOSC_INFO` environment variable
+/// is set, as the reference's `BLOSC_INFO` does (python-blosc2's tests look
+/// for some of these lines).
+pub(crate) fn trace_info(msg: &str) {
+    if std::env::var_os("BLOSC_INFO").is_some() {
+        eprintln!("[INFO] - {msg}");
+    }
+}
+
 /// Prints `[error] - msg` on stderr when the `BLOSC_TRACE` environment
 /// variable is set, as the reference's `BLOSC_TRACE_ERROR` does.
 pub(crate) fn trace_error(msg: &str) {

@@ -223,10 +223,7 @@ pub(crate) unsafe fn io_from_c(io: *const blosc2_io) -> Result<Option<IoRef>> {
     // SAFETY: registry slots are never freed or moved.
     let cb = unsafe { *cb };
     Ok(Some(Arc::new(CallbackIo {
-        backend: Arc::new(Backend {
-            cb,
-            params: io.params,
-        }),
+        backend: Arc::new(Backend::new(cb, io.params)),
     })))
 }
 
@@ -249,11 +246,50 @@ unsafe impl Send for Backend {}
 // for one super-chunk.
 unsafe impl Sync for Backend {}
 
+/// How many [`Backend`]s hold each params pointer (non-NULL ones only).
+///
+/// The reference calls `destroy(params)` once, when the super-chunk that
+/// holds them is freed. Here the same `blosc2_io` is turned into a backend
+/// wherever C hands it in (a b2nd context, every use of it, the super-chunk
+/// made from it), so `destroy` runs when the last backend holding those
+/// params goes: python-blosc2's mmap params, freed by `destroy`, stay valid
+/// while any context or super-chunk made from them lives.
+static PARAMS_HOLDERS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+fn params_holders() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
+    // Each change is one push, one increment or one swap_remove: the list
+    // stays consistent even if a holder panicked.
+    PARAMS_HOLDERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Backend {
+    fn new(cb: blosc2_io_cb, params: *mut c_void) -> Backend {
+        if !params.is_null() {
+            let mut holders = params_holders();
+            match holders.iter_mut().find(|(p, _)| *p == params as usize) {
+                Some((_, n)) => *n += 1,
+                None => holders.push((params as usize, 1)),
+            }
+        }
+        Backend { cb, params }
+    }
+}
+
 impl Drop for Backend {
     fn drop(&mut self) {
+        if !self.params.is_null() {
+            let mut holders = params_holders();
+            if let Some(i) = holders.iter().position(|(p, _)| *p == self.params as usize) {
+                holders[i].1 -= 1;
+                if holders[i].1 > 0 {
+                    return;
+                }
+                holders.swap_remove(i);
+            }
+        }
         if let Some(destroy) = self.cb.destroy {
             // SAFETY: the backend's own destroy callback with the params it was
-            // given; called once, when nothing uses them any more.
+            // given; called once, when no backend holds them any more.
             unsafe { destroy(self.params) };
         }
     }
@@ -773,6 +809,10 @@ pub unsafe extern "C" fn blosc2_stdio_mmap_open(
         m.is_memory_only = memory_only;
         m.access_flags = i64::from(prot);
         m.map_flags = i64::from(flags);
+        super::trace_info(&format!(
+            "Opened memory-mapped file {path} in mode {} with an mapping size of {mapping} bytes.",
+            String::from_utf8_lossy(mode)
+        ));
         // The mode string belongs to the caller and may not outlive this call.
         m.mode = core::ptr::null();
         params
@@ -1054,10 +1094,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("f.bin");
         let io = CallbackIo {
-            backend: Arc::new(Backend {
-                cb: stdio_callbacks(),
-                params: core::ptr::null_mut(),
-            }),
+            backend: Arc::new(Backend::new(stdio_callbacks(), core::ptr::null_mut())),
         };
         {
             // Created "wb": written, not read.
@@ -1124,10 +1161,7 @@ mod tests {
         cb.close = Some(log_close);
         cb.destroy = Some(log_destroy);
         let io = CallbackIo {
-            backend: Arc::new(Backend {
-                cb,
-                params: core::ptr::null_mut(),
-            }),
+            backend: Arc::new(Backend::new(cb, core::ptr::null_mut())),
         };
         let mut f = io.open(&path, OpenMode::Create).unwrap();
         f.write_at(0, b"x").unwrap();
@@ -1136,5 +1170,32 @@ mod tests {
         drop(f);
         assert_eq!(*EVENTS.lock().unwrap(), ["open wb", "close", "destroy"]);
         std::fs::remove_file(&path).unwrap();
+    }
+
+    static PARAM_DESTROYS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    unsafe extern "C" fn count_destroy(_: *mut c_void) -> c_int {
+        PARAM_DESTROYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        0
+    }
+
+    /// Backends made from the same params (a b2nd context and the
+    /// super-chunk made from it, say) destroy them once, after the last
+    /// one goes.
+    #[test]
+    fn params_shared_by_backends_are_destroyed_once_after_the_last() {
+        let mut cb = stdio_callbacks();
+        cb.destroy = Some(count_destroy);
+        let mut params = 7u8;
+        let p = (&mut params as *mut u8).cast::<c_void>();
+        let a = Backend::new(cb, p);
+        let b = Backend::new(cb, p);
+        drop(a);
+        assert_eq!(PARAM_DESTROYS.load(std::sync::atomic::Ordering::SeqCst), 0);
+        drop(b);
+        assert_eq!(PARAM_DESTROYS.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let c = Backend::new(cb, p);
+        drop(c);
+        assert_eq!(PARAM_DESTROYS.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 }
