@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: Rust tests, the stale-header check, the C tests through
-# CTest, and the cross-checks against python-blosc2. Exits non-zero on any failure.
+# CTest, the cross-checks against python-blosc2, and the clients' own suites
+# (C-Blosc2's tests and examples, python-blosc2's tests) against the installed
+# library. Exits non-zero on any failure.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
@@ -28,4 +30,15 @@ echo "== cross-checks against python-blosc2"
 export B2ND_LIB="$B2ND_ROOT/target/release/libb2nd.so"
 # An empty collection (pytest's exit code 5) fails too: the cross-checks must run.
 "$B2ND_PYTHON" -m pytest -q tests/python
+
+# The drop-in checks: code of the reference's clients, which nobody here wrote, built
+# against this library as installed and run beside the reference (clients/).
+prefix="$B2ND_ROOT/target/prefix"
+echo "== install into $prefix"
+rm -rf "$prefix"
+cmake --install build --prefix "$prefix" >/dev/null
+echo "== clients: C-Blosc2's own tests and examples"
+bash scripts/clients-c.sh --prefix "$prefix"
+echo "== clients: python-blosc2's own test suite"
+bash scripts/clients-python.sh --prefix "$prefix" --jobs 3
 echo "== all suites passed"
