@@ -1488,8 +1488,9 @@ int blosc2_schunk_lock(struct blosc2_schunk *schunk);
 // `schunk` is NULL or a live super-chunk.
 int blosc2_schunk_unlock(struct blosc2_schunk *schunk);
 
-// Re-reads an on-disk frame changed through another handle. Returns 1 when
-// the counters changed, 0 when they were current, negative on error.
+// Re-reads an on-disk frame changed through another handle or process
+// (see `SChunk::sync_if_stale`). Returns 1 when it did, 0 when the view was
+// current, negative on error.
 //
 // # Safety
 // `schunk` is NULL or a live super-chunk.
@@ -1992,8 +1993,9 @@ int64_t b2nd_save_append(const struct b2nd_array_t *array, const char *urlpath);
 // `array` is NULL or live.
 int b2nd_print_meta(const struct b2nd_array_t *array);
 
-// Re-reads the geometry of an on-disk array changed through another
-// handle. Returns 0 or a negative error code.
+// Follows the changes another handle or process made to an on-disk array
+// (see `NdArray::refresh`). Returns 1 when it re-read them, 0 when the
+// array was current, or a negative error code.
 //
 // # Safety
 // `array` is NULL or live.

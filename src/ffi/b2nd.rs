@@ -437,6 +437,17 @@ pub(crate) unsafe fn array<'a>(p: *const b2nd_array_t) -> Result<&'a mut ArrayBo
 /// `cparams->schunk`, from worker threads too, and see the array's
 /// (see `crate::ffi::schunk::read_meta`); other calls on it are refused.
 pub(crate) fn lend<T>(ab: &mut ArrayBox, f: impl FnOnce(&mut NdArray) -> Result<T>) -> Result<T> {
+    // What other handles or processes changed on disk first, as the
+    // reference's calls do (growth-SWMR readers follow a writer's resize).
+    lend_with(ab, true, f)
+}
+
+/// [`lend`], following changes made on disk by others first when `follow`.
+fn lend_with<T>(
+    ab: &mut ArrayBox,
+    follow: bool,
+    f: impl FnOnce(&mut NdArray) -> Result<T>,
+) -> Result<T> {
     let swap = |core: &mut NdArray, sc: *mut blosc2_schunk| {
         // SAFETY: `sc` is the live super-chunk this box owns (or NULL:
         // error); the `&mut` made here ends with this closure.
@@ -456,7 +467,11 @@ pub(crate) fn lend<T>(ab: &mut ArrayBox, f: impl FnOnce(&mut NdArray) -> Result<
     swap(&mut ab.core, ab.c.sc)?;
     // SAFETY: as above.
     let r = unsafe { claim(ab.c.sc) }.and_then(|held| {
-        let r = f(&mut ab.core);
+        let r = if follow {
+            ab.core.refresh().and_then(|_| f(&mut ab.core))
+        } else {
+            f(&mut ab.core)
+        };
         drop(held);
         r
     });
@@ -1031,15 +1046,19 @@ pub unsafe extern "C" fn b2nd_print_meta(array: *const b2nd_array_t) -> c_int {
     }
 }
 
-/// Re-reads the geometry of an on-disk array changed through another
-/// handle. Returns 0 or a negative error code.
+/// Follows the changes another handle or process made to an on-disk array
+/// (see `NdArray::refresh`). Returns 1 when it re-read them, 0 when the
+/// array was current, or a negative error code.
 ///
 /// # Safety
 /// `array` is NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn b2nd_refresh(array: *mut b2nd_array_t) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_array(array, |a| a.refresh().map(|_| ())) }
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let ab = unsafe { self::array(array) }?;
+        lend_with(ab, false, |a| a.refresh()).map(i64::from)
+    }) as c_int
 }
 
 #[cfg(test)]

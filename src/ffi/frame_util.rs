@@ -60,13 +60,7 @@ pub unsafe extern "C" fn blosc2_remove_urlpath(path: *const c_char) -> c_int {
         code((|| {
             // SAFETY: forwarded contract.
             let p = unsafe { path_from_c(path, "path") }?;
-            match std::fs::symlink_metadata(&p) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(e) => crate::bail!(Failure, "{}: {e}", p.display()),
-                Ok(m) if m.is_dir() => remove_dir(&p),
-                Ok(_) => std::fs::remove_file(&p)
-                    .map_err(|e| crate::err!(FileRemove, "{}: {e}", p.display())),
-            }
+            crate::schunk::SChunk::remove_urlpath(p)
         })())
     })
 }

@@ -807,11 +807,7 @@ pub unsafe extern "C" fn blosc2_schunk_new(storage: *mut blosc2_storage) -> *mut
             super::io::install_frame_locking();
             // SAFETY: forwarded contract.
             let st = unsafe { storage_from_c(storage) }?;
-            let mut core = SChunk::new(st)?;
-            // SAFETY: forwarded contract: the storage's io is NULL or valid.
-            if unsafe { locking_param(storage.as_ref().map_or(core::ptr::null(), |s| s.io)) } {
-                core.set_locking(true)?;
-            }
+            let core = SChunk::new(st)?;
             // SAFETY: forwarded contract: the storage and its parameter
             // pointers are NULL or valid.
             let (io, cp, dp) = unsafe {
@@ -909,7 +905,7 @@ pub unsafe extern "C" fn blosc2_schunk_open_offset_udio(
             let io = unsafe { super::io::io_from_c(udio) }?;
             super::io::install_frame_locking();
             // SAFETY: forwarded contract.
-            let locking = unsafe { locking_param(udio) };
+            let locking = unsafe { super::storage::locking_param(udio) };
             let core = SChunk::open_with(&path, offset, io, locking)?;
             // SAFETY: NULL or valid per the contract.
             let p = SchunkBox::into_c(core, unsafe { udio.as_ref() }.copied());
@@ -1017,46 +1013,21 @@ pub unsafe extern "C" fn blosc2_schunk_unlock(schunk: *mut blosc2_schunk) -> c_i
     }
 }
 
-/// Whether `io` asks for file locking through `blosc2_stdio_params`.
-///
-/// # Safety
-/// `io` is NULL or valid; for the file-system backend its `params` are NULL
-/// or a `blosc2_stdio_params`.
-unsafe fn locking_param(io: *const blosc2_io) -> bool {
-    // SAFETY: per the contract.
-    let Some(io) = (unsafe { io.as_ref() }) else {
-        return false;
-    };
-    if i32::from(io.id) != super::constants::BLOSC2_IO_FILESYSTEM || io.params.is_null() {
-        return false;
-    }
-    // SAFETY: the file-system backend's params are a `blosc2_stdio_params`
-    // (the reference reads them the same way).
-    unsafe { (*io.params.cast::<super::types::blosc2_stdio_params>()).locking }
-}
-
-/// Re-reads an on-disk frame changed through another handle. Returns 1 when
-/// the counters changed, 0 when they were current, negative on error.
+/// Re-reads an on-disk frame changed through another handle or process
+/// (see `SChunk::sync_if_stale`). Returns 1 when it did, 0 when the view was
+/// current, negative on error.
 ///
 /// # Safety
 /// `schunk` is NULL or a live super-chunk.
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_schunk(schunk, |b| {
-            // The public fields still show the state before this call (the
-            // core may already have caught up in `with_schunk`).
-            let before = (b.c.nchunks, b.c.nbytes, b.c.cbytes);
-            let metas_before = b.c.change_tick;
-            b.core.refresh()?;
-            b.sync();
-            let after = (b.core.nchunks(), b.core.nbytes(), b.core.cbytes());
-            Ok(i64::from(
-                before != after || metas_before != b.c.change_tick,
-            ))
-        }) as c_int
-    }
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let mut b = unsafe { this(schunk) }?;
+        let r = b.pull().and_then(|_| b.core.sync_if_stale());
+        b.sync();
+        Ok(i64::from(r?))
+    }) as c_int
 }
 
 /// The super-chunk as a contiguous frame. For an in-memory contiguous frame

@@ -173,7 +173,27 @@ pub(crate) unsafe fn storage_from_c(st: *const blosc2_storage) -> Result<Storage
         cparams,
         dparams,
         io,
+        // SAFETY: `s.io` is NULL or valid per the same contract.
+        locking: unsafe { locking_param(s.io) },
     })
+}
+
+/// Whether `io` asks for file locking through `blosc2_stdio_params`.
+///
+/// # Safety
+/// `io` is NULL or valid; for the file-system backend its `params` are NULL
+/// or a `blosc2_stdio_params`.
+pub(crate) unsafe fn locking_param(io: *const super::types::blosc2_io) -> bool {
+    // SAFETY: per the contract.
+    let Some(io) = (unsafe { io.as_ref() }) else {
+        return false;
+    };
+    if i32::from(io.id) != super::constants::BLOSC2_IO_FILESYSTEM || io.params.is_null() {
+        return false;
+    }
+    // SAFETY: the file-system backend's params are a `blosc2_stdio_params`
+    // (the reference reads them the same way).
+    unsafe { (*io.params.cast::<super::types::blosc2_stdio_params>()).locking }
 }
 
 #[cfg(test)]

@@ -29,6 +29,12 @@ pub trait IoFile: Send {
     fn truncate(&mut self, len: u64) -> Result<()>;
     /// Current file size.
     fn size(&mut self) -> Result<u64>;
+    /// Whether the path this file was opened at now names another file
+    /// (unlinked and recreated, or renamed over), so that reads through
+    /// this handle would see the old one. Backends that cannot tell say no.
+    fn replaced(&self) -> bool {
+        false
+    }
 }
 
 /// A user-replaceable I/O backend (the reference's `blosc2_io_cb`).
@@ -99,6 +105,18 @@ impl IoFile for StdFile {
             .metadata()
             .map(|m| m.len())
             .map_err(|e| crate::err!(FileRead, "{}: {e}", self.path.display()))
+    }
+
+    #[cfg(unix)]
+    fn replaced(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        // A path that is gone leaves the open file perfectly readable, as an
+        // open descriptor is on POSIX: only another file there counts.
+        match (self.file.metadata(), std::fs::metadata(&self.path)) {
+            (Ok(open), Ok(now)) => open.dev() != now.dev() || open.ino() != now.ino(),
+            (Err(_), _) => true,
+            (Ok(_), Err(_)) => false,
+        }
     }
 }
 

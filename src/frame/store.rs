@@ -495,6 +495,32 @@ impl Frame {
         self.frame_len
     }
 
+    /// What the frame as stored says of itself now, for a handle that must
+    /// notice the writes of another handle or process (the reference polls
+    /// the same way): the frame length its header records, and whether the
+    /// file at the path was replaced under an open handle (which is then
+    /// dropped, so the next read opens the new file). `None` when the header
+    /// cannot be read right now (another writer mid-write, or a frame in
+    /// memory): the caller keeps its view and polls again later.
+    pub(crate) fn poll_len(&mut self) -> Option<(u64, bool)> {
+        if matches!(self.place, Place::Memory(_)) {
+            return None;
+        }
+        let replaced = self.file.as_ref().is_some_and(|h| h.file.replaced());
+        if replaced {
+            self.file = None;
+        }
+        let mut field = [0u8; 9];
+        let read = self.op(|f| f.read(Pos::FRAME_LEN as u64 - 1, &mut field, "frame header"));
+        // A msgpack uint64 (0xcf, then 8 bytes big-endian), as every frame writes it.
+        if read.is_err() || field[0] != 0xcf {
+            return None;
+        }
+        let mut len = [0u8; 8];
+        len.copy_from_slice(&field[1..]);
+        Some((u64::from_be_bytes(len), replaced))
+    }
+
     /// Bytes in the data section (0 for sparse frames), not counting those
     /// of chunks dropped since the last flush, which removes them.
     pub fn data_len(&self) -> u64 {

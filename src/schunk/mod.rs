@@ -16,7 +16,11 @@
 //! On-disk frames can lock a sidecar file around each operation (opt-in:
 //! [`SChunk::set_locking`] or `BLOSC_LOCKING`; see `frame::lock`): mutations
 //! take it exclusively, reads shared, and a handle that finds the frame
-//! written by another one re-reads it first.
+//! written by another one re-reads it first. Without locking,
+//! [`SChunk::sync_if_stale`] polls the frame length in the header (and
+//! whether another file replaced it), as the reference does before each
+//! access; the C API calls it before every call, a Rust caller that shares
+//! a file with a writer calls it when it wants to catch up.
 //!
 //! Decisions worth knowing:
 //! - zero, NaN and uninitialized chunks become special offsets (no bytes)
@@ -65,6 +69,9 @@ pub struct Storage {
     pub dparams: DParams,
     /// I/O backend for files; `None` uses the local file system.
     pub io: Option<IoRef>,
+    /// Advisory file locking for a new on-disk frame (see
+    /// [`SChunk::set_locking`]; the reference's `blosc2_stdio_params.locking`).
+    pub locking: bool,
 }
 
 impl Storage {
@@ -123,6 +130,8 @@ pub struct SChunk {
     /// many edits (`batch`): the frame is flushed once at the end instead of
     /// after every chunk.
     defer_flush: bool,
+    /// How many times this handle re-read its frame (see [`SChunk::rereads`]).
+    rereads: u64,
 }
 
 impl std::fmt::Debug for SChunk {
@@ -212,6 +221,7 @@ impl SChunk {
             lock: None,
             codec_id: next_codec_id(),
             defer_flush: false,
+            rereads: 0,
         })
     }
 
@@ -263,8 +273,12 @@ impl SChunk {
                 )?)
             }
         };
+        let locking = storage.locking;
         let mut s = SChunk::empty(storage, backend)?;
         s.lock_from_env();
+        if locking {
+            s.set_locking(true)?;
+        }
         s.locked(true, |s| s.flush())?;
         Ok(s)
     }
@@ -422,6 +436,7 @@ impl SChunk {
             lock: None,
             codec_id: next_codec_id(),
             defer_flush: false,
+            rereads: 0,
         };
         s.bind_cell_geometry()?;
         Ok(s)
@@ -633,8 +648,10 @@ impl SChunk {
         self.unlock_once(r)
     }
 
-    /// Replaces the in-memory state with the frame's current bytes, keeping
-    /// this handle's lock state.
+    /// Re-reads what another handle may have changed (sizes, chunk count and
+    /// offsets, metalayers, vlmetalayers) from the frame's current bytes.
+    /// This handle's own settings stay: its parameters, codec state and
+    /// lock, as the reference's refresh leaves them.
     fn reload(&mut self) -> Result<()> {
         let place = match &self.backend {
             Backend::Frame(f) => match f.place() {
@@ -651,10 +668,45 @@ impl SChunk {
             },
             Backend::Chunks(_) => return Ok(()),
         };
-        let mut fresh = SChunk::attach(place, self.storage.clone())?;
-        fresh.lock = self.lock.take();
-        *self = fresh;
-        Ok(())
+        let fresh = SChunk::attach(place, self.storage.clone())?;
+        self.chunksize = fresh.chunksize;
+        self.nbytes = fresh.nbytes;
+        self.cbytes = fresh.cbytes;
+        self.blocksize = fresh.blocksize;
+        self.vl_blocks = fresh.vl_blocks;
+        self.metalayers = fresh.metalayers;
+        self.vlmetalayers = fresh.vlmetalayers;
+        self.backend = fresh.backend;
+        self.rereads += 1;
+        self.bind_cell_geometry()
+    }
+
+    /// How many times this handle re-read its frame for changes made by
+    /// others (refreshes, stale syncs, taking the lock after another
+    /// writer). A layer that keeps its own view of the metadata (the array
+    /// geometry) compares it with the count it last followed: the re-read
+    /// may have happened in a call made on the super-chunk directly.
+    pub fn rereads(&self) -> u64 {
+        self.rereads
+    }
+
+    /// Whether the frame on disk differs from this handle's view of it, by
+    /// the one test that needs no lock: its header records another length,
+    /// or another file now lives at the path. A rewrite that keeps the
+    /// length goes unseen this way (the generation counter of locking sees
+    /// it). An unreadable header (a writer mid-write) is not a change.
+    fn changed_on_disk(&mut self) -> bool {
+        if self.defer_flush {
+            // Our own edits are not on disk yet.
+            return false;
+        }
+        let Backend::Frame(f) = &mut self.backend else {
+            return false;
+        };
+        match f.poll_len() {
+            Some((len, replaced)) => replaced || len != f.frame_len(),
+            None => false,
+        }
     }
 
     // ----- opt-in file locking -----
@@ -709,16 +761,31 @@ impl SChunk {
         }
     }
 
-    /// With locking on, re-reads the frame when another handle wrote it
-    /// since this one last held the lock; returns whether it did. A no-op
-    /// (false) without locking.
+    /// Re-reads the frame when another handle or process wrote it since
+    /// this one last looked; returns whether it did (the reference's
+    /// `frame_check_stale`, run before each access). With locking on, under
+    /// the shared lock, and the generation counter catches every write;
+    /// without, a changed frame length or a replaced file does, and a frame
+    /// caught mid-rewrite (which only an unlocked writer leaves) keeps the
+    /// view this handle had, to be polled again on the next access.
     pub fn sync_if_stale(&mut self) -> Result<bool> {
-        let Some(lock) = self.lock.as_mut() else {
+        if !self.is_frame() || self.defer_flush {
             return Ok(false);
+        }
+        let Some(lock) = self.lock.as_mut() else {
+            if !self.changed_on_disk() {
+                return Ok(false);
+            }
+            return Ok(self.reload().is_ok());
         };
         let r = match lock.lock(false) {
-            Ok(true) => self.reload().map(|_| true),
-            Ok(false) => Ok(false),
+            Ok(counted) => {
+                if counted || self.changed_on_disk() {
+                    self.reload().map(|_| true)
+                } else {
+                    Ok(false)
+                }
+            }
             Err(e) => return Err(e),
         };
         self.unlock_once(r)
@@ -727,16 +794,20 @@ impl SChunk {
     /// Takes the exclusive lock and keeps it until [`SChunk::unlock`]; the
     /// operations in between nest in it, so the sequence is atomic against
     /// other locking handles. Re-entrant; a no-op when locking is off.
-    pub fn lock(&mut self) -> Result<()> {
+    /// Returns whether the frame was re-read because another handle wrote
+    /// it since this one last held the lock.
+    pub fn lock(&mut self) -> Result<bool> {
         let Some(lock) = self.lock.as_mut() else {
-            return Ok(());
+            return Ok(false);
         };
-        if lock.lock(true)? {
+        let counted = lock.lock(true)?;
+        if counted || (lock.depth() == 1 && self.changed_on_disk()) {
             if let Err(e) = self.reload() {
                 return self.unlock_once(Err(e));
             }
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Releases one level of [`SChunk::lock`].
@@ -766,7 +837,9 @@ impl SChunk {
         let Some(lock) = self.lock.as_mut() else {
             return f(self);
         };
-        if lock.lock(exclusive)? {
+        let counted = lock.lock(exclusive)?;
+        // A writer that does not lock is caught by the length, as unlocked.
+        if counted || (lock.depth() == 1 && self.changed_on_disk()) {
             if let Err(e) = self.reload() {
                 return self.unlock_once(Err(e));
             }

@@ -168,17 +168,25 @@ impl SChunk {
         Ok(offset)
     }
 
-    /// Removes a frame file or a sparse frame directory (missing is fine).
+    /// Removes a frame file, with the lock sidecar next to it if there is
+    /// one, or a sparse frame directory (with its sidecar inside). A missing
+    /// path is fine. A file that cannot be removed is `FileRemove`, a
+    /// directory `Failure`, as the reference reports them.
     pub fn remove_urlpath(path: impl AsRef<Path>) -> Result<()> {
         let p = path.as_ref();
-        let r = if p.is_dir() {
-            std::fs::remove_dir_all(p)
-        } else if p.exists() {
-            std::fs::remove_file(p)
-        } else {
-            Ok(())
-        };
-        r.map_err(|e| crate::err!(FileRemove, "{}: {e}", p.display()))
+        match std::fs::symlink_metadata(p) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => crate::bail!(Failure, "{}: {e}", p.display()),
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(p)
+                .map_err(|e| crate::err!(Failure, "{}: {e}", p.display())),
+            Ok(_) => {
+                std::fs::remove_file(p)
+                    .map_err(|e| crate::err!(FileRemove, "{}: {e}", p.display()))?;
+                // Best effort: most frames never locked and have none.
+                let _ = std::fs::remove_file(crate::frame::lock::sidecar_path(p, false));
+                Ok(())
+            }
+        }
     }
 }
 

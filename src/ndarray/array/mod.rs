@@ -447,17 +447,38 @@ impl NdArray {
         Ok(())
     }
 
-    /// Re-reads the geometry from the "b2nd" metalayer (`b2nd_refresh`).
-    /// Returns whether the shape changed. Only shape changes are followed:
-    /// a different ndim, chunkshape or blockshape is `Data`, as in the
-    /// reference.
+    /// Follows the changes another handle or process made to the array's
+    /// frame since this handle last looked (`b2nd_refresh`; the C API runs
+    /// it before every call, as the reference does): re-reads the frame when
+    /// it changed, then the geometry from its "b2nd" metalayer. Returns
+    /// whether the frame was re-read. Only shape changes are followed: a
+    /// different ndim, chunkshape or blockshape is `Data`, as in the
+    /// reference. In memory nothing else can change the array: false.
     pub fn refresh(&mut self) -> Result<bool> {
-        if !self.store.is_persistent() {
-            // Nobody else can change an in-memory super-chunk.
+        if !self.store.is_persistent() || !self.store.sync_if_stale()? {
             return Ok(false);
         }
-        self.store.reload()?;
-        self.reload_geometry()
+        self.reload_geometry()?;
+        Ok(true)
+    }
+
+    /// Runs `f` holding the store's cross-process lock exclusively (when the
+    /// array's frame locks), so other locking handles see its chunk writes
+    /// and metalayer update all at once or not at all, as the reference's
+    /// slice writes and resizes are. A store re-read on taking the lock
+    /// brings its geometry along first.
+    pub(crate) fn exclusively<T>(&mut self, f: impl FnOnce(&mut NdArray) -> Result<T>) -> Result<T> {
+        if self.store.begin_exclusive()? {
+            if let Err(e) = self.reload_geometry() {
+                let _ = self.store.end_exclusive();
+                return Err(e);
+            }
+        }
+        let r = f(self);
+        let u = self.store.end_exclusive();
+        let v = r?;
+        u?;
+        Ok(v)
     }
 
     /// Re-reads the geometry from the metalayer; the work behind `refresh`.

@@ -17,9 +17,15 @@ impl NdArray {
     /// Changes the shape (`b2nd_resize`). With `start`, items are added or
     /// removed at that position in each dimension that changes; without it,
     /// at the end. Away from the end, `start` and the change must be
-    /// multiples of the chunkshape.
+    /// multiples of the chunkshape. Under the frame's exclusive lock when
+    /// it locks: locking readers see the old shape and chunks or the new.
     pub fn resize(&mut self, new_shape: &[i64], start: Option<&[i64]>) -> Result<()> {
         self.refuse_view("resize")?;
+        self.exclusively(|a| a.resize_in(new_shape, start))
+    }
+
+    /// The work of [`NdArray::resize`].
+    fn resize_in(&mut self, new_shape: &[i64], start: Option<&[i64]>) -> Result<()> {
         let nd = self.ndim();
         if new_shape.len() != nd || start.is_some_and(|s| s.len() != nd) {
             crate::bail!(InvalidParam, "new_shape and start need {nd} entries");

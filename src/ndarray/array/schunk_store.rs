@@ -111,6 +111,8 @@ pub(crate) struct SChunkStore {
     /// Bytes of one block (for partial reads).
     blocksize: i32,
     persistent: bool,
+    /// The super-chunk's re-read count this store last followed.
+    seen_rereads: u64,
 }
 
 impl std::fmt::Debug for SChunkStore {
@@ -130,6 +132,7 @@ impl SChunkStore {
         let persistent = sc.storage().urlpath.is_some();
         let (comp, dec) = SChunkStore::contexts(&sc, blocksize)?;
         let codec = sc.codec_id();
+        let seen_rereads = sc.rereads();
         Ok(SChunkStore {
             inner: Mutex::new(Inner {
                 sc,
@@ -144,6 +147,7 @@ impl SChunkStore {
             chunksize,
             blocksize,
             persistent,
+            seen_rereads,
         })
     }
 
@@ -162,6 +166,27 @@ impl SChunkStore {
     /// layer gives the super-chunk the block shape the cell filters need) or
     /// when the super-chunk's codec parameters changed (see
     /// `SChunk::set_codec_params`).
+    /// Whether the super-chunk re-read its frame since the store last
+    /// followed it (here, or in a call made on the super-chunk directly),
+    /// taking what changed if so.
+    fn follow_rereads(&mut self, now: u64) -> Result<bool> {
+        if now == self.seen_rereads {
+            return Ok(false);
+        }
+        self.seen_rereads = now;
+        self.follow_frame()?;
+        Ok(true)
+    }
+
+    /// Takes what a re-read of the frame changed: its chunk size and parameters.
+    fn follow_frame(&mut self) -> Result<()> {
+        let cs = self.sc_mut().chunksize();
+        if cs > 0 {
+            self.chunksize = cs;
+        }
+        self.follow_params()
+    }
+
     fn follow_params(&mut self) -> Result<()> {
         let blocksize = self.blocksize;
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
@@ -503,13 +528,33 @@ impl ChunkStore for SChunkStore {
     fn is_persistent(&self) -> bool {
         self.persistent
     }
-    fn reload(&mut self) -> Result<()> {
-        self.sc_mut().refresh()?;
-        let cs = self.sc_mut().chunksize();
-        if cs > 0 {
-            self.chunksize = cs;
+    fn sync_if_stale(&mut self) -> Result<bool> {
+        if !self.persistent {
+            return Ok(false);
         }
-        self.follow_params()
+        let now = {
+            let mut sc = self.sc_mut();
+            sc.sync_if_stale()?;
+            sc.rereads()
+        };
+        self.follow_rereads(now)
+    }
+    fn begin_exclusive(&mut self) -> Result<bool> {
+        if !self.persistent {
+            return Ok(false);
+        }
+        let now = {
+            let mut sc = self.sc_mut();
+            sc.lock()?;
+            sc.rereads()
+        };
+        self.follow_rereads(now)
+    }
+    fn end_exclusive(&mut self) -> Result<()> {
+        if !self.persistent {
+            return Ok(());
+        }
+        self.sc().unlock()
     }
     fn as_schunk(&self) -> Option<&SChunkStore> {
         Some(self)

@@ -238,8 +238,14 @@ impl ChunkStore for SharedStore {
     fn is_persistent(&self) -> bool {
         self.read().is_persistent()
     }
-    fn reload(&mut self) -> Result<()> {
-        self.write().reload()
+    fn sync_if_stale(&mut self) -> Result<bool> {
+        self.write().sync_if_stale()
+    }
+    fn begin_exclusive(&mut self) -> Result<bool> {
+        self.write().begin_exclusive()
+    }
+    fn end_exclusive(&mut self) -> Result<()> {
+        self.write().end_exclusive()
     }
     #[cfg(test)]
     fn test_stats(&self) -> super::store::Stats {

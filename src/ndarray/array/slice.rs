@@ -220,7 +220,20 @@ impl NdArray {
 
     /// Writes `buffer` (a C-order array of shape `buffershape`, whose origin
     /// holds the data) into the region [start, stop). `b2nd_set_slice_cbuffer`.
+    /// Under the frame's exclusive lock when it locks: locking readers see
+    /// the whole write or none of it.
     pub fn set_slice_cbuffer(
+        &mut self,
+        buffer: &[u8],
+        buffershape: &[i64],
+        start: &[i64],
+        stop: &[i64],
+    ) -> Result<()> {
+        self.exclusively(|a| a.write_region(buffer, buffershape, start, stop))
+    }
+
+    /// The work of [`NdArray::set_slice_cbuffer`].
+    fn write_region(
         &mut self,
         buffer: &[u8],
         buffershape: &[i64],

@@ -65,8 +65,22 @@ pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     fn vlmeta_add(&mut self, name: &str, content: &[u8]) -> Result<()>;
     /// True when the store is a file or directory that others may change.
     fn is_persistent(&self) -> bool;
-    /// Re-reads the store's metadata from where it lives (a no-op in memory).
-    fn reload(&mut self) -> Result<()> {
+    /// Re-reads the store's metadata when another handle or process
+    /// changed it since this one last looked; returns whether it did (false
+    /// in memory, which nobody else writes).
+    fn sync_if_stale(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+    /// Takes the store's cross-process lock exclusively (re-entrant) until
+    /// [`ChunkStore::end_exclusive`], so that a sequence of chunk writes is
+    /// seen whole by other locking handles; returns whether the store was
+    /// re-read because another handle wrote since this one last held it. A
+    /// no-op (false) for stores that do not lock.
+    fn begin_exclusive(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+    /// Releases one level of [`ChunkStore::begin_exclusive`].
+    fn end_exclusive(&mut self) -> Result<()> {
         Ok(())
     }
     /// The real super-chunk behind the store, if any.
