@@ -106,17 +106,6 @@ fn expected(path: &Path, s: &mut SChunk, meta: &[&str]) -> Vec<String> {
     v
 }
 
-fn storage(path: &Path, contiguous: bool) -> Storage {
-    Storage {
-        contiguous,
-        urlpath: Some(path.to_owned()),
-        cparams: CParams {
-            typesize: 4,
-            ..CParams::default()
-        },
-        ..Storage::default()
-    }
-}
 
 /// Builds frames here (contiguous and sparse, with metadata; special-value
 /// frames; an empty frame), keeps a copy of the first two, edits them
@@ -129,7 +118,7 @@ fn written_here_read_there_and_modified_here() {
     let mut paths = Vec::new();
     for (name, contiguous) in [("here.b2frame", true), ("here-dir.b2frame", false)] {
         let path = scratch(name);
-        let mut s = SChunk::new(storage(&path, contiguous)).unwrap();
+        let mut s = SChunk::new(common::file_storage(&path, contiguous)).unwrap();
         // msgpack: [1, 2, 3] and "hello"
         s.meta_add("m", &[0x93, 1, 2, 3]).unwrap();
         for k in 0..4 {
@@ -138,7 +127,7 @@ fn written_here_read_there_and_modified_here() {
         s.vlmeta_add("v", &[0xa5, b'h', b'e', b'l', b'l', b'o'], None)
             .unwrap();
         let orig = scratch(&format!("orig-{name}"));
-        let mut o = s.copy(storage(&orig, contiguous)).unwrap();
+        let mut o = s.copy(common::file_storage(&orig, contiguous)).unwrap();
         want.extend(expected(
             &orig,
             &mut o,
@@ -171,17 +160,17 @@ fn written_here_read_there_and_modified_here() {
         paths.push(path);
     }
     let zeros = scratch("zeros.b2frame");
-    let mut z = SChunk::new(storage(&zeros, true)).unwrap();
+    let mut z = SChunk::new(common::file_storage(&zeros, true)).unwrap();
     z.fill_special(2500, Special::Zero, 4000).unwrap();
     want.extend(expected(&zeros, &mut z, &[]));
     paths.push(zeros);
     let nans = scratch("nans-dir.b2frame");
-    let mut n = SChunk::new(storage(&nans, false)).unwrap();
+    let mut n = SChunk::new(common::file_storage(&nans, false)).unwrap();
     n.fill_special(1500, Special::Nan, 4000).unwrap();
     want.extend(expected(&nans, &mut n, &[]));
     paths.push(nans);
     let empty = scratch("empty.b2frame");
-    SChunk::new(storage(&empty, true)).unwrap();
+    SChunk::new(common::file_storage(&empty, true)).unwrap();
     want.push(format!(
         "{} nchunks=0 chunksize=-1 typesize=4 nbytes=0",
         empty.display()
@@ -313,7 +302,7 @@ for path, contiguous in ((sys.argv[1], True), (sys.argv[2], False)):
 fn vl_block_frames_read_there() {
     let Some(py) = python() else { return };
     let path = scratch("vlb.b2frame");
-    let mut s = SChunk::new(storage(&path, true)).unwrap();
+    let mut s = SChunk::new(common::file_storage(&path, true)).unwrap();
     let blocks: [&[u8]; 3] = [b"alpha", &[9u8; 2000], b"omega!"];
     s.append_vlblocks(&blocks).unwrap();
     s.append_vlblocks(&[b"x".as_slice(), b"yz".as_slice()])

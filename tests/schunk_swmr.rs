@@ -6,8 +6,8 @@
 mod common;
 
 use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
-use b2nd::schunk::{CParams, SChunk, Storage};
-use common::TempDir;
+use b2nd::schunk::{SChunk, Storage};
+use common::{file_storage, TempDir};
 
 fn data(k: u32) -> Vec<u8> {
     (0..1000u32)
@@ -15,24 +15,13 @@ fn data(k: u32) -> Vec<u8> {
         .collect()
 }
 
-fn storage(path: &std::path::Path, contiguous: bool) -> Storage {
-    Storage {
-        contiguous,
-        urlpath: Some(path.to_owned()),
-        cparams: CParams {
-            typesize: 4,
-            ..CParams::default()
-        },
-        ..Storage::default()
-    }
-}
 
 #[test]
 fn an_unlocked_reader_follows_appends_and_vlmeta() {
     let dir = TempDir::new("schunk-swmr");
     for contiguous in [true, false] {
         let path = dir.join(format!("g-{contiguous}.b2frame"));
-        let mut w = SChunk::new(storage(&path, contiguous)).unwrap();
+        let mut w = SChunk::new(file_storage(&path, contiguous)).unwrap();
         if w.locking() {
             // BLOSC_LOCKING is set here: the unlocked path is not the one run.
             return;
@@ -65,7 +54,7 @@ fn a_file_replaced_at_the_path_is_followed_even_at_the_same_length() {
     let dir = TempDir::new("schunk-swmr-replace");
     let path = dir.join("r.b2frame");
     let staged = dir.join("staged.b2frame");
-    let mut w = SChunk::new(storage(&path, true)).unwrap();
+    let mut w = SChunk::new(file_storage(&path, true)).unwrap();
     if w.locking() {
         return;
     }
@@ -77,7 +66,7 @@ fn a_file_replaced_at_the_path_is_followed_even_at_the_same_length() {
 
     // Same parameters, one chunk of the same compressed size: the same
     // frame length, other bytes, renamed over the reader's file.
-    let mut other = SChunk::new(storage(&staged, true)).unwrap();
+    let mut other = SChunk::new(file_storage(&staged, true)).unwrap();
     other.append_buffer(&data(7)).unwrap();
     let len = std::fs::metadata(&path).unwrap().len();
     assert_eq!(std::fs::metadata(&staged).unwrap().len(), len);

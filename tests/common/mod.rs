@@ -295,3 +295,17 @@ pub fn half_noise(items: usize, typesize: usize, trailing: usize, climb_every: u
     out.extend((0..trailing).map(|t| t as u8 ^ 0x5a));
     out
 }
+
+/// Storage for a frame file (`contiguous`) or sparse directory at `path`, of
+/// 4-byte items and otherwise default parameters.
+pub fn file_storage(path: &Path, contiguous: bool) -> b2nd::schunk::Storage {
+    b2nd::schunk::Storage {
+        contiguous,
+        urlpath: Some(path.to_owned()),
+        cparams: b2nd::schunk::CParams {
+            typesize: 4,
+            ..b2nd::schunk::CParams::default()
+        },
+        ..b2nd::schunk::Storage::default()
+    }
+}
