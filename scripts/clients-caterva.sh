@@ -6,7 +6,10 @@
 # runs each (no arguments, as Caterva's CMakeLists run them) in a scratch directory,
 # and fails when any does not build or does not exit 0. Caterva's own caterva/caterva.h
 # in the archive is deliberately not on the include path: the programs get ours.
-# The C tests in tests-c/ cover the later API's spelling (test_caterva_api.c, ...).
+# The later API's spelling is checked the same way, against the same installed header:
+# the project's own later-API programs (tests-c/test_caterva_api.c,
+# test_caterva_b2nd_roundtrip.c, as strict C99 -Wall -Wextra -Werror) are built and run
+# after Caterva's.
 #
 # Usage: scripts/clients-caterva.sh [--prefix DIR] [--tarball FILE] [--skip-bench]
 #   --prefix      library under test, an installed prefix (default: $B2ND_PREFIX)
@@ -115,11 +118,33 @@ for f in "${PROGS[@]}"; do
     BAD+=("$name: exit $rc (see $d/stdout.txt, stderr.txt)")
   fi
 done
-echo "test cases: $OKS of $CASES pass; wall time: $((SECONDS - START)) s"
+# The later API's spelling, against the same installed header.
+for name in test_caterva_api test_caterva_b2nd_roundtrip; do
+  f="$ROOT/tests-c/$name.c"
+  exe="$OUT/bin/later_$name"
+  if ! $CC -O2 -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -I"$ROOT/tests-c" $CFLAGS_PC \
+       "$f" -o "$exe" $LIBS_PC -Wl,-rpath,"$LIBDIR" >"$OUT/later_$name.build.log" 2>&1; then
+    printf '%-28s %-8s %-6s %-8s %s\n' "$name" later fail - \
+      "$(grep -m1 -E "error|undefined reference" "$OUT/later_$name.build.log" | cut -c1-120)"
+    BAD+=("$name (later API): does not build (see $OUT/later_$name.build.log)")
+    continue
+  fi
+  d="$OUT/run/later_$name"
+  mkdir -p "$d"
+  rc=0
+  (cd "$d" && timeout "$TIMEOUT" "$exe" >stdout.txt 2>stderr.txt) || rc=$?
+  if [ "$rc" = 0 ]; then
+    printf '%-28s %-8s %-6s %-8s %s\n' "$name" later ok pass "$(tail -n1 "$d/stdout.txt")"
+  else
+    printf '%-28s %-8s %-6s %-8s %s\n' "$name" later ok fail "exit $rc"
+    BAD+=("$name (later API): exit $rc (see $d/stderr.txt)")
+  fi
+done
+echo "Caterva 0.5.0 test cases: $OKS of $CASES pass; wall time: $((SECONDS - START)) s"
 if [ ${#BAD[@]} -gt 0 ]; then
   echo
-  echo "FAILED: ${#BAD[@]} of ${#PROGS[@]} Caterva 0.5.0 program(s):"
+  echo "FAILED: ${#BAD[@]} program(s):"
   printf '  %s\n' "${BAD[@]}"
   exit 1
 fi
-echo "OK: all ${#PROGS[@]} Caterva 0.5.0 programs build unchanged against $PREFIX and pass"
+echo "OK: all ${#PROGS[@]} Caterva 0.5.0 programs and both later-API programs build unchanged against $PREFIX and pass"
