@@ -25,7 +25,8 @@
  * written for the later API (python-caterva 0.7, Caterva master: storage.chunkshape,
  * .contiguous, .urlpath, ..., the 5-argument caterva_append) both compile as written:
  *  - caterva_storage_t is an anonymous union of three views of the same bytes: the
- *    later API's members (first, so positional initialisers keep working), Caterva
+ *    later API's members (first, so `= {0}`, memset and designated initialisers keep
+ *    working; positional ones need a brace level per anonymous member), Caterva
  *    0.5.0's `properties` (a union of its `blosc` and `plainbuffer` structs, with their
  *    0.5.0 member lists) and `backend`, which sits at offset 68, in what is padding of
  *    the other two views. Offsets and size are the later API's: its callers, ctypes
