@@ -33,7 +33,10 @@
  *    mirrors included, are unaffected, and read `backend` as 0 (Blosc) when zeroed.
  *    Anonymous structs and unions are C11; in C99 and in C++ (anonymous structs) they
  *    are a GCC/Clang/MSVC extension, marked `__extension__` for GCC and Clang so that
- *    -pedantic stays quiet. Do not rely on `backend` surviving a whole-struct copy of
+ *    -pedantic stays quiet. Positional initialisers in either API's brace structure
+ *    are the one construct this cannot serve: 0.5.0's (backend first) never, the later
+ *    API's with CATERVA_STORAGE_FLAT defined before the #include (the flat struct alone,
+ *    same bytes; off by default so that 0.5.0 programs compile). Do not rely on `backend` surviving a whole-struct copy of
  *    storage.properties.blosc made after it was set (padding may be copied): set it last.
  *  - caterva_append is a macro dispatching on its argument count: 5 arguments call the
  *    exported caterva_append (later API: append along an axis), 4 arguments call
@@ -693,6 +696,21 @@ typedef union caterva_storage_properties_t {
     caterva_storage_properties_plainbuffer_t plainbuffer;
 } caterva_storage_properties_t;
 
+#ifdef CATERVA_STORAGE_FLAT
+/* Opt-in (define CATERVA_STORAGE_FLAT before including this header): the later API's flat
+ * struct alone, same bytes, for later-API code that initialises caterva_storage_t
+ * positionally ({{cs}, {bs}, contiguous, urlpath, ...}); `backend` and `properties` are then
+ * not declared, and offset 68 is padding that reads as Blosc unless it happens to hold the
+ * 32-bit CATERVA_STORAGE_PLAINBUFFER tag. */
+struct caterva_storage_t {
+    int32_t chunkshape[CATERVA_MAX_DIM];
+    int32_t blockshape[CATERVA_MAX_DIM];
+    bool contiguous;
+    char *urlpath;
+    caterva_metalayer_t metalayers[CATERVA_MAX_METALAYERS];
+    int32_t nmetalayers;
+};
+#else
 /* Where and how an array is stored. Three views of the same bytes (see the top of this
  * header): the later API's members, Caterva 0.5.0's `properties`, and its `backend`. */
 CATERVA_ANONYMOUS_ struct caterva_storage_t {
@@ -718,6 +736,7 @@ CATERVA_ANONYMOUS_ struct caterva_storage_t {
         };
     };
 };
+#endif  /* CATERVA_STORAGE_FLAT */
 
 /* caterva_append(ctx, array, buffer, buffersize, axis): the later API's (exported as
  * caterva_append); caterva_append(ctx, array, chunk, chunksize): Caterva 0.5.0's
