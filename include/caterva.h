@@ -18,6 +18,36 @@
  * caterva_* calls and freed by caterva_free; caterva_from_schunk makes the caller's
  * super-chunk array->sc, as Caterva does.
  *
+ * Two spellings of the Caterva API, one header. Programs written for Caterva 0.5.0
+ * (storage.backend, storage.properties.blosc.{chunkshape, blockshape, sequencial,
+ * urlpath, metalayers, nmetalayers}, CATERVA_STORAGE_PLAINBUFFER, array->storage,
+ * array->buf, caterva_from_serial_schunk, the 4-argument caterva_append) and programs
+ * written for the later API (python-caterva 0.7, Caterva master: storage.chunkshape,
+ * .contiguous, .urlpath, ..., the 5-argument caterva_append) both compile as written:
+ *  - caterva_storage_t is an anonymous union of three views of the same bytes: the
+ *    later API's members (first, so `= {0}`, memset and designated initialisers keep
+ *    working; positional ones need a brace level per anonymous member), Caterva
+ *    0.5.0's `properties` (a union of its `blosc` and `plainbuffer` structs, with their
+ *    0.5.0 member lists) and `backend`, which sits at offset 68, in what is padding of
+ *    the other two views. Offsets and size are the later API's: its callers, ctypes
+ *    mirrors included, are unaffected, and read `backend` as 0 (Blosc) when zeroed.
+ *    Anonymous structs and unions are C11; in C99 and in C++ (anonymous structs) they
+ *    are a GCC/Clang/MSVC extension, marked `__extension__` for GCC and Clang so that
+ *    -pedantic stays quiet. Positional initialisers in either API's brace structure
+ *    are the one construct this cannot serve: 0.5.0's (backend first) never, the later
+ *    API's with CATERVA_STORAGE_FLAT defined before the #include (the flat struct alone,
+ *    same bytes; off by default so that 0.5.0 programs compile). Do not rely on `backend` surviving a whole-struct copy of
+ *    storage.properties.blosc made after it was set (padding may be copied): set it last.
+ *  - caterva_append is a macro dispatching on its argument count: 5 arguments call the
+ *    exported caterva_append (later API: append along an axis), 4 arguments call
+ *    caterva_append_chunk (Caterva 0.5.0: append the next chunk of an array made with
+ *    caterva_empty). `&caterva_append` and `(caterva_append)(...)` name the 5-argument
+ *    function; take `&caterva_append_chunk` for the other.
+ *  - caterva_array_t ends with 0.5.0's `storage` and `buf` fields, after the later
+ *    API's, whose offsets do not move.
+ * CATERVA_STORAGE_PLAINBUFFER is a 32-bit tag, not 0.5.0's 1, so that bytes a later-API
+ * caller leaves uninitialised in that slot are not taken for it (see docs/caterva.md).
+ *
  * Differences from Caterva 0.5: array->chunk_cache is always empty; squeezed metalayer
  * records fill their slot with a widened dtype instead of leaving stale bytes, and unit
  * dimensions whose chunk extent is not 1, or arrays whose dtype cannot be widened, are
@@ -32,6 +62,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "b2nd.h"
+#if defined(__GNUC__) || defined(__clang__)
+/* Anonymous structs and unions (C11; an extension in C99 and C++), without -pedantic noise. */
+#define CATERVA_ANONYMOUS_ __extension__
+#else
+#define CATERVA_ANONYMOUS_
+#endif
+
+/* Storage backend of Caterva 0.5.0 (`caterva_storage_t.backend`, `caterva_array_t.storage`).
+ * BLOSC is 0, so zeroed storage is a super-chunk; PLAINBUFFER is a 32-bit tag ('pbuf'), not
+ * Caterva 0.5.0's 1; only that exact value selects a plain buffer. */
+typedef enum caterva_storage_backend_t {
+    CATERVA_STORAGE_BLOSC = 0,
+    CATERVA_STORAGE_PLAINBUFFER = 0x70627566
+} caterva_storage_backend_t;
+
+/* Defined at the end of this header (its members are spelled two ways). */
+typedef struct caterva_storage_t caterva_storage_t;
+
+#ifndef DEBUG_PRINT
+#ifdef NDEBUG
+#define DEBUG_PRINT(...) do { } while (0)
+#else
+#define DEBUG_PRINT(...)                                                         \
+    do {                                                                         \
+        fprintf(stderr, "ERROR: %s (%s:%d)\n", __VA_ARGS__, __FILE__, __LINE__); \
+    } while (0)
+#endif
+#endif
+
 #define CATERVA_VERSION_STRING "0.5.1"
 #define CATERVA_VERSION_DATE "2021-07-13"
 
@@ -101,10 +160,12 @@ static const char *caterva_error_string(int rc) {
 // The storage engine failed (I/O, codec, metalayer not found, ...).
 #define CATERVA_ERR_BLOSC_FAILED 2
 
-// Kept for source compatibility; never returned.
+// Caterva 0.5.0's `caterva_append` (`caterva_append_chunk`) on an array
+// whose chunks are all written.
 #define CATERVA_ERR_CONTAINER_FILLED 3
 
-// Kept for source compatibility; never returned.
+// The call needs a super-chunk and the array is a plain buffer
+// (metalayers, serialization, shape changes).
 #define CATERVA_ERR_INVALID_STORAGE 4
 
 // A required pointer is NULL, or memory could not be allocated.
@@ -165,25 +226,6 @@ typedef struct caterva_params_t {
   int8_t ndim;
 } caterva_params_t;
 
-// A named metalayer or variable-length metalayer.
-typedef struct caterva_metalayer_t {
-  char *name;
-  uint8_t *sdata;
-  int32_t size;
-} caterva_metalayer_t;
-
-// Where and how an array is stored.
-typedef struct caterva_storage_t {
-  int32_t chunkshape[CATERVA_MAX_DIM];
-  int32_t blockshape[CATERVA_MAX_DIM];
-  // Contiguous frame (true) or sparse directory / chunk list (false).
-  bool contiguous;
-  // File or directory; NULL keeps the array in memory.
-  char *urlpath;
-  struct caterva_metalayer_t metalayers[CATERVA_MAX_METALAYERS];
-  int32_t nmetalayers;
-} caterva_storage_t;
-
 // A Caterva array. Its fields are kept in step with the array after every
 // call; the struct is allocated and freed by this library only.
 typedef struct caterva_array_t {
@@ -213,7 +255,22 @@ typedef struct caterva_array_t {
   int64_t item_block_strides[CATERVA_MAX_DIM];
   int64_t block_chunk_strides[CATERVA_MAX_DIM];
   int64_t chunk_array_strides[CATERVA_MAX_DIM];
+  // Caterva 0.5.0's `storage`: [`CATERVA_STORAGE_PLAINBUFFER`] or
+  // [`CATERVA_STORAGE_BLOSC`] (appended after the later API's fields so
+  // their offsets do not move).
+  caterva_storage_backend_t storage;
+  // Caterva 0.5.0's `buf`: a plain buffer's items (C order, `nitems *
+  // itemsize` bytes), valid until the next call on the array; NULL for a
+  // super-chunk array.
+  uint8_t *buf;
 } caterva_array_t;
+
+// A named metalayer or variable-length metalayer.
+typedef struct caterva_metalayer_t {
+  char *name;
+  uint8_t *sdata;
+  int32_t size;
+} caterva_metalayer_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -237,7 +294,7 @@ int caterva_ctx_free(struct caterva_ctx_t **ctx);
 // Pointers are NULL or valid; `storage.urlpath` is NULL or NUL-terminated.
 int caterva_uninit(struct caterva_ctx_t *ctx,
                    struct caterva_params_t *params,
-                   struct caterva_storage_t *storage,
+                   caterva_storage_t *storage,
                    struct caterva_array_t **array);
 
 // Creates an array ready to be filled (zero chunks).
@@ -246,7 +303,7 @@ int caterva_uninit(struct caterva_ctx_t *ctx,
 // As for [`caterva_uninit`].
 int caterva_empty(struct caterva_ctx_t *ctx,
                   struct caterva_params_t *params,
-                  struct caterva_storage_t *storage,
+                  caterva_storage_t *storage,
                   struct caterva_array_t **array);
 
 // Creates an array of zeros.
@@ -255,7 +312,7 @@ int caterva_empty(struct caterva_ctx_t *ctx,
 // As for [`caterva_uninit`].
 int caterva_zeros(struct caterva_ctx_t *ctx,
                   struct caterva_params_t *params,
-                  struct caterva_storage_t *storage,
+                  caterva_storage_t *storage,
                   struct caterva_array_t **array);
 
 // Creates an array whose items all equal `fill_value` (itemsize bytes).
@@ -265,7 +322,7 @@ int caterva_zeros(struct caterva_ctx_t *ctx,
 // `params->itemsize` bytes.
 int caterva_full(struct caterva_ctx_t *ctx,
                  struct caterva_params_t *params,
-                 struct caterva_storage_t *storage,
+                 caterva_storage_t *storage,
                  void *fill_value,
                  struct caterva_array_t **array);
 
@@ -279,7 +336,7 @@ int caterva_from_buffer(struct caterva_ctx_t *ctx,
                         void *buffer,
                         int64_t buffersize,
                         struct caterva_params_t *params,
-                        struct caterva_storage_t *storage,
+                        caterva_storage_t *storage,
                         struct caterva_array_t **array);
 
 // Frees an array and its super-chunk `array->sc` (closing its storage)
@@ -300,6 +357,17 @@ int caterva_free(struct caterva_ctx_t *ctx, struct caterva_array_t **array);
 int caterva_from_schunk(struct caterva_ctx_t *ctx,
                         blosc2_schunk *schunk,
                         struct caterva_array_t **array);
+
+// Caterva 0.5.0's `caterva_from_serial_schunk`: an array read from a
+// serialized super-chunk (a contiguous frame, as `blosc2_schunk_to_buffer`
+// gives), copied into memory, so `serial_schunk` may be freed afterwards.
+//
+// # Safety
+// `serial_schunk` is NULL or readable for `len` bytes.
+int caterva_from_serial_schunk(struct caterva_ctx_t *ctx,
+                               uint8_t *serial_schunk,
+                               int64_t len,
+                               struct caterva_array_t **array);
 
 // Serializes the array as a contiguous frame in a `malloc`ed buffer
 // (`*needs_free` is always true).
@@ -363,7 +431,7 @@ int caterva_get_slice(struct caterva_ctx_t *ctx,
                       struct caterva_array_t *src,
                       const int64_t *start,
                       const int64_t *stop,
-                      struct caterva_storage_t *storage,
+                      caterva_storage_t *storage,
                       struct caterva_array_t **array);
 
 // Copies the region [start, stop) into `buffer`, a C-order array of shape
@@ -399,7 +467,7 @@ int caterva_set_slice_buffer(struct caterva_ctx_t *ctx,
 // As for [`caterva_uninit`].
 int caterva_copy(struct caterva_ctx_t *ctx,
                  struct caterva_array_t *src,
-                 struct caterva_storage_t *storage,
+                 caterva_storage_t *storage,
                  struct caterva_array_t **array);
 
 // Removes the unit dimensions flagged in `index`, in place as in Caterva:
@@ -449,6 +517,21 @@ int caterva_append(struct caterva_ctx_t *ctx,
                    void *buffer,
                    int64_t buffersize,
                    int8_t axis);
+
+// Caterva 0.5.0's `caterva_append` (caterva.h's `caterva_append` macro
+// calls this one when given four arguments): writes `chunk`, one chunk's
+// items in C order (`chunksize` = `chunknitems * itemsize` bytes; what lies
+// beyond the array's edge is ignored), as the next chunk, in C order over
+// the chunk grid, of an array made by `caterva_empty`. Once every chunk is
+// written, and for arrays made any other way,
+// `CATERVA_ERR_CONTAINER_FILLED`.
+//
+// # Safety
+// `chunk` is NULL or readable for `chunksize` bytes.
+int caterva_append_chunk(struct caterva_ctx_t *ctx,
+                         struct caterva_array_t *array,
+                         void *chunk,
+                         int64_t chunksize);
 
 // Deletes `delete_len` items along `axis` from `delete_start`.
 //
@@ -588,6 +671,80 @@ int32_t caterva_deserialize_meta(uint8_t *smeta,
 
 #endif  /* CATERVA_CATERVA_H_ */
 
+#ifndef CATERVA_H_STORAGE_T
+#define CATERVA_H_STORAGE_T
+/* Caterva 0.5.0's storage properties of a Blosc-backed array (its member list). */
+typedef struct caterva_storage_properties_blosc_t {
+    int32_t chunkshape[CATERVA_MAX_DIM];
+    int32_t blockshape[CATERVA_MAX_DIM];
+    /* A contiguous frame (true) or a sparse one; the later API's `contiguous`. */
+    bool sequencial;
+    /* File or directory; NULL keeps the array in memory. */
+    char *urlpath;
+    caterva_metalayer_t metalayers[CATERVA_MAX_METALAYERS];
+    int32_t nmetalayers;
+} caterva_storage_properties_blosc_t;
+
+/* Caterva 0.5.0's storage properties of a plain buffer (`urlpath` is ignored, as in 0.5.0). */
+typedef struct caterva_storage_properties_plainbuffer_t {
+    char *urlpath;
+} caterva_storage_properties_plainbuffer_t;
+
+/* Caterva 0.5.0's storage properties. */
+typedef union caterva_storage_properties_t {
+    caterva_storage_properties_blosc_t blosc;
+    caterva_storage_properties_plainbuffer_t plainbuffer;
+} caterva_storage_properties_t;
+
+#ifdef CATERVA_STORAGE_FLAT
+/* Opt-in (define CATERVA_STORAGE_FLAT before including this header): the later API's flat
+ * struct alone, same bytes, for later-API code that initialises caterva_storage_t
+ * positionally ({{cs}, {bs}, contiguous, urlpath, ...}); `backend` and `properties` are then
+ * not declared, and offset 68 is padding that reads as Blosc unless it happens to hold the
+ * 32-bit CATERVA_STORAGE_PLAINBUFFER tag. */
+struct caterva_storage_t {
+    int32_t chunkshape[CATERVA_MAX_DIM];
+    int32_t blockshape[CATERVA_MAX_DIM];
+    bool contiguous;
+    char *urlpath;
+    caterva_metalayer_t metalayers[CATERVA_MAX_METALAYERS];
+    int32_t nmetalayers;
+};
+#else
+/* Where and how an array is stored. Three views of the same bytes (see the top of this
+ * header): the later API's members, Caterva 0.5.0's `properties`, and its `backend`. */
+CATERVA_ANONYMOUS_ struct caterva_storage_t {
+    CATERVA_ANONYMOUS_ union {
+        /* The later API (python-caterva 0.7, Caterva master). */
+        CATERVA_ANONYMOUS_ struct {
+            int32_t chunkshape[CATERVA_MAX_DIM];
+            int32_t blockshape[CATERVA_MAX_DIM];
+            /* A contiguous frame (true) or a sparse one (directory / chunk list). */
+            bool contiguous;
+            /* File or directory; NULL keeps the array in memory. */
+            char *urlpath;
+            caterva_metalayer_t metalayers[CATERVA_MAX_METALAYERS];
+            int32_t nmetalayers;
+        };
+        /* Caterva 0.5.0: properties.blosc.* alias the members above one for one. */
+        caterva_storage_properties_t properties;
+        /* Caterva 0.5.0's backend, at offset 68 (padding in the two views above). */
+        CATERVA_ANONYMOUS_ struct {
+            int32_t backend_at_shapes_[2 * CATERVA_MAX_DIM];
+            bool backend_at_flag_;
+            caterva_storage_backend_t backend;
+        };
+    };
+};
+#endif  /* CATERVA_STORAGE_FLAT */
+
+/* caterva_append(ctx, array, buffer, buffersize, axis): the later API's (exported as
+ * caterva_append); caterva_append(ctx, array, chunk, chunksize): Caterva 0.5.0's
+ * (exported as caterva_append_chunk). */
+#define CATERVA_APPEND_PICK_(a1, a2, a3, a4, a5, name, ...) name
+#define caterva_append(...) \
+    CATERVA_APPEND_PICK_(__VA_ARGS__, caterva_append, caterva_append_chunk, caterva_append_needs_4_or_5_arguments_)(__VA_ARGS__)
+#endif  /* CATERVA_H_STORAGE_T */
 #ifndef CATERVA_H_DEFAULT_INITIALISERS
 #define CATERVA_H_DEFAULT_INITIALISERS
 /* Caterva's default configuration, for callers to copy and adjust. */

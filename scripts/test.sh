@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: Rust tests, the stale-header check, the C tests through
 # CTest, the cross-checks against python-blosc2, and the clients' own suites
-# (C-Blosc2's tests and examples, python-blosc2's tests) against the installed
+# (C-Blosc2's tests and examples, Caterva 0.5.0's tests, examples and bench,
+# python-blosc2's tests) against the installed
 # library. Exits non-zero on any failure.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
@@ -39,6 +40,8 @@ rm -rf "$prefix"
 cmake --install build --prefix "$prefix" >/dev/null
 echo "== clients: C-Blosc2's own tests and examples"
 bash scripts/clients-c.sh --prefix "$prefix"
+echo "== clients: Caterva 0.5.0's own tests, examples and bench"
+bash scripts/clients-caterva.sh --prefix "$prefix"
 echo "== clients: python-blosc2's own test suite"
 bash scripts/clients-python.sh --prefix "$prefix" --jobs 3
 echo "== all suites passed"

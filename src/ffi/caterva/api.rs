@@ -146,7 +146,15 @@ pub unsafe extern "C" fn caterva_empty(
     array: *mut *mut caterva_array_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_new_array(ctx, params, storage, array, |_| Ok(Filling::Zeros)) }
+    let rc = unsafe { with_new_array(ctx, params, storage, array, |_| Ok(Filling::Zeros)) };
+    if rc == CATERVA_SUCCEED {
+        // SAFETY: on success `*array` is the live array just made.
+        if let Ok(a) = unsafe { array_ref(*array) } {
+            // Caterva 0.5.0's `caterva_append` fills it from the first chunk.
+            a.next_chunk = 0;
+        }
+    }
+    rc
 }
 
 /// Creates an array of zeros.
@@ -281,6 +289,23 @@ pub unsafe extern "C" fn caterva_from_schunk(
     })
 }
 
+/// Caterva 0.5.0's `caterva_from_serial_schunk`: an array read from a
+/// serialized super-chunk (a contiguous frame, as `blosc2_schunk_to_buffer`
+/// gives), copied into memory, so `serial_schunk` may be freed afterwards.
+///
+/// # Safety
+/// `serial_schunk` is NULL or readable for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn caterva_from_serial_schunk(
+    ctx: *mut caterva_ctx_t,
+    serial_schunk: *mut u8,
+    len: i64,
+    array: *mut *mut caterva_array_t,
+) -> c_int {
+    // SAFETY: forwarded contract (the same bytes as a contiguous frame).
+    unsafe { caterva_from_cframe(ctx, serial_schunk, len, true, array) }
+}
+
 /// Serializes the array as a contiguous frame in a `malloc`ed buffer
 /// (`*needs_free` is always true).
 ///
@@ -294,6 +319,10 @@ pub unsafe extern "C" fn caterva_to_cframe(
     cframe_len: *mut i64,
     needs_free: *mut bool,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     run(|| {
         // SAFETY: per the contract.
         unsafe { ctx_ref(ctx) }?;
@@ -373,6 +402,10 @@ pub unsafe extern "C" fn caterva_save(
     array: *mut caterva_array_t,
     urlpath: *mut c_char,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     run(|| {
         // SAFETY: per the contract.
         unsafe { ctx_ref(ctx) }?;
@@ -670,6 +703,10 @@ pub unsafe extern "C" fn caterva_resize(
     new_shape: *const i64,
     start: *const i64,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     run(|| {
         // SAFETY: per the contract.
         unsafe { ctx_ref(ctx) }?;
@@ -706,6 +743,10 @@ pub unsafe extern "C" fn caterva_insert(
     axis: i8,
     insert_start: i64,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     run(|| {
         // SAFETY: per the contract.
         unsafe { ctx_ref(ctx) }?;
@@ -730,6 +771,10 @@ pub unsafe extern "C" fn caterva_append(
     buffersize: i64,
     axis: i8,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     run(|| {
         // SAFETY: per the contract.
         unsafe { ctx_ref(ctx) }?;
@@ -740,6 +785,47 @@ pub unsafe extern "C" fn caterva_append(
         let axis = axis_of(axis)?;
         a.reshape(|core| core.append(buf, axis))
     })
+}
+
+/// Caterva 0.5.0's `caterva_append` (caterva.h's `caterva_append` macro
+/// calls this one when given four arguments): writes `chunk`, one chunk's
+/// items in C order (`chunksize` = `chunknitems * itemsize` bytes; what lies
+/// beyond the array's edge is ignored), as the next chunk, in C order over
+/// the chunk grid, of an array made by `caterva_empty`. Once every chunk is
+/// written, and for arrays made any other way,
+/// `CATERVA_ERR_CONTAINER_FILLED`.
+///
+/// # Safety
+/// `chunk` is NULL or readable for `chunksize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn caterva_append_chunk(
+    ctx: *mut caterva_ctx_t,
+    array: *mut caterva_array_t,
+    chunk: *mut c_void,
+    chunksize: i64,
+) -> c_int {
+    let mut filled = false;
+    let rc = run(|| {
+        // SAFETY: per the contract.
+        unsafe { ctx_ref(ctx) }?;
+        // SAFETY: per the contract.
+        let a = unsafe { array_ref(array) }?;
+        // SAFETY: readable for `chunksize` bytes per the contract.
+        let buf = unsafe { buffer_of(chunk, chunksize) }?;
+        let n = a.next_chunk;
+        if n >= a.chunk_count() {
+            filled = true;
+            crate::bail!(InvalidParam, "the array is filled");
+        }
+        a.with_core(|core| core.write_grid_chunk(n, buf))?;
+        a.next_chunk = n + 1;
+        Ok(())
+    });
+    if filled {
+        CATERVA_ERR_CONTAINER_FILLED
+    } else {
+        rc
+    }
 }
 
 /// Deletes `delete_len` items along `axis` from `delete_start`.
@@ -754,6 +840,10 @@ pub unsafe extern "C" fn caterva_delete(
     delete_start: i64,
     delete_len: i64,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     run(|| {
         // SAFETY: per the contract.
         unsafe { ctx_ref(ctx) }?;

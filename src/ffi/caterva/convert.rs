@@ -116,6 +116,12 @@ pub(super) unsafe fn context_for(
     st: &caterva_storage_t,
     with_caterva_layer: bool,
 ) -> Result<Context> {
+    if st.is_plainbuffer() {
+        // Caterva 0.5.0's plain buffer: its partitions are the array
+        // itself; `properties.blosc` (shapes, urlpath, metalayers) does not
+        // apply, as in Caterva 0.5.0.
+        return Context::plain(itemsize as i32, shape);
+    }
     let nd = shape.len();
     let (chunkshape, blockshape) = partition_of(st, nd);
     // SAFETY: forwarded contract.

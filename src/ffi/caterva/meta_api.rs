@@ -162,6 +162,10 @@ pub unsafe extern "C" fn caterva_vlmeta_add(
     array: *mut caterva_array_t,
     vlmeta: *mut caterva_metalayer_t,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     run(|| {
         // SAFETY: per the contract.
         unsafe { ctx_ref(ctx) }?;
@@ -187,6 +191,10 @@ pub unsafe extern "C" fn caterva_vlmeta_get(
     name: *const c_char,
     vlmeta: *mut caterva_metalayer_t,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     // SAFETY: forwarded contract.
     run(|| unsafe { get_layer(Family::Variable, ctx, array, name, vlmeta) })
 }
@@ -202,6 +210,10 @@ pub unsafe extern "C" fn caterva_vlmeta_exists(
     name: *const c_char,
     exists: *mut bool,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     // SAFETY: forwarded contract.
     run(|| unsafe { layer_exists(Family::Variable, ctx, array, name, exists) })
 }
@@ -216,6 +228,10 @@ pub unsafe extern "C" fn caterva_vlmeta_update(
     array: *mut caterva_array_t,
     vlmeta: *mut caterva_metalayer_t,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     run(|| {
         // SAFETY: per the contract.
         unsafe { ctx_ref(ctx) }?;
@@ -241,6 +257,10 @@ pub unsafe extern "C" fn caterva_meta_get(
     name: *const c_char,
     meta: *mut caterva_metalayer_t,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     // SAFETY: forwarded contract.
     run(|| unsafe { get_layer(Family::Fixed, ctx, array, name, meta) })
 }
@@ -256,6 +276,10 @@ pub unsafe extern "C" fn caterva_meta_exists(
     name: *const c_char,
     exists: *mut bool,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     // SAFETY: forwarded contract.
     run(|| unsafe { layer_exists(Family::Fixed, ctx, array, name, exists) })
 }
@@ -272,6 +296,10 @@ pub unsafe extern "C" fn caterva_meta_update(
     array: *mut caterva_array_t,
     meta: *mut caterva_metalayer_t,
 ) -> c_int {
+    // SAFETY: `array` is NULL or live per the contract.
+    if let Some(rc) = unsafe { super::refuse_plain(array) } {
+        return rc;
+    }
     run(|| {
         // SAFETY: per the contract.
         unsafe { ctx_ref(ctx) }?;

@@ -77,14 +77,24 @@ pub(crate) struct ArrayBox {
     /// Must stay first: the C pointer is the box's address.
     c: caterva_array_t,
     cfg: caterva_config_t,
-    /// Owned; freed (with its super-chunk) when the box is dropped.
+    /// Owned; freed (with its super-chunk) when the box is dropped. NULL
+    /// for a plain buffer.
     b2nd: *mut b2nd_array_t,
+    /// A plain buffer (Caterva 0.5.0's `CATERVA_STORAGE_PLAINBUFFER`): the
+    /// core array itself, without a super-chunk (`c.sc` is NULL).
+    plain: Option<NdArray>,
+    /// The chunk Caterva 0.5.0's `caterva_append` writes next
+    /// (`caterva_append_chunk`): 0 for an array made by `caterva_empty`,
+    /// the chunk count (filled) for every other.
+    next_chunk: i64,
 }
 
 impl Drop for ArrayBox {
     fn drop(&mut self) {
-        // SAFETY: `b2nd` is the live b2nd array this box owns; freed once.
-        unsafe { crate::ffi::b2nd::b2nd_free(self.b2nd) };
+        if !self.b2nd.is_null() {
+            // SAFETY: `b2nd` is the live b2nd array this box owns; freed once.
+            unsafe { crate::ffi::b2nd::b2nd_free(self.b2nd) };
+        }
     }
 }
 
@@ -113,6 +123,10 @@ impl ArrayBox {
         slot: Option<SchunkSlot>,
     ) -> crate::Result<*mut caterva_array_t> {
         check_caterva_limits(core.ndim(), core.typesize())?;
+        if core.is_plain() {
+            // No super-chunk: the slot (if any) is dropped unused.
+            return Ok(ArrayBox::boxed(core::ptr::null_mut(), Some(core), cfg));
+        }
         let b2nd = match slot {
             Some(slot) => B2ndBox::into_c_at(core, None, slot)?,
             None => B2ndBox::into_c(core, None)?,
@@ -152,16 +166,37 @@ impl ArrayBox {
 
     /// Boxes the b2nd array `b2nd` (owned from now on) under a Caterva face.
     fn wrap(b2nd: *mut b2nd_array_t, cfg: caterva_config_t) -> *mut caterva_array_t {
+        ArrayBox::boxed(b2nd, None, cfg)
+    }
+
+    /// Boxes either the b2nd array `b2nd` or the plain buffer `plain`.
+    fn boxed(
+        b2nd: *mut b2nd_array_t,
+        plain: Option<NdArray>,
+        cfg: caterva_config_t,
+    ) -> *mut caterva_array_t {
         let mut b = Box::new(ArrayBox {
             // SAFETY: caterva_array_t holds only integers, arrays of them and
             // raw pointers, for all of which all-zero bytes are valid.
             c: unsafe { core::mem::zeroed() },
             cfg,
             b2nd,
+            plain,
+            next_chunk: 0,
         });
         b.c.cfg = &mut b.cfg;
         b.sync();
+        b.next_chunk = b.chunk_count();
         Box::into_raw(b).cast()
+    }
+
+    /// Chunks of the array's chunk grid (`extnitems / chunknitems`).
+    fn chunk_count(&self) -> i64 {
+        if self.c.chunknitems > 0 {
+            self.c.extnitems / self.c.chunknitems as i64
+        } else {
+            0
+        }
     }
 
     /// Runs `f` on the core array with its real super-chunk lent from
@@ -171,6 +206,11 @@ impl ArrayBox {
         &mut self,
         f: impl FnOnce(&mut NdArray) -> crate::Result<T>,
     ) -> crate::Result<T> {
+        if let Some(core) = self.plain.as_mut() {
+            let r = f(core);
+            self.sync();
+            return r;
+        }
         // SAFETY: `b2nd` is the live b2nd array this box owns.
         let inner = unsafe { crate::ffi::b2nd::array(self.b2nd) }?;
         let r = crate::ffi::b2nd::lend(inner, f);
@@ -181,9 +221,15 @@ impl ArrayBox {
     /// Refreshes every public field from the b2nd array's C struct (which
     /// `lend` keeps current) and its super-chunk.
     fn sync(&mut self) {
+        if let Some(core) = self.plain.as_mut() {
+            sync_plain(&mut self.c, core);
+            return;
+        }
         // SAFETY: `b2nd` is the live b2nd array this box owns.
         let b = unsafe { &*self.b2nd };
         let c = &mut self.c;
+        c.storage = CATERVA_STORAGE_BLOSC;
+        c.buf = core::ptr::null_mut();
         let nd = (b.ndim.max(0) as usize).min(CATERVA_MAX_DIM as usize);
         c.sc = b.sc;
         // SAFETY: `sc` is the live super-chunk the b2nd array owns.
@@ -223,6 +269,42 @@ impl ArrayBox {
     }
 }
 
+/// Refreshes the public fields of a plain buffer's struct from its core
+/// array: no super-chunk, `buf` at its items.
+fn sync_plain(c: &mut caterva_array_t, core: &mut NdArray) {
+    let g = core.layout().geometry();
+    let nd = g.ndim.min(CATERVA_MAX_DIM as usize);
+    c.sc = core::ptr::null_mut();
+    c.storage = CATERVA_STORAGE_PLAINBUFFER;
+    c.itemsize = core.typesize() as u8;
+    c.nchunks = core.nchunks();
+    c.ndim = nd as i8;
+    c.nitems = g.nitems;
+    c.chunknitems = g.chunknitems;
+    c.extnitems = g.extnitems;
+    c.blocknitems = g.blocknitems;
+    c.extchunknitems = g.extchunknitems;
+    c.chunk_cache.data = core::ptr::null_mut();
+    c.chunk_cache.nchunk = -1;
+    // Caterva pads unused dimensions with 1.
+    let pad = |i: usize, v: &[i64]| if i < nd { v[i] } else { 1 };
+    let pad32 = |i: usize, v: &[i32]| if i < nd { v[i] } else { 1 };
+    for i in 0..CATERVA_MAX_DIM as usize {
+        c.shape[i] = pad(i, &g.shape);
+        c.chunkshape[i] = pad32(i, &g.chunkshape);
+        c.blockshape[i] = pad32(i, &g.blockshape);
+        c.extshape[i] = pad(i, &g.extshape);
+        c.extchunkshape[i] = pad(i, &g.extchunkshape);
+        c.item_array_strides[i] = pad(i, &g.item_array_strides);
+        c.item_chunk_strides[i] = pad(i, &g.item_chunk_strides);
+        c.item_extchunk_strides[i] = pad(i, &g.item_extchunk_strides);
+        c.item_block_strides[i] = pad(i, &g.item_block_strides);
+        c.block_chunk_strides[i] = pad(i, &g.block_chunk_strides);
+        c.chunk_array_strides[i] = pad(i, &g.chunk_array_strides);
+    }
+    c.buf = core.plain_items_ptr().unwrap_or(core::ptr::null_mut());
+}
+
 /// The `caterva` metalayer content for a geometry.
 pub(crate) fn caterva_layer(
     shape: &[i64],
@@ -242,6 +324,10 @@ pub(crate) fn caterva_layer(
 /// Rewrites the `caterva` layer of a fresh copy (which carried the
 /// source's over) for the copy's own geometry, filling the stored slot.
 fn sync_caterva_layer(core: &mut NdArray) -> crate::Result<()> {
+    if core.is_plain() {
+        // A plain buffer has no metalayers to keep in step.
+        return Ok(());
+    }
     let Some(old) = core.metalayer("caterva") else {
         return Ok(());
     };
@@ -255,6 +341,21 @@ fn sync_caterva_layer(core: &mut NdArray) -> crate::Result<()> {
     );
     let bytes = meta.to_bytes_filling(&old)?;
     core.with_schunk(|sc| sc.meta_update("caterva", &bytes).map(|_| ()))
+}
+
+/// `Some(CATERVA_ERR_INVALID_STORAGE)` when `array` is a plain buffer:
+/// metalayers, serialization and shape changes need a super-chunk, as in
+/// Caterva 0.5.0 (a plain buffer's partitions are its shape, which a shape
+/// change would leave behind).
+///
+/// # Safety
+/// `array` is NULL or a pointer handed out by this module not yet freed.
+pub(crate) unsafe fn refuse_plain(array: *mut caterva_array_t) -> Option<c_int> {
+    // SAFETY: forwarded contract.
+    match unsafe { array_ref(array) } {
+        Ok(a) if a.plain.is_some() => Some(CATERVA_ERR_INVALID_STORAGE),
+        _ => None,
+    }
 }
 
 /// The box behind a context pointer, or `NullPointer`.

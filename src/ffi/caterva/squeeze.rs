@@ -67,6 +67,11 @@ pub(super) fn squeeze_in_place(core: &mut NdArray, index: &[bool]) -> Result<()>
     if shape.len() == nd {
         return Ok(());
     }
+    if core.is_plain() {
+        // Same items in the same order, without the unit dimensions.
+        *core = core.plain_reshaped(&shape)?;
+        return Ok(());
+    }
     let meta = NdMeta::new(
         shape,
         chunkshape,

@@ -5,7 +5,7 @@
 //! names out of b2nd.h); the blosc2 types come from b2nd.h, which caterva.h
 //! includes.
 
-use core::ffi::{c_char, c_void};
+use core::ffi::{c_char, c_int, c_void};
 
 use crate::ffi::constants::{BLOSC2_MAX_FILTERS, BLOSC2_MAX_METALAYERS};
 use crate::ffi::types::{
@@ -25,9 +25,11 @@ pub const CATERVA_SUCCEED: i32 = 0;
 pub const CATERVA_ERR_INVALID_ARGUMENT: i32 = 1;
 /// The storage engine failed (I/O, codec, metalayer not found, ...).
 pub const CATERVA_ERR_BLOSC_FAILED: i32 = 2;
-/// Kept for source compatibility; never returned.
+/// Caterva 0.5.0's `caterva_append` (`caterva_append_chunk`) on an array
+/// whose chunks are all written.
 pub const CATERVA_ERR_CONTAINER_FILLED: i32 = 3;
-/// Kept for source compatibility; never returned.
+/// The call needs a super-chunk and the array is a plain buffer
+/// (metalayers, serialization, shape changes).
 pub const CATERVA_ERR_INVALID_STORAGE: i32 = 4;
 /// A required pointer is NULL, or memory could not be allocated.
 pub const CATERVA_ERR_NULL_POINTER: i32 = 5;
@@ -88,17 +90,46 @@ pub struct caterva_metalayer_t {
     pub size: i32,
 }
 
-/// Where and how an array is stored.
+/// Storage backend of a Caterva 0.5.0 storage description (a C `enum` in
+/// caterva.h, written by hand there: see cbindgen-caterva.toml). Read as a
+/// plain integer, so any bit pattern a caller leaves is a valid value.
+#[allow(non_camel_case_types)]
+pub type caterva_storage_backend_t = c_int;
+
+/// `backend`: a Blosc super-chunk (0, so zeroed storage is Blosc).
+pub const CATERVA_STORAGE_BLOSC: caterva_storage_backend_t = 0;
+/// `backend`: an uncompressed in-memory buffer. A 32-bit tag rather than
+/// Caterva 0.5.0's `1`, so that stale bytes left in that slot by a
+/// later-API caller (which has no `backend`) are not mistaken for it.
+pub const CATERVA_STORAGE_PLAINBUFFER: caterva_storage_backend_t = 0x7062_7566;
+
+/// Where and how an array is stored: the layout both spellings of
+/// caterva.h alias (the later API's flat members, Caterva 0.5.0's
+/// `backend` plus `properties.blosc.*` / `properties.plainbuffer.urlpath`).
+/// `backend` sits in what is padding in the later API's layout, so offsets
+/// and size are those of the later API's struct.
 #[repr(C)]
 pub struct caterva_storage_t {
     pub chunkshape: [i32; CATERVA_MAX_DIM as usize],
     pub blockshape: [i32; CATERVA_MAX_DIM as usize],
-    /// Contiguous frame (true) or sparse directory / chunk list (false).
+    /// Contiguous frame (true) or sparse directory / chunk list (false);
+    /// Caterva 0.5.0's `sequencial`.
     pub contiguous: bool,
+    pub reserved_: [u8; 3],
+    /// Caterva 0.5.0's `backend`; only [`CATERVA_STORAGE_PLAINBUFFER`]
+    /// selects a plain buffer, every other value a super-chunk.
+    pub backend: caterva_storage_backend_t,
     /// File or directory; NULL keeps the array in memory.
     pub urlpath: *mut c_char,
     pub metalayers: [caterva_metalayer_t; CATERVA_MAX_METALAYERS as usize],
     pub nmetalayers: i32,
+}
+
+impl caterva_storage_t {
+    /// True when the caller asked for Caterva 0.5.0's plain buffer.
+    pub(crate) fn is_plainbuffer(&self) -> bool {
+        self.backend == CATERVA_STORAGE_PLAINBUFFER
+    }
 }
 
 /// Item size, ndim and shape of a new array.
@@ -139,12 +170,39 @@ pub struct caterva_array_t {
     pub item_block_strides: [i64; CATERVA_MAX_DIM as usize],
     pub block_chunk_strides: [i64; CATERVA_MAX_DIM as usize],
     pub chunk_array_strides: [i64; CATERVA_MAX_DIM as usize],
+    /// Caterva 0.5.0's `storage`: [`CATERVA_STORAGE_PLAINBUFFER`] or
+    /// [`CATERVA_STORAGE_BLOSC`] (appended after the later API's fields so
+    /// their offsets do not move).
+    pub storage: caterva_storage_backend_t,
+    /// Caterva 0.5.0's `buf`: a plain buffer's items (C order, `nitems *
+    /// itemsize` bytes), valid until the next call on the array; NULL for a
+    /// super-chunk array.
+    pub buf: *mut u8,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use core::mem::{offset_of, size_of};
+
+    /// caterva_storage_t and the backend enum are written by hand in
+    /// cbindgen-caterva.toml (an anonymous union): they must say what the
+    /// mirrors here say.
+    #[test]
+    fn hand_written_storage_matches_the_mirror() {
+        let toml = include_str!("../../../cbindgen-caterva.toml");
+        assert!(toml.contains(&format!(
+            "CATERVA_STORAGE_PLAINBUFFER = 0x{:08x}",
+            CATERVA_STORAGE_PLAINBUFFER
+        )));
+        assert!(toml.contains(&format!("CATERVA_STORAGE_BLOSC = {CATERVA_STORAGE_BLOSC}")));
+        // backend right after the flag, at the offset the C view pads to.
+        assert!(toml.contains(
+            "int32_t backend_at_shapes_[2 * CATERVA_MAX_DIM];\n            \
+             bool backend_at_flag_;\n            \
+             caterva_storage_backend_t backend;"
+        ));
+    }
 
     /// Offsets of the Caterva 0.5 structs on LP64 (computed from the
     /// reference header's field order and C alignment rules).
@@ -158,7 +216,9 @@ mod tests {
         assert_eq!(size_of::<caterva_config_t>(), 72);
         assert_eq!(size_of::<caterva_metalayer_t>(), 24);
         assert_eq!(offset_of!(caterva_storage_t, contiguous), 64);
+        assert_eq!(offset_of!(caterva_storage_t, backend), 68);
         assert_eq!(offset_of!(caterva_storage_t, urlpath), 72);
+        assert_eq!(size_of::<caterva_storage_t>(), 80 + 15 * 24 + 8);
         assert_eq!(offset_of!(caterva_storage_t, nmetalayers), 80 + 15 * 24);
         assert_eq!(offset_of!(caterva_params_t, shape), 8);
         assert_eq!(offset_of!(caterva_params_t, ndim), 72);
@@ -171,6 +231,8 @@ mod tests {
         assert_eq!(offset_of!(caterva_array_t, ndim), 312);
         assert_eq!(offset_of!(caterva_array_t, nchunks), 320);
         assert_eq!(offset_of!(caterva_array_t, chunk_cache), 328);
-        assert_eq!(size_of::<caterva_array_t>(), 344 + 6 * 64);
+        assert_eq!(offset_of!(caterva_array_t, storage), 344 + 6 * 64);
+        assert_eq!(offset_of!(caterva_array_t, buf), 344 + 6 * 64 + 8);
+        assert_eq!(size_of::<caterva_array_t>(), 344 + 6 * 64 + 16);
     }
 }

@@ -36,6 +36,7 @@
 mod ffi_access;
 mod layout;
 mod persist;
+mod plain;
 mod reshape;
 mod schunk_store;
 mod select;

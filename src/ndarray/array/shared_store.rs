@@ -247,6 +247,13 @@ impl ChunkStore for SharedStore {
     fn end_exclusive(&mut self) -> Result<()> {
         self.write().end_exclusive()
     }
+    fn decoded_chunk_ptr(&mut self, n: i64) -> Option<*mut u8> {
+        // A view's chunks belong to its source array.
+        if self.view.is_some() {
+            return None;
+        }
+        self.write().decoded_chunk_ptr(n)
+    }
     #[cfg(test)]
     fn test_stats(&self) -> super::store::Stats {
         self.read().test_stats()

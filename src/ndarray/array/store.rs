@@ -83,6 +83,12 @@ pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     fn end_exclusive(&mut self) -> Result<()> {
         Ok(())
     }
+    /// The address of chunk `n` kept decoded in memory (a fill is
+    /// materialised first), for stores that keep chunks decoded; `None` for
+    /// the others. Valid until the next call that changes the store.
+    fn decoded_chunk_ptr(&mut self, _n: i64) -> Option<*mut u8> {
+        None
+    }
     /// The real super-chunk behind the store, if any.
     fn as_schunk(&self) -> Option<&super::schunk_store::SChunkStore> {
         None
@@ -374,6 +380,25 @@ impl ChunkStore for MemStore {
             self.chunks.remove(i);
         }
         Ok(())
+    }
+
+    fn decoded_chunk_ptr(&mut self, n: i64) -> Option<*mut u8> {
+        let i = self.index(n).ok()?;
+        let expanded = match &self.chunks[i] {
+            Slot::Fill(f) => {
+                let mut d = vec![0u8; self.chunksize as usize];
+                self.expand_fill(f, &mut d);
+                Some(d)
+            }
+            Slot::Data(_) => None,
+        };
+        if let Some(d) = expanded {
+            self.chunks[i] = Slot::Data(d);
+        }
+        match &mut self.chunks[i] {
+            Slot::Data(d) => Some(d.as_mut_ptr()),
+            Slot::Fill(_) => None,
+        }
     }
 
     fn raw_chunk(&self, n: i64) -> Result<Vec<u8>> {
