@@ -32,7 +32,7 @@ pub struct CatArgs {
     pub input: InputArgs,
     /// Region as START:STOP per dimension, comma separated (`2:5,:,7`);
     /// missing dimensions are taken whole. For a super-chunk: one range of items.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub slice: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "npy")]
