@@ -44,7 +44,10 @@ fn assert_one_line_failure(o: &Output, want: i32) {
     assert_eq!(code(o), want, "stderr: {}", stderr(o));
     let err = stderr(o);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(!err.contains("panicked") && !err.contains("internal error"), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("internal error"),
+        "{err}"
+    );
 }
 
 fn s(p: &Path) -> &str {
@@ -173,7 +176,10 @@ fn info_json_describes_an_array() {
     let o = b2nd(&["info", s(&p), "--chunks"]);
     assert_eq!(code(&o), 0);
     let text = stdout(&o);
-    assert!(text.contains("zstd") && text.contains("<i4") && text.contains("note"), "{text}");
+    assert!(
+        text.contains("zstd") && text.contains("<i4") && text.contains("note"),
+        "{text}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -220,7 +226,8 @@ fn cat_raw_equals_get_slice_cbuffer() {
     let (start, stop) = ([3i64, 5], [27i64, 33]);
     let shape = [24i64, 28];
     let mut want = vec![0u8; 24 * 28 * 4];
-    a.get_slice_cbuffer(&start, &stop, &mut want, &shape).unwrap();
+    a.get_slice_cbuffer(&start, &stop, &mut want, &shape)
+        .unwrap();
 
     let o = b2nd(&["cat", s(&p), "--slice", "3:27,5:33", "--format", "raw"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -235,7 +242,10 @@ fn cat_raw_equals_get_slice_cbuffer() {
     let hlen = u16::from_le_bytes([npy[8], npy[9]]) as usize;
     assert_eq!((10 + hlen) % 64, 0);
     let header = std::str::from_utf8(&npy[10..10 + hlen]).unwrap();
-    assert!(header.contains("'descr': '<i4'") && header.contains("'shape': (24, 28)"), "{header}");
+    assert!(
+        header.contains("'descr': '<i4'") && header.contains("'shape': (24, 28)"),
+        "{header}"
+    );
     assert_eq!(&npy[10 + hlen..], &want[..]);
 
     // CSV: one line per row of the last dimension.
@@ -261,7 +271,10 @@ fn cat_of_a_schunk_reads_items() {
     assert_eq!(stdout(&o), "0\n3\n");
     let o = b2nd(&["cat", s(&p), "--slice", "0:2"]);
     let header = String::from_utf8_lossy(&o.stdout[10..]).into_owned();
-    assert!(header.contains("'descr': '|V4'") && header.contains("'shape': (2,)"), "{header}");
+    assert!(
+        header.contains("'descr': '|V4'") && header.contains("'shape': (2,)"),
+        "{header}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -355,7 +368,11 @@ fn recover_gives_back_the_chunks_before_the_cut() {
             whole += 1;
             assert_eq!(got, chunks[n], "chunk {n}");
             let a = orig.get_chunk(n as i64).unwrap().into_owned();
-            assert_eq!(rec.get_chunk(n as i64).unwrap().as_ref(), &a[..], "chunk {n} bytes");
+            assert_eq!(
+                rec.get_chunk(n as i64).unwrap().as_ref(),
+                &a[..],
+                "chunk {n} bytes"
+            );
             assert!(!report.contains(&format!("chunk {n}: ")), "{report}");
         } else {
             assert!(got.iter().all(|&b| b == 0), "chunk {n}");
@@ -373,7 +390,10 @@ fn recover_gives_back_the_chunks_before_the_cut() {
     let out2 = d.join("rec2.b2frame");
     let o = b2nd(&["recover", s(&p), s(&out2)]);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
-    assert_eq!(SChunk::open(&out2).unwrap().vlmeta_get("note").unwrap(), b"kept");
+    assert_eq!(
+        SChunk::open(&out2).unwrap().vlmeta_get("note").unwrap(),
+        b"kept"
+    );
 
     // Garbage has no header to rebuild from.
     let g = d.join("garbage");
@@ -413,7 +433,17 @@ fn convert_keeps_metalayers_vlmetalayers_and_data() {
     drop(src);
 
     let out = d.join("c.b2nd");
-    let o = b2nd(&["convert", s(&p), s(&out), "--codec", "lz4", "--clevel", "9", "--filter", "bitshuffle"]);
+    let o = b2nd(&[
+        "convert",
+        s(&p),
+        s(&out),
+        "--codec",
+        "lz4",
+        "--clevel",
+        "9",
+        "--filter",
+        "bitshuffle",
+    ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let c = NdArray::open(&out).unwrap();
     assert_eq!(c.to_vec().unwrap(), want);
@@ -426,7 +456,18 @@ fn convert_keeps_metalayers_vlmetalayers_and_data() {
 
     // Regridded into a sparse frame.
     let out = d.join("c.dir");
-    let o = b2nd(&["convert", s(&p), s(&out), "--sparse", "--chunks", "15,40", "--blocks", "5,8", "--codec", "zlib"]);
+    let o = b2nd(&[
+        "convert",
+        s(&p),
+        s(&out),
+        "--sparse",
+        "--chunks",
+        "15,40",
+        "--blocks",
+        "5,8",
+        "--codec",
+        "zlib",
+    ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(out.is_dir());
     let c = NdArray::open(&out).unwrap();

@@ -39,7 +39,9 @@ mod tests {
 
     #[test]
     fn names_round_trip_for_builtin_codecs() {
-        for name in ["blosclz", "lz4", "lz4hc", "zlib", "zstd", "ndlz", "zfp_rate"] {
+        for name in [
+            "blosclz", "lz4", "lz4hc", "zlib", "zstd", "ndlz", "zfp_rate",
+        ] {
             let code = codec_code(name).unwrap();
             assert_eq!(codec_name(code), Some(name));
         }

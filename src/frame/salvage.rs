@@ -101,7 +101,12 @@ fn chunk_nbytes(h: &FrameHeader, n: usize, count: usize) -> Option<usize> {
 
 /// Whether `bytes` starts with a chunk of this frame that decodes; its
 /// stored length if so.
-fn intact_chunk(h: &FrameHeader, bytes: &[u8], dec: &mut Decompressor, buf: &mut Vec<u8>) -> Option<usize> {
+fn intact_chunk(
+    h: &FrameHeader,
+    bytes: &[u8],
+    dec: &mut Decompressor,
+    buf: &mut Vec<u8>,
+) -> Option<usize> {
     let ch = ChunkHeader::parse(bytes).ok()?;
     if ch.is_lazy() || ch.cbytes() < 16 {
         return None;
@@ -222,7 +227,10 @@ pub fn scan(frame: &[u8]) -> Result<Salvage> {
                 .map(|n| match found.get(n) {
                     Some(&(s, len)) => {
                         placed[n] = true;
-                        SalvagedChunk::Stored { start: hlen + s, len }
+                        SalvagedChunk::Stored {
+                            start: hlen + s,
+                            len,
+                        }
                     }
                     None => SalvagedChunk::Lost {
                         reason: "not found in the data section".to_string(),
@@ -277,9 +285,8 @@ pub fn rebuild(salvage: &Salvage, frame: &[u8], path: &std::path::Path) -> Resul
     let typesize = usize::try_from(h.typesize.max(1)).unwrap_or(1);
     for (n, c) in salvage.chunks.iter().enumerate() {
         let special = |kind: Special| -> Result<Vec<u8>> {
-            let nbytes = chunk_nbytes(h, n, count).ok_or_else(|| {
-                crate::err!(InvalidHeader, "chunk {n} has no known size to fill")
-            })?;
+            let nbytes = chunk_nbytes(h, n, count)
+                .ok_or_else(|| crate::err!(InvalidHeader, "chunk {n} has no known size to fill"))?;
             make_special(kind, nbytes, typesize, None)
         };
         match c {
@@ -356,7 +363,10 @@ mod tests {
         for (n, c) in s.chunks.iter().enumerate() {
             if let SalvagedChunk::Stored { start, len } = c {
                 assert!(start + len <= cut.len());
-                assert_eq!(dec.decompress_to_vec(&cut[*start..start + len]).unwrap(), raw[n]);
+                assert_eq!(
+                    dec.decompress_to_vec(&cut[*start..start + len]).unwrap(),
+                    raw[n]
+                );
                 whole += 1;
             }
         }

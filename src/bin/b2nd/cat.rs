@@ -103,7 +103,10 @@ impl Sink<'_> {
             (Format::Csv, Some(item)) => {
                 let mut text = String::new();
                 for row in bytes.chunks(item.size() * self.line.max(1)) {
-                    let cells: Vec<String> = row.chunks_exact(item.size()).map(|v| item.show(v)).collect();
+                    let cells: Vec<String> = row
+                        .chunks_exact(item.size())
+                        .map(|v| item.show(v))
+                        .collect();
                     text.push_str(&cells.join(","));
                     text.push('\n');
                 }
@@ -123,9 +126,15 @@ fn byte_len(shape: &[i64], typesize: i32) -> Result<usize, Failure> {
         .ok_or_else(|| usage("the region is too large"))
 }
 
-fn csv_format(args: &CatArgs, item: Option<ItemFormat>, dtype: &str) -> Result<Option<ItemFormat>, Failure> {
+fn csv_format(
+    args: &CatArgs,
+    item: Option<ItemFormat>,
+    dtype: &str,
+) -> Result<Option<ItemFormat>, Failure> {
     if args.format == Format::Csv && item.is_none() {
-        return Err(usage(format!("csv cannot show items of dtype {dtype}; use npy or raw")));
+        return Err(usage(format!(
+            "csv cannot show items of dtype {dtype}; use npy or raw"
+        )));
     }
     Ok(item)
 }
@@ -139,16 +148,31 @@ fn cat_array(args: &CatArgs, arr: &NdArray, out: &mut dyn Write) -> Result<(), F
     } else {
         format!("|V{ts}")
     };
-    let item = csv_format(args, ItemFormat::from_dtype(&dtype).filter(|f| f.size() == ts as usize), &dtype)?;
+    let item = csv_format(
+        args,
+        ItemFormat::from_dtype(&dtype).filter(|f| f.size() == ts as usize),
+        &dtype,
+    )?;
     let total = byte_len(&region, ts)?;
     if args.format == Format::Npy {
-        out.write_all(&npy::header(&dtype, &region)).or_fail("writing the output")?;
+        out.write_all(&npy::header(&dtype, &region))
+            .or_fail("writing the output")?;
     }
-    let line = if region.len() >= 2 { region[region.len() - 1] as usize } else { 1 };
-    let mut sink = Sink { out, format: args.format, item, line };
+    let line = if region.len() >= 2 {
+        region[region.len() - 1] as usize
+    } else {
+        1
+    };
+    let mut sink = Sink {
+        out,
+        format: args.format,
+        item,
+        line,
+    };
     if region.is_empty() {
         let mut buf = vec![0u8; byte_len(&[], ts)?];
-        arr.get_slice_cbuffer(&[], &[], &mut buf, &[]).or_fail("reading the array")?;
+        arr.get_slice_cbuffer(&[], &[], &mut buf, &[])
+            .or_fail("reading the array")?;
         return sink.write(&buf);
     }
     if total == 0 {
@@ -167,7 +191,8 @@ fn cat_array(args: &CatArgs, arr: &NdArray, out: &mut dyn Write) -> Result<(), F
         b[0] = (s0 + step).min(stop[0]);
         let shape: Vec<i64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
         let mut buf = vec![0u8; byte_len(&shape, ts)?];
-        arr.get_slice_cbuffer(&a, &b, &mut buf, &shape).or_fail("reading the array")?;
+        arr.get_slice_cbuffer(&a, &b, &mut buf, &shape)
+            .or_fail("reading the array")?;
         sink.write(&buf)?;
         s0 = b[0];
         done += 1;
@@ -180,12 +205,22 @@ fn cat_schunk(args: &CatArgs, sc: &mut SChunk, out: &mut dyn Write) -> Result<()
     let ts = sc.typesize().max(1);
     let nitems = sc.nbytes() / i64::from(ts);
     let (start, stop) = parse_slice(args.slice.as_deref(), &[nitems])?;
-    let dtype = if ts == 1 { "|u1".to_string() } else { format!("|V{ts}") };
+    let dtype = if ts == 1 {
+        "|u1".to_string()
+    } else {
+        format!("|V{ts}")
+    };
     let item = csv_format(args, ItemFormat::unsigned(ts as usize), &dtype)?;
     if args.format == Format::Npy {
-        out.write_all(&npy::header(&dtype, &[stop[0] - start[0]])).or_fail("writing the output")?;
+        out.write_all(&npy::header(&dtype, &[stop[0] - start[0]]))
+            .or_fail("writing the output")?;
     }
-    let mut sink = Sink { out, format: args.format, item, line: 1 };
+    let mut sink = Sink {
+        out,
+        format: args.format,
+        item,
+        line: 1,
+    };
     let step = i64::from((sc.chunksize() / ts).max(1));
     let mut progress = Progress::new("cat", ((stop[0] - start[0] + step - 1) / step) as u64);
     let mut pos = start[0];
@@ -193,7 +228,8 @@ fn cat_schunk(args: &CatArgs, sc: &mut SChunk, out: &mut dyn Write) -> Result<()
     while pos < stop[0] {
         let end = (pos + step).min(stop[0]);
         let mut buf = vec![0u8; byte_len(&[end - pos], ts)?];
-        sc.get_slice_buffer(pos, end, &mut buf).or_fail("reading the super-chunk")?;
+        sc.get_slice_buffer(pos, end, &mut buf)
+            .or_fail("reading the super-chunk")?;
         sink.write(&buf)?;
         pos = end;
         done += 1;
@@ -219,7 +255,9 @@ pub fn run(args: &CatArgs) -> Result<u8, Failure> {
                 .map_err(|e| failed(format!("cannot create {}: {e}", path.display())))?;
             let mut w = std::io::BufWriter::new(file);
             cat_to(args, &mut input, &mut w)?;
-            let file = w.into_inner().map_err(|e| failed(format!("writing the output: {e}")))?;
+            let file = w
+                .into_inner()
+                .map_err(|e| failed(format!("writing the output: {e}")))?;
             file.sync_all().or_fail("writing the output")?;
             drop(file);
             staged.commit()?;

@@ -95,7 +95,9 @@ fn parse_shape(spec: &str, ndim: usize, what: &str) -> Result<Vec<i32>, Failure>
     let dims: Result<Vec<i32>, _> = spec.split(',').map(|s| s.trim().parse::<i32>()).collect();
     let dims = dims.map_err(|_| usage(format!("{what} {spec:?} is not a list of integers")))?;
     if dims.len() != ndim || dims.iter().any(|&d| d < 1) {
-        return Err(usage(format!("{what} {spec:?} needs {ndim} positive integers")));
+        return Err(usage(format!(
+            "{what} {spec:?} needs {ndim} positive integers"
+        )));
     }
     Ok(dims)
 }

@@ -68,7 +68,11 @@ fn chunk_entries(sc: &mut SChunk) -> Result<Vec<Value>, Failure> {
         let entry = match sc.get_chunk(n) {
             Ok(chunk) => match ChunkHeader::parse(&chunk) {
                 Ok(h) => {
-                    let csize = if index_special.is_some() { 0 } else { h.cbytes() };
+                    let csize = if index_special.is_some() {
+                        0
+                    } else {
+                        h.cbytes()
+                    };
                     let kind = match index_special {
                         Some(SpecialOffset::Zero) => "zero",
                         Some(SpecialOffset::Nan) => "nan",
@@ -98,7 +102,11 @@ fn collect(args: &InfoArgs) -> Result<Map<String, Value>, Failure> {
         Input::Schunk(_) => "schunk",
     };
     m.insert("kind".into(), json!(kind));
-    let storage = if args.input.path.is_dir() { "sparse" } else { "contiguous" };
+    let storage = if args.input.path.is_dir() {
+        "sparse"
+    } else {
+        "contiguous"
+    };
     m.insert("storage".into(), json!(storage));
     m.insert("offset".into(), json!(args.input.offset));
     m.insert("version".into(), json!(header.map(|h| h.version)));
@@ -173,9 +181,24 @@ fn text(v: &Value) -> String {
 
 fn print_text(m: &Map<String, Value>) {
     let order = [
-        "kind", "storage", "offset", "version", "shape", "chunkshape", "blockshape", "dtype",
-        "nchunks", "nbytes", "cbytes", "ratio", "typesize", "chunksize", "blocksize", "codec",
-        "clevel", "filters",
+        "kind",
+        "storage",
+        "offset",
+        "version",
+        "shape",
+        "chunkshape",
+        "blockshape",
+        "dtype",
+        "nchunks",
+        "nbytes",
+        "cbytes",
+        "ratio",
+        "typesize",
+        "chunksize",
+        "blocksize",
+        "codec",
+        "clevel",
+        "filters",
     ];
     for key in order {
         if let Some(v) = m.get(key) {
@@ -183,7 +206,11 @@ fn print_text(m: &Map<String, Value>) {
         }
     }
     for key in ["metalayers", "vlmetalayers"] {
-        let layers = m.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+        let layers = m
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         println!("{key:<12} {}", layers.len());
         for l in layers {
             println!("  {:<20} {} bytes", text(&l["name"]), text(&l["size"]));

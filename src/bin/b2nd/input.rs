@@ -25,7 +25,10 @@ pub fn open(args: &InputArgs) -> Result<Input, Failure> {
         return Err(cannot_open(path, "a directory that is not a sparse frame"));
     }
     if path.is_dir() && args.offset != 0 {
-        return Err(cannot_open(path, "--offset applies to contiguous frames only"));
+        return Err(cannot_open(
+            path,
+            "--offset applies to contiguous frames only",
+        ));
     }
     let sc = SChunk::open_offset(path, args.offset).map_err(|e| cannot_open(path, e))?;
     if sc.meta_exists("b2nd").is_some() || sc.meta_exists("caterva").is_some() {

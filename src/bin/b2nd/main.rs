@@ -23,7 +23,11 @@ use clap::{Args, Parser, Subcommand};
 use fail::Failure;
 
 #[derive(Parser)]
-#[command(name = "b2nd", version, about = "Inspect, check, extract, convert and salvage Blosc2 frames and b2nd arrays")]
+#[command(
+    name = "b2nd",
+    version,
+    about = "Inspect, check, extract, convert and salvage Blosc2 frames and b2nd arrays"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

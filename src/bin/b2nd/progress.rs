@@ -30,13 +30,18 @@ impl Progress {
             return;
         }
         let now = Instant::now();
-        if self.last.is_some_and(|t| now - t < Duration::from_millis(100)) {
+        if self
+            .last
+            .is_some_and(|t| now - t < Duration::from_millis(100))
+        {
             return;
         }
         self.last = Some(now);
         let width = 30u64;
         let filled = (done.min(self.total) * width) / self.total.max(1);
-        let bar: String = (0..width).map(|i| if i < filled { '#' } else { '-' }).collect();
+        let bar: String = (0..width)
+            .map(|i| if i < filled { '#' } else { '-' })
+            .collect();
         let mut err = std::io::stderr();
         let _ = write!(err, "\r{} [{bar}] {done}/{}", self.label, self.total);
         let _ = err.flush();

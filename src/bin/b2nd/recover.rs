@@ -22,7 +22,10 @@ pub struct RecoverArgs {
 
 pub fn run(args: &RecoverArgs) -> Result<u8, Failure> {
     if args.input.is_dir() {
-        return Err(cannot_open(&args.input, "recover works on contiguous frame files only"));
+        return Err(cannot_open(
+            &args.input,
+            "recover works on contiguous frame files only",
+        ));
     }
     let bytes = std::fs::read(&args.input).map_err(|e| cannot_open(&args.input, e))?;
     let found = salvage::scan(&bytes).map_err(|e| cannot_open(&args.input, e))?;
@@ -42,14 +45,25 @@ pub fn run(args: &RecoverArgs) -> Result<u8, Failure> {
         println!("vlmetalayers: lost (trailer missing or damaged)");
     }
     if found.unplaced > 0 {
-        println!("{} intact chunk(s) found that no chunk number could be given to", found.unplaced);
+        println!(
+            "{} intact chunk(s) found that no chunk number could be given to",
+            found.unplaced
+        );
     }
     let lost = found.lost();
     println!(
         "{}: recovered {} of {total} chunks ({}), lost {lost}",
         args.out.display(),
         total - lost,
-        if found.index_used { "numbered by the offsets index" } else { "numbered in file order" }
+        if found.index_used {
+            "numbered by the offsets index"
+        } else {
+            "numbered in file order"
+        }
     );
-    Ok(if lost > 0 || found.vlmetalayers.is_none() { FAILED } else { 0 })
+    Ok(if lost > 0 || found.vlmetalayers.is_none() {
+        FAILED
+    } else {
+        0
+    })
 }

@@ -33,7 +33,10 @@ impl Staged {
             _ => PathBuf::from("."),
         };
         if !parent.is_dir() {
-            return Err(usage(format!("output directory {} does not exist", parent.display())));
+            return Err(usage(format!(
+                "output directory {} does not exist",
+                parent.display()
+            )));
         }
         let mut tmp_name = std::ffi::OsString::from(".");
         tmp_name.push(name);

@@ -22,11 +22,15 @@ pub struct VerifyArgs {
 fn check_chunk(sc: &mut SChunk, n: i64, buf: &mut Vec<u8>, total: &mut i64) -> Result<(), String> {
     let nbytes = {
         let chunk = sc.get_chunk(n).map_err(|e| e.to_string())?;
-        ChunkHeader::parse(&chunk).map_err(|e| e.to_string())?.nbytes()
+        ChunkHeader::parse(&chunk)
+            .map_err(|e| e.to_string())?
+            .nbytes()
     };
     let cs = sc.chunksize();
     if cs > 0 && nbytes > cs as usize {
-        return Err(format!("holds {nbytes} bytes, more than the chunk size {cs}"));
+        return Err(format!(
+            "holds {nbytes} bytes, more than the chunk size {cs}"
+        ));
     }
     buf.clear();
     buf.try_reserve(nbytes).map_err(|e| e.to_string())?;
@@ -63,7 +67,10 @@ pub fn run(args: &VerifyArgs) -> Result<u8, Failure> {
     })
     .or_fail("reading the super-chunk")?;
     if bad > 0 {
-        println!("{}: {bad} problem(s) in {nchunks} chunks", args.input.path.display());
+        println!(
+            "{}: {bad} problem(s) in {nchunks} chunks",
+            args.input.path.display()
+        );
         return Ok(FAILED);
     }
     println!("{}: ok ({nchunks} chunks)", args.input.path.display());
