@@ -221,7 +221,13 @@ fn cat_schunk(args: &CatArgs, sc: &mut SChunk, out: &mut dyn Write) -> Result<()
         item,
         line: 1,
     };
-    let step = i64::from((sc.chunksize() / ts).max(1));
+    // A chunk at a time; variable-size chunks are read 1 MiB at a time.
+    let per_read = if sc.chunksize() > 0 {
+        sc.chunksize()
+    } else {
+        1 << 20
+    };
+    let step = i64::from((per_read / ts).max(1));
     let mut progress = Progress::new("cat", ((stop[0] - start[0] + step - 1) / step) as u64);
     let mut pos = start[0];
     let mut done = 0;
