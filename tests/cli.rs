@@ -523,3 +523,26 @@ fn unopenable_inputs_exit_2() {
     no_leftovers(&d);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn frames_embedded_at_an_offset() {
+    let d = scratch("offset");
+    let src = write_array(&d.join("a.b2nd"), true);
+    let host = d.join("host.bin");
+    std::fs::write(&host, vec![0x42; 1000]).unwrap();
+    let offset = src.save_append(&host).unwrap();
+    assert_eq!(offset, 1000);
+    let off = offset.to_string();
+    let o = b2nd(&["info", "--json", "--offset", &off, s(&host)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["offset"], 1000);
+    assert_eq!(v["kind"], "array");
+    assert_eq!(v["shape"], serde_json::json!([30, 40]));
+    assert_eq!(code(&b2nd(&["verify", "--offset", &off, s(&host)])), 0);
+    let o = b2nd(&["cat", "--offset", &off, s(&host), "--format", "raw"]);
+    assert_eq!(o.stdout, array_data());
+    // Without the offset the host file is not a frame.
+    assert_one_line_failure(&b2nd(&["info", s(&host)]), 2);
+    std::fs::remove_dir_all(&d).unwrap();
+}
