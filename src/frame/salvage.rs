@@ -23,6 +23,9 @@ use crate::ndarray::meta::NdMeta;
 use crate::schunk::{SChunk, Storage};
 use crate::Result;
 
+/// Most chunks beyond those found that a rebuild fills with zeros.
+const MAX_LOST: usize = 1 << 20;
+
 /// What salvage found for one chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SalvagedChunk {
@@ -192,6 +195,17 @@ pub fn scan(frame: &[u8]) -> Result<Salvage> {
     let found = walk(&header, data);
 
     let declared = declared_nchunks(&header);
+    if let Some(n) = declared {
+        // Lost chunks are rebuilt one by one, so a damaged header's count
+        // must not turn into an allocation or a loop of billions.
+        if n > found.len().saturating_add(MAX_LOST) {
+            crate::bail!(
+                InvalidHeader,
+                "the header declares {n} chunks, {} found: too many to rebuild",
+                found.len()
+            );
+        }
+    }
     let index = declared.and_then(|n| read_index(&frame[data_end..], n));
     let vlmetalayers = read_trailer(&header, frame);
     let index_used = index.is_some();
@@ -254,11 +268,9 @@ pub fn scan(frame: &[u8]) -> Result<Salvage> {
 /// when they were read, the chunks found, and a zero chunk for each lost one.
 pub fn rebuild(salvage: &Salvage, frame: &[u8], path: &std::path::Path) -> Result<SChunk> {
     let h = &salvage.header;
-    let mut storage = Storage {
-        contiguous: true,
-        urlpath: Some(path.to_owned()),
-        ..Storage::default()
-    };
+    // Built as an in-memory chunk list and written once: appending to a
+    // frame rewrites its index per chunk, quadratic in the chunks rebuilt.
+    let mut storage = Storage::default();
     let cp = &mut storage.cparams;
     cp.compcode = h.compcode;
     cp.compcode_meta = h.compcode_meta;
@@ -307,7 +319,9 @@ pub fn rebuild(salvage: &Salvage, frame: &[u8], path: &std::path::Path) -> Resul
             }
         }
     }
-    Ok(out)
+    out.to_file(path)?;
+    drop(out);
+    SChunk::open(path)
 }
 
 #[cfg(test)]
