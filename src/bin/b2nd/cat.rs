@@ -126,6 +126,19 @@ fn byte_len(shape: &[i64], typesize: i32) -> Result<usize, Failure> {
         .ok_or_else(|| usage("the region is too large"))
 }
 
+/// A buffer of `len` zero bytes; the size comes from the file's geometry,
+/// so too much is an error rather than an allocation abort.
+fn zeroed(len: usize) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len).map_err(|_| {
+        failed(format!(
+            "cannot allocate {len} bytes for a slab of the region"
+        ))
+    })?;
+    buf.resize(len, 0);
+    Ok(buf)
+}
+
 fn csv_format(
     args: &CatArgs,
     item: Option<ItemFormat>,
@@ -170,7 +183,7 @@ fn cat_array(args: &CatArgs, arr: &NdArray, out: &mut dyn Write) -> Result<(), F
         line,
     };
     if region.is_empty() {
-        let mut buf = vec![0u8; byte_len(&[], ts)?];
+        let mut buf = zeroed(byte_len(&[], ts)?)?;
         arr.get_slice_cbuffer(&[], &[], &mut buf, &[])
             .or_fail("reading the array")?;
         return sink.write(&buf);
@@ -190,7 +203,7 @@ fn cat_array(args: &CatArgs, arr: &NdArray, out: &mut dyn Write) -> Result<(), F
         a[0] = s0;
         b[0] = (s0 + step).min(stop[0]);
         let shape: Vec<i64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
-        let mut buf = vec![0u8; byte_len(&shape, ts)?];
+        let mut buf = zeroed(byte_len(&shape, ts)?)?;
         arr.get_slice_cbuffer(&a, &b, &mut buf, &shape)
             .or_fail("reading the array")?;
         sink.write(&buf)?;
@@ -233,7 +246,7 @@ fn cat_schunk(args: &CatArgs, sc: &mut SChunk, out: &mut dyn Write) -> Result<()
     let mut done = 0;
     while pos < stop[0] {
         let end = (pos + step).min(stop[0]);
-        let mut buf = vec![0u8; byte_len(&[end - pos], ts)?];
+        let mut buf = zeroed(byte_len(&[end - pos], ts)?)?;
         sc.get_slice_buffer(pos, end, &mut buf)
             .or_fail("reading the super-chunk")?;
         sink.write(&buf)?;
