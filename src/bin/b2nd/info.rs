@@ -110,7 +110,6 @@ fn collect(args: &InfoArgs) -> Result<Map<String, Value>, Failure> {
     m.insert("storage".into(), json!(storage));
     m.insert("offset".into(), json!(args.input.offset));
     m.insert("version".into(), json!(header.map(|h| h.version)));
-    let want_chunks = args.chunks;
     let sc_part = input::with_schunk(&mut input, |sc| {
         let cp = sc.cparams().clone();
         let metalayers: Vec<Value> = sc
@@ -126,8 +125,7 @@ fn collect(args: &InfoArgs) -> Result<Map<String, Value>, Failure> {
                 json!({"name": name, "size": size})
             })
             .collect();
-        Ok((
-            json!({
+        Ok(json!({
                 "nchunks": sc.nchunks(),
                 "nbytes": sc.nbytes(),
                 "cbytes": sc.cbytes(),
@@ -140,12 +138,10 @@ fn collect(args: &InfoArgs) -> Result<Map<String, Value>, Failure> {
                 "filters": filter_names(&cp.filters),
                 "metalayers": metalayers,
                 "vlmetalayers": vlmetalayers,
-            }),
-            want_chunks,
-        ))
+        }))
     })
     .or_fail("reading the super-chunk")?;
-    if let Value::Object(o) = sc_part.0 {
+    if let Value::Object(o) = sc_part {
         m.extend(o);
     }
     if let Input::Array(a) = &input {
@@ -154,7 +150,7 @@ fn collect(args: &InfoArgs) -> Result<Map<String, Value>, Failure> {
         m.insert("blockshape".into(), json!(a.blockshape()));
         m.insert("dtype".into(), json!(a.dtype()));
     }
-    if want_chunks {
+    if args.chunks {
         let entries = input::with_schunk(&mut input, |sc| Ok(chunk_entries(sc)))
             .or_fail("reading the chunks")??;
         m.insert("chunks".into(), Value::Array(entries));
