@@ -29,6 +29,7 @@ ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 echo "== cross-checks against python-blosc2"
 export B2ND_LIB="$B2ND_ROOT/target/release/libb2nd.so"
+export B2ND_BIN="$B2ND_ROOT/target/release/b2nd"
 # An empty collection (pytest's exit code 5) fails too: the cross-checks must run.
 "$B2ND_PYTHON" -m pytest -q tests/python
 

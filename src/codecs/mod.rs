@@ -8,6 +8,7 @@
 pub mod blosclz;
 pub(crate) mod lz4;
 pub(crate) mod ndlz;
+pub mod names;
 pub mod registry;
 pub(crate) mod zfp;
 pub(crate) mod zlib;

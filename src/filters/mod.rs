@@ -9,6 +9,7 @@ pub mod bitshuffle;
 pub mod bytedelta;
 pub mod delta;
 pub mod int_trunc;
+pub mod names;
 pub mod ndcell;
 pub mod shuffle;
 pub(crate) mod shuffle_bytedelta;

@@ -15,6 +15,7 @@ pub(crate) mod index;
 pub mod io;
 pub(crate) mod lock;
 pub mod offsets;
+pub mod salvage;
 pub mod store;
 pub mod trailer;
 
