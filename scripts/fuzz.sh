@@ -28,6 +28,6 @@ B2ND_FUZZ_SEEDS="$root/fuzz/corpus" cargo test --quiet --test fuzz_replay >/dev/
   exit 1
 }
 cd fuzz
-# GCC's and rustc's AddressSanitizer runtimes disagree about scope poisoning (README "Fuzzing").
+# GCC's and rustc's AddressSanitizer runtimes disagree about scope poisoning (docs/fuzzing.md).
 CFLAGS=-fno-sanitize-address-use-after-scope \
   cargo +nightly fuzz run -O "$target" -- -max_total_time="$seconds"

@@ -5,7 +5,7 @@
 //! fails exactly when a fuzzer would report the input.
 //!
 //! The long, coverage-guided runs are `cargo +nightly fuzz run <target>` in
-//! fuzz/ (README, "Fuzzing"); this keeps their bodies compiling and their
+//! fuzz/ (docs/fuzzing.md); this keeps their bodies compiling and their
 //! seeds clean.
 
 #[path = "../fuzz/src/bodies.rs"]
