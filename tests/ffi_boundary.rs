@@ -24,6 +24,7 @@ const UNGUARDED_OK: &[(&str, &str)] = &[
     ("blosc2_bitunshuffle", "forwards to a guarded helper"),
     ("blosc2_schunk_get_chunk", "forwards to a guarded helper"),
     ("blosc2_schunk_get_lazychunk", "forwards to a guarded helper"),
+    ("caterva_from_serial_schunk", "forwards to a guarded export"),
 ];
 
 /// Names of the guard helpers (and wrappers built on them) an export may call.
