@@ -84,12 +84,16 @@ make_venv() {
     apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
     "$PYTHON" -m venv "$dir"
   fi
-  local req; for req in "$@"; do pip_q "$dir" install -r "$req"; done
+  # The constraint keeps what pulls blosc2 in as a dependency (tables does)
+  # on the version under test, not PyPI's newest.
+  local req; for req in "$@"; do pip_q "$dir" install -c "$CONSTRAINTS" -r "$req"; done
   echo "$stamp" > "$dir/.stamp"
 }
 
 PYVER="$("$PYTHON" -c 'import sys; print(sys.version)')"
-DEPS_STAMP="$(sha "$HARNESS/requirements.txt") $PYVER"
+CONSTRAINTS="$WORK/constraints.txt"
+echo "blosc2==$BLOSC2_VERSION" > "$CONSTRAINTS"
+DEPS_STAMP="$(sha "$HARNESS/requirements.txt") $PYVER blosc2==$BLOSC2_VERSION"
 SDIST="$WORK/cache/blosc2-$BLOSC2_VERSION.tar.gz"
 SUITE="$WORK/suite"
 
@@ -115,8 +119,11 @@ if [ "$(cat "$SUITE/.stamp" 2>/dev/null)" != "$SDIST_SHA256" ]; then
 fi
 if has_side reference; then
   make_venv "$WORK/venv-ref" "$DEPS_STAMP" "$HARNESS/requirements.txt"
-  if ! "$WORK/venv-ref/bin/python" -m pip show -q blosc2 >/dev/null 2>&1; then
-    pip_q "$WORK/venv-ref" install --no-deps --only-binary blosc2 "blosc2==$BLOSC2_VERSION"
+  ref_version="$("$WORK/venv-ref/bin/python" -c \
+    'import importlib.metadata as m; print(m.version("blosc2"))' 2>/dev/null || true)"
+  if [ "$ref_version" != "$BLOSC2_VERSION" ]; then
+    pip_q "$WORK/venv-ref" install --no-deps --only-binary blosc2 --force-reinstall \
+      "blosc2==$BLOSC2_VERSION"
   fi
   "$WORK/venv-ref/bin/python" -m pip check
 fi
