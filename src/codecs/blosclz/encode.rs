@@ -200,7 +200,9 @@ fn compress_with_table<const N: usize>(
 /// one stream per plane (`scripts/instructions.sh
 /// small/compress_ctx/blosclz/256B`: 98% of the call was that memset).
 fn wipe<const N: usize>(table: &mut [u32; N], data: &[u8], params: &LevelParams) {
-    if data.len() >= N / 8 {
+    // Past this, re-hashing costs more instructions than the clear (whose
+    // wide stores callgrind counts a few to the instruction).
+    if data.len() >= N / 32 {
         table.fill(0);
         return;
     }
