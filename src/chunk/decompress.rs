@@ -375,6 +375,7 @@ impl<'a> Prepared<'a> {
     /// [`Prepared::new`] for a chunk whose header `h` has been parsed from
     /// it already (the C entry points parse it to check the buffers), so
     /// that a call parses its header once.
+    #[inline]
     fn with_header(h: &ChunkHeader, chunk: &'a [u8], lazy_view: bool) -> crate::Result<Self> {
         let h = h.clone();
         // A chunk with a special value has no blocks to fetch, so its lazy
