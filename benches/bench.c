@@ -4,7 +4,8 @@
  * line per measurement:
  *   <row>\t<metric>\t<value>
  * metrics: cMBps, dMBps (uncompressed MB per second), ratio, slice_us (median microseconds),
- * memcpy_MBps (the machine's memory bandwidth, the ceiling).
+ * call_ns (nanoseconds per call of a small-call row), memcpy_MBps (the machine's memory
+ * bandwidth, the ceiling).
  *
  * Usage: bench [--quick] [--only SUBSTRING] [--exact ROW] [--list] [--out FILE] [--tmp DIR]
  *              [--reps N] [--clevels L,L,...] [--median]
@@ -252,6 +253,120 @@ static int bench_chunks(dataset *ds, int nds, const char *only, double mintime, 
 }
 
 
+/* Calls per timed batch of a small-call row: one call of 64 bytes takes a fraction of a
+   microsecond, less than clock_gettime's own cost and resolution, so a batch of calls is timed
+   and divided. With --reps (scripts/instructions.sh) a batch is one call, so that callgrind's
+   dump per call of small_call is one call's instructions. */
+#define SMALL_BATCH 64
+
+/* Repeats a batch of `batch` runs of `op` until `mintime` passes (or `fixed_reps` batches);
+   `best` is the best (with --median, the median) time of one run of `op`, in seconds. */
+#define BEST_BATCH(best, mintime, batch, op)                                    \
+  do {                                                                          \
+    double t_start_ = now(), t_end_ = t_start_;                                 \
+    best = 1e30;                                                                \
+    int reps_ = 0;                                                              \
+    while (fixed_reps ? reps_ < fixed_reps : (t_end_ - t_start_ < (mintime) || reps_ < 3)) { \
+      double t0_ = now();                                                       \
+      for (int k_ = 0; k_ < (batch); k_++) { op; }                              \
+      double t1_ = now();                                                       \
+      double per_ = (t1_ - t0_) / (batch);                                      \
+      if (per_ < best) best = per_;                                             \
+      keep_call(reps_, per_);                                                   \
+      t_end_ = t1_;                                                             \
+      reps_++;                                                                  \
+    }                                                                           \
+    if (median_mode) best = median_call(reps_);                                 \
+  } while (0)
+
+enum { OP_COMPRESS_CTX, OP_DECOMPRESS_CTX, OP_GETITEM_CTX, OP_COMPRESS, OP_DECOMPRESS, OP_CBUFFER_SIZES, NOPS };
+static const char *op_names[NOPS] = {"compress_ctx", "decompress_ctx", "getitem_ctx", "compress", "decompress",
+                                     "cbuffer_sizes"};
+
+/* One call of a small-call row. Not inlined, so that scripts/instructions.sh can count the
+   instructions of each call (callgrind's --toggle-collect=small_call). */
+__attribute__((noinline)) int small_call(int op, blosc2_context *cctx, blosc2_context *dctx, const uint8_t *src,
+                                         int32_t nbytes, uint8_t *comp, int32_t csize, uint8_t *back,
+                                         int32_t typesize) {
+  int32_t nb, cb, bs;
+  switch (op) {
+    case OP_COMPRESS_CTX: return blosc2_compress_ctx(cctx, src, nbytes, comp, nbytes + BLOSC2_MAX_OVERHEAD);
+    case OP_DECOMPRESS_CTX: return blosc2_decompress_ctx(dctx, comp, csize, back, nbytes);
+    case OP_GETITEM_CTX: return blosc2_getitem_ctx(dctx, comp, csize, nbytes / typesize / 2, 4, back, nbytes);
+    case OP_COMPRESS:
+      return blosc2_compress(5, BLOSC_SHUFFLE, typesize, src, nbytes, comp, nbytes + BLOSC2_MAX_OVERHEAD);
+    case OP_DECOMPRESS: return blosc2_decompress(comp, csize, back, nbytes);
+    default: return blosc2_cbuffer_sizes(comp, &nb, &cb, &bs) < 0 ? -1 : nb;
+  }
+}
+
+/* Small calls, 64 B to 16 KiB of the smooth float64 field at clevel 5 with shuffle, one thread:
+   the per-call time (call_ns) of the context calls, the global-state calls and the header query.
+   What these measure is the fixed cost of a call (context setup, header parsing, allocation),
+   which the 4 MiB chunk rows cannot see. */
+static int bench_small(dataset *ds, const char *only, double mintime) {
+  const char *codecs[] = {"blosclz", "lz4", "zstd"};
+  const int32_t sizes[] = {64, 256, 1024, 4096, 16384};
+  int batch = fixed_reps ? 1 : SMALL_BATCH;
+  int32_t ts = ds[0].typesize;
+  for (int c = 0; c < 3; c++)
+    for (int s = 0; s < 5; s++)
+      for (int op = 0; op < NOPS; op++) {
+        int32_t nbytes = sizes[s];
+        char row[160];
+        snprintf(row, sizeof row, "small/%s/%s/%dB", op_names[op], codecs[c], nbytes);
+        if (!matches(row, only)) continue;
+        blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+        cp.compcode = (uint8_t)blosc2_compname_to_compcode(codecs[c]);
+        cp.clevel = 5;
+        cp.typesize = ts;
+        cp.nthreads = 1;
+        blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+        dp.nthreads = 1;
+        blosc2_context *cctx = blosc2_create_cctx(cp);
+        blosc2_context *dctx = blosc2_create_dctx(dp);
+        blosc1_set_compressor(codecs[c]);
+        blosc2_set_nthreads(1);
+        uint8_t *comp = bench_alloc((size_t)nbytes + BLOSC2_MAX_OVERHEAD);
+        uint8_t *back = bench_alloc((size_t)nbytes);
+        int csize = blosc2_compress_ctx(cctx, ds[0].data, nbytes, comp, nbytes + BLOSC2_MAX_OVERHEAD);
+        if (csize <= 0) {
+          fprintf(stderr, "%s: compression failed (%d)\n", row, csize);
+          return 1;
+        }
+        int want = op == OP_GETITEM_CTX ? 4 * ts : op == OP_COMPRESS || op == OP_COMPRESS_CTX ? -1 : nbytes;
+        int r = 0;
+        double t;
+        BEST_BATCH(t, mintime, batch, r = small_call(op, cctx, dctx, ds[0].data, nbytes, comp, csize, back, ts));
+        if (want < 0 ? r <= 0 : r != want) {
+          fprintf(stderr, "%s: call returned %d\n", row, r);
+          return 1;
+        }
+        /* What the calls wrote is checked outside the timing. */
+        if (op == OP_DECOMPRESS_CTX || op == OP_DECOMPRESS) {
+          if (memcmp(back, ds[0].data, (size_t)nbytes) != 0) { fprintf(stderr, "%s: mismatch\n", row); return 1; }
+        } else if (op == OP_GETITEM_CTX) {
+          if (memcmp(back, ds[0].data + (nbytes / ts / 2) * ts, (size_t)(4 * ts)) != 0) {
+            fprintf(stderr, "%s: getitem mismatch\n", row);
+            return 1;
+          }
+        } else if (op != OP_CBUFFER_SIZES) {
+          if (blosc2_decompress_ctx(dctx, comp, r, back, nbytes) != nbytes ||
+              memcmp(back, ds[0].data, (size_t)nbytes) != 0) {
+            fprintf(stderr, "%s: compressed chunk does not decode\n", row);
+            return 1;
+          }
+        }
+        fprintf(out, "%s\tcall_ns\t%.1f\n", row, t * 1e9);
+        fflush(out);
+        blosc2_free_ctx(cctx);
+        blosc2_free_ctx(dctx);
+        free(comp);
+        free(back);
+      }
+  return 0;
+}
+
 #ifndef BENCH_NO_SCHUNK
 /* Writes the page cache's dirty pages out before a timed write to a file, so that the kernel's
    writeback of what earlier rows wrote cannot land in either library's time. Without it, one full
@@ -309,6 +424,65 @@ static int bench_schunk_file(dataset *ds, const char *only, const char *tmpdir, 
     free(back);
     blosc2_remove_urlpath(urlpath);
   }
+  return 0;
+}
+
+/* One append + read-back cycle of a small-chunk row (not inlined, for scripts/instructions.sh). */
+__attribute__((noinline)) int schunk_cycle(blosc2_schunk *sc, const uint8_t *src, int32_t nbytes, uint8_t *back,
+                                           int64_t nchunk) {
+  if (blosc2_schunk_append_buffer(sc, src, nbytes) != nchunk + 1) return -1;
+  return blosc2_schunk_decompress_chunk(sc, nchunk, back, nbytes);
+}
+
+/* Super-chunks of small chunks in memory, sparse (`mem`) and as a contiguous frame (`frame`):
+   the time of one cycle of blosc2_schunk_append_buffer and blosc2_schunk_decompress_chunk of the
+   chunk just appended (call_ns), what a store of small records pays per record. Each batch
+   of cycles runs on a new super-chunk, made and freed outside the timing. */
+static int bench_schunk_small(dataset *ds, const char *only, double mintime) {
+  const char *codecs[] = {"blosclz", "lz4", "zstd"};
+  const int32_t sizes[] = {256, 4096};
+  int batch = fixed_reps ? 1 : SMALL_BATCH;
+  for (int frame = 0; frame < 2; frame++)
+    for (int c = 0; c < 3; c++)
+      for (int s = 0; s < 2; s++) {
+        int32_t nbytes = sizes[s];
+        char row[160];
+        snprintf(row, sizeof row, "schunk/%s/cycle/%s/%dB", frame ? "frame" : "mem", codecs[c], nbytes);
+        if (!matches(row, only)) continue;
+        blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+        cp.compcode = (uint8_t)blosc2_compname_to_compcode(codecs[c]);
+        cp.clevel = 5;
+        cp.typesize = ds[0].typesize;
+        cp.nthreads = 1;
+        blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+        dp.nthreads = 1;
+        blosc2_storage st = {.contiguous = frame != 0, .cparams = &cp, .dparams = &dp};
+        uint8_t *back = bench_alloc((size_t)nbytes);
+        double best = 1e30, t_start = now(), t_end = t_start;
+        int reps = 0;
+        while (fixed_reps ? reps < fixed_reps : (t_end - t_start < mintime || reps < 3)) {
+          blosc2_schunk *sc = blosc2_schunk_new(&st);
+          if (sc == NULL) { fprintf(stderr, "%s: schunk_new failed\n", row); return 1; }
+          double t0 = now();
+          for (int k = 0; k < batch; k++) {
+            if (schunk_cycle(sc, ds[0].data, nbytes, back, k) != nbytes) {
+              fprintf(stderr, "%s: cycle %d failed\n", row, k);
+              return 1;
+            }
+          }
+          double t1 = now(), per = (t1 - t0) / batch;
+          if (per < best) best = per;
+          keep_call(reps, per);
+          t_end = t1;
+          reps++;
+          blosc2_schunk_free(sc);
+        }
+        if (median_mode) best = median_call(reps);
+        if (memcmp(back, ds[0].data, (size_t)nbytes) != 0) { fprintf(stderr, "%s: mismatch\n", row); return 1; }
+        fprintf(out, "%s\tcall_ns\t%.1f\n", row, best * 1e9);
+        fflush(out);
+        free(back);
+      }
   return 0;
 }
 #endif /* BENCH_NO_SCHUNK */
@@ -425,6 +599,104 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
   return 0;
 }
 
+
+/* The b2nd geometry sweep: b2nd_from_cbuffer and b2nd_to_cbuffer of 2^20 items (1 to 8 MiB) of a
+   smooth field over chunk and block shapes of 1 to 4 dimensions, typesizes 1, 2, 4 and 8. In
+   the `tiled` geometries each block is a run of whole rows of its chunk (split in the first
+   dimension only), so it is one contiguous range of the chunk in C order; in the others it is
+   not, and each block is gathered from (and scattered to) many pieces. `ragged` has partial
+   chunks and blocks at the array's edges. */
+typedef struct {
+  const char *name;
+  int8_t ndim;
+  int64_t shape[4];
+  int32_t chunk[4], block[4];
+} geometry;
+
+static const geometry geometries[] = {
+    {"1d-tiled", 1, {1 << 20}, {1 << 17}, {1 << 14}},
+    {"2d-tiled", 2, {1024, 1024}, {256, 256}, {64, 256}},
+    {"2d-squares", 2, {1024, 1024}, {256, 256}, {64, 64}},
+    {"3d-tiled", 3, {128, 128, 64}, {64, 64, 64}, {16, 64, 64}},
+    {"3d-quarter", 3, {128, 128, 64}, {64, 64, 64}, {16, 16, 64}},
+    {"3d-cubes", 3, {128, 128, 64}, {64, 64, 64}, {16, 16, 16}},
+    {"3d-ragged", 3, {100, 120, 90}, {64, 64, 64}, {16, 16, 64}},
+    {"4d-tiled", 4, {32, 32, 32, 32}, {16, 16, 16, 16}, {4, 16, 16, 16}},
+    {"4d-cubes", 4, {32, 32, 32, 32}, {16, 16, 16, 16}, {8, 8, 8, 8}},
+};
+
+/* A smooth field over the array's coordinates in the type of `typesize` (uint8, int16, float32,
+   float64), as image, sensor and simulation arrays are. */
+static void *geometry_data(const geometry *g, int typesize, int64_t *nitems) {
+  int64_t n = 1;
+  for (int d = 0; d < g->ndim; d++) n *= g->shape[d];
+  uint8_t *p = bench_alloc((size_t)(n * typesize));
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rest = i;
+    double v = 0;
+    for (int d = g->ndim - 1; d >= 0; d--) {
+      int64_t x = rest % g->shape[d];
+      rest /= g->shape[d];
+      v += sin((double)x * (0.02 + 0.01 * d));
+    }
+    switch (typesize) {
+      case 1: p[i] = (uint8_t)(128 + 30 * v); break;
+      case 2: ((int16_t *)p)[i] = (int16_t)(1000 * v); break;
+      case 4: ((float *)p)[i] = (float)v; break;
+      default: ((double *)p)[i] = v; break;
+    }
+  }
+  *nitems = n;
+  return p;
+}
+
+static int bench_b2nd_geometries(const char *only, double mintime, int quick) {
+  const char *codecs[] = {"lz4", "blosclz"};
+  const int typesizes[] = {1, 2, 4, 8};
+  const char *dtypes[] = {"|u1", "<i2", "<f4", "<f8"};
+  int ngeom = (int)(sizeof geometries / sizeof geometries[0]);
+  for (int g = 0; g < ngeom; g++)
+    for (int t = 0; t < 4; t++)
+      for (int c = 0; c < 2; c++)
+        for (int nt = 1; nt <= 2; nt++) {
+          if (quick && nt == 2) continue;
+          const geometry *geo = &geometries[g];
+          char row[160];
+          snprintf(row, sizeof row, "b2nd-geom/%s/i%d/%s/c5/shuffle/t%d", geo->name, typesizes[t], codecs[c], nt);
+          if (!matches(row, only)) continue;
+          int64_t n;
+          void *src = geometry_data(geo, typesizes[t], &n);
+          int64_t nbytes = n * typesizes[t];
+          void *back = bench_alloc((size_t)nbytes);
+          blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+          cp.compcode = (uint8_t)blosc2_compname_to_compcode(codecs[c]);
+          cp.clevel = 5;
+          cp.typesize = typesizes[t];
+          cp.nthreads = (int16_t)nt;
+          blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+          dp.nthreads = (int16_t)nt;
+          blosc2_storage mem = {.contiguous = true, .cparams = &cp, .dparams = &dp};
+          b2nd_context_t *ctx = b2nd_create_ctx(&mem, geo->ndim, geo->shape, geo->chunk, geo->block, dtypes[t],
+                                                DTYPE_NUMPY_FORMAT, NULL, 0);
+          b2nd_array_t *arr = NULL;
+          double tm;
+          BEST_TIME(tm, mintime, {
+            if (arr) b2nd_free(arr);
+            if (b2nd_from_cbuffer(ctx, &arr, src, nbytes) < 0) { fprintf(stderr, "%s: from_cbuffer failed\n", row); return 1; }
+          });
+          fprintf(out, "%s/from_cbuffer\tcMBps\t%.1f\n", row, nbytes / tm / 1e6);
+          fprintf(out, "%s/from_cbuffer\tratio\t%.3f\n", row, (double)arr->sc->nbytes / (double)arr->sc->cbytes);
+          BEST_TIME(tm, mintime, b2nd_to_cbuffer(arr, back, nbytes));
+          if (memcmp(back, src, (size_t)nbytes) != 0) { fprintf(stderr, "%s: to_cbuffer mismatch\n", row); return 1; }
+          fprintf(out, "%s/to_cbuffer\tdMBps\t%.1f\n", row, nbytes / tm / 1e6);
+          fflush(out);
+          b2nd_free(arr);
+          b2nd_free_ctx(ctx);
+          free(src);
+          free(back);
+        }
+  return 0;
+}
 #endif /* BENCH_NO_B2ND */
 
 /* The datasets, made once per process (a plugin is called once per row). */
@@ -469,11 +741,14 @@ int bench_run(int argc, char **argv) {
   }
   bench_memcpy(nbytes, mintime);
   int rc = bench_chunks(datasets, 5, only, mintime, quick);
+  if (rc == 0) rc = bench_small(datasets, only, mintime);
 #ifndef BENCH_NO_SCHUNK
   if (rc == 0) rc = bench_schunk_file(datasets, only, tmpdir, quick);
+  if (rc == 0) rc = bench_schunk_small(datasets, only, mintime);
 #endif
 #ifndef BENCH_NO_B2ND
   if (rc == 0) rc = bench_b2nd(only, mintime, tmpdir, quick);
+  if (rc == 0) rc = bench_b2nd_geometries(only, mintime, quick);
 #endif
   (void)tmpdir;
   if (out != stdout) fclose(out);

@@ -3,7 +3,7 @@
 # reference: the working tree's build (B) against the build of another revision (A), both as
 # plugins of benches/bench.c in one benchmark driver process per round (benches/driver.c, row by
 # row, the first of the two alternating), and prints per row and metric each build's best and
-# mean over the rounds and B/A (for slice_us, lower is better).
+# mean over the rounds and B/A (for slice_us and call_ns, lower is better).
 #
 # Why a script: both builds are named libb2nd.so.0 (the library's SONAME). Loaded by two plugins of
 # one process, the dynamic loader hands the second plugin the library it already loaded for the
@@ -87,7 +87,7 @@ print(f"{'row':<62}{'metric':>12} | {'A best':>10}{'B best':>10}{'B/A':>8} | {'A
 for key in sorted(a):
     if key not in b or key[0] == "memcpy":
         continue
-    low = key[1] == "slice_us"
+    low = key[1] in ("slice_us", "call_ns")
     best = min if low else max
     ab, bb = best(a[key]), best(b[key])
     am, bm = sum(a[key]) / len(a[key]), sum(b[key]) / len(b[key])

@@ -6,8 +6,8 @@ Builds benches/bench.c twice from the same source as plugins (one against includ
 libb2nd, one against the wheel's include/ + lib/libblosc2) and benches/driver.c, which loads both
 into one process and measures every row for the two libraries one right after the other. Each
 round is a new driver process (which library goes first alternates); each library's best figure
-per row is kept. Prints one table: throughputs, ratios and latencies with ours/reference ratios (>1 is
-better for throughput, <1 is better for latency), and memcpy bandwidth.
+per row is kept. Prints one table: throughputs, ratios, latencies and per-call times (call_ns) with ours/reference ratios (>1 is
+better for throughput, <1 is better for latency and per-call time), and memcpy bandwidth.
 
 Usage: python scripts/bench.py [--quick] [--rounds N] [--only SUBSTRING] [--clevels L,L,...] [--aa]
                                [--busy CPU] [--median]
@@ -28,7 +28,8 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-HIGHER_IS_BETTER = {"cMBps": True, "dMBps": True, "ratio": True, "memcpy_MBps": True, "slice_us": False}
+HIGHER_IS_BETTER = {"cMBps": True, "dMBps": True, "ratio": True, "memcpy_MBps": True, "slice_us": False,
+                    "call_ns": False}
 
 
 def build_plugin(out: pathlib.Path, include: pathlib.Path, libdir: pathlib.Path, lib: str, defines=()) -> None:
@@ -151,7 +152,7 @@ def report(opts, blosc2, ours: dict, ref: dict) -> None:
 
 
 # One line per benchmarked configuration, one column group (b2nd, ref, b2nd/ref) per metric.
-COLUMNS = ("cMBps", "dMBps", "ratio", "slice_us")
+COLUMNS = ("cMBps", "dMBps", "ratio", "slice_us", "call_ns")
 
 
 def cell(o, r) -> str:
@@ -194,7 +195,7 @@ def print_summary(ours: dict, ref: dict, memcpy: float) -> None:
             below[metric] = below.get(metric, 0) + 1
     for metric in COLUMNS:
         if metric in counted:
-            side = "worse than" if metric == "slice_us" else "below"
+            side = "below" if HIGHER_IS_BETTER[metric] else "worse than"
             print(f"{metric}: {below.get(metric, 0)} of {counted[metric]} rows {side} 1.0x the reference; "
                   f"worst b2nd/ref {worst[metric]:.3f}")
     constant = [(o, row) for (row, metric), o in ours.items() if metric == "dMBps" and "/constant" in row]

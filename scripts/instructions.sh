@@ -6,7 +6,11 @@
 # (b2nd/smooth3d-f8-64MiB/zstd/c5/shuffle, say), the same of b2nd_from_cbuffer and b2nd_to_cbuffer,
 # and the total of the row's 200 random 10x10x10 slices (b2nd_get_slice_cbuffer) of the array in
 # memory (slice) and saved to a file (file_slice), and of its 200 random single items (item,
-# file_item): a few minutes a row, as each call of the first two handles 64 MiB.
+# file_item): a few minutes a row, as each call of the first two handles 64 MiB. For a b2nd-geom
+# row, b2nd_from_cbuffer and b2nd_to_cbuffer. For a small-call row (small/decompress_ctx/lz4/256B),
+# the second call of the row's function (bench.c's small_call), and for a super-chunk cycle row
+# (schunk/mem/cycle/lz4/256B) the second append + decompress_chunk cycle (schunk_cycle): the fixed
+# cost of a call, in one count.
 #
 # Usage: bash scripts/instructions.sh ROW [ROW...] [--only SUBSTRING] [--functions N]
 #   e.g. bash scripts/instructions.sh chunk/smooth3d-f8/lz4/c5/shuffle/t1
@@ -48,6 +52,9 @@ for row in "${rows[@]}"; do
   printf '%-40s %16s %16s %9s\n' "$row" b2nd ref b2nd/ref
   case "$row" in
     b2nd/*) ops=(from_cbuffer to_cbuffer slice file_slice item file_item) ;;
+    b2nd-geom/*) ops=(from_cbuffer to_cbuffer) ;;
+    small/*) ops=(call) ;;
+    schunk/*/cycle/*) ops=(cycle) ;;
     *) ops=(compress decompress) ;;
   esac
   for op in "${ops[@]}"; do
@@ -57,6 +64,8 @@ for row in "${rows[@]}"; do
     # on the array in memory and then on the same array saved to a file, then the 200 items the same.
     case "$op" in
       compress | decompress) func="blosc2_${op}_ctx"; call=2 ;;
+      call) func=small_call; call=2 ;;
+      cycle) func=schunk_cycle; call=2 ;;
       slice) func=slice_row; call=1 ;;
       file_slice) func=slice_row; call=2 ;;
       item) func=slice_row; call=3 ;;

@@ -89,13 +89,17 @@ static LAZY_RESOLVER: std::sync::OnceLock<LazyResolver> = std::sync::OnceLock::n
 
 /// The block source of a lazy chunk, when `chunk` is one (special chunks
 /// never are, as in the reference).
-fn lazy_source(dp: &DParams, chunk: &[u8]) -> crate::Result<Option<Box<dyn BlockSource>>> {
-    match ChunkHeader::parse_unchecked_len(chunk) {
-        Ok(h) if h.is_lazy() && h.special_code() == 0 => match LAZY_RESOLVER.get() {
-            Some(resolve) => resolve(dp, chunk).map(Some),
-            None => crate::bail!(InvalidParam, "lazy chunk needs an associated super-chunk"),
-        },
-        _ => Ok(None),
+fn lazy_source(
+    dp: &DParams,
+    h: &ChunkHeader,
+    chunk: &[u8],
+) -> crate::Result<Option<Box<dyn BlockSource>>> {
+    if !(h.is_lazy() && h.special_code() == 0) {
+        return Ok(None);
+    }
+    match LAZY_RESOLVER.get() {
+        Some(resolve) => resolve(dp, chunk).map(Some),
+        None => crate::bail!(InvalidParam, "lazy chunk needs an associated super-chunk"),
     }
 }
 
@@ -365,7 +369,15 @@ impl<'a> Prepared<'a> {
     /// `lazy_view`: `chunk` holds only the header and bstarts (and maybe the
     /// lazy trailer), whatever the lazy flag says; block bytes come from elsewhere.
     fn new(chunk: &'a [u8], lazy_view: bool) -> crate::Result<Self> {
-        let h = ChunkHeader::parse_unchecked_len(chunk)?;
+        Self::with_header(&ChunkHeader::parse_unchecked_len(chunk)?, chunk, lazy_view)
+    }
+
+    /// [`Prepared::new`] for a chunk whose header `h` has been parsed from
+    /// it already (the C entry points parse it to check the buffers), so
+    /// that a call parses its header once.
+    #[inline]
+    fn with_header(h: &ChunkHeader, chunk: &'a [u8], lazy_view: bool) -> crate::Result<Self> {
+        let h = h.clone();
         // A chunk with a special value has no blocks to fetch, so its lazy
         // flag means nothing (the reference ignores it too).
         if h.is_lazy() && h.special_code() == 0 && !lazy_view {
@@ -1238,12 +1250,97 @@ impl Decompressor {
 
     /// Decodes a whole chunk into `dst`; returns its uncompressed size.
     pub fn decompress(&mut self, chunk: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
+        let h = match ChunkHeader::parse_unchecked_len(chunk) {
+            Ok(h) => h,
+            Err(e) => {
+                self.needs = None;
+                return Err(e);
+            }
+        };
+        self.decompress_parsed(&h, chunk, dst)
+    }
+
+    /// [`Decompressor::decompress`] of a chunk whose header `h` the caller
+    /// has parsed from it (with [`ChunkHeader::parse_unchecked_len`] or
+    /// [`ChunkHeader::parse`]).
+    pub(crate) fn decompress_parsed(
+        &mut self,
+        h: &ChunkHeader,
+        chunk: &[u8],
+        dst: &mut [u8],
+    ) -> crate::Result<usize> {
         let needs = self.needs.take();
-        if let Some(mut src) = lazy_source(&self.dparams, chunk)? {
+        if let Some(mut src) = lazy_source(&self.dparams, h, chunk)? {
             return self.decompress_with_source_needs(chunk, &mut *src, dst, needs.as_ref());
         }
-        let p = Prepared::new(chunk, false)?;
+        if needs.is_none() {
+            if let Some(n) = self.stored_whole(h, chunk, dst)? {
+                return Ok(n);
+            }
+        }
+        let p = Prepared::with_header(h, chunk, false)?;
         self.decode_whole(&p, dst, needs.as_ref())
+    }
+
+    /// A stored (memcpyed) chunk read whole on one thread, without a
+    /// postfilter: one copy, with the checks [`Prepared::new`] and
+    /// [`check_target`] make, in their order, and nothing else. Small
+    /// buffers are stored whenever coding them does not pay, and there a
+    /// call is all fixed cost: through `Prepared` and the block loop it took
+    /// twice the reference's instructions (`scripts/instructions.sh
+    /// small/decompress_ctx/lz4/256B`). `None`: not such a chunk.
+    fn stored_whole(
+        &self,
+        h: &ChunkHeader,
+        chunk: &[u8],
+        dst: &mut [u8],
+    ) -> crate::Result<Option<usize>> {
+        if pool::threads_for(self.dparams.nthreads, h.nbytes()) > 1 {
+            return Ok(None);
+        }
+        let Some(body) = self.stored_body(h, chunk)? else {
+            return Ok(None);
+        };
+        let nbytes = body.len();
+        let Some(out) = dst.get_mut(..nbytes) else {
+            crate::bail!(
+                WriteBuffer,
+                "chunk holds {nbytes} bytes, destination has {}",
+                dst.len()
+            );
+        };
+        out.copy_from_slice(body);
+        Ok(Some(nbytes))
+    }
+
+    /// The data of a stored (memcpyed) chunk in memory that is decoded
+    /// without a postfilter, checked as [`Prepared::new`] checks it; `None`
+    /// for any other chunk.
+    fn stored_body<'c>(&self, h: &ChunkHeader, chunk: &'c [u8]) -> crate::Result<Option<&'c [u8]>> {
+        if !h.is_memcpyed() || h.special_code() != 0 || h.is_lazy() {
+            return Ok(None);
+        }
+        if self.dparams.postfilter.is_some() {
+            return Ok(None);
+        }
+        let (nbytes, hlen) = (h.nbytes(), h.header_len());
+        let Some(src) = chunk.get(..h.cbytes()) else {
+            crate::bail!(
+                InvalidHeader,
+                "cbytes {} past the {} bytes given",
+                h.cbytes,
+                chunk.len()
+            );
+        };
+        if h.cbytes() != nbytes + hlen {
+            crate::bail!(
+                Data,
+                "memcpyed chunk with cbytes {} != nbytes {} + header",
+                h.cbytes,
+                h.nbytes
+            );
+        }
+        Ok(Some(&src[hlen..]))
     }
 
     /// Decodes a whole chunk into a new buffer of its `nbytes`; lazy chunks
@@ -1340,7 +1437,7 @@ impl Decompressor {
                 })
             });
         }
-        let dp = self.dparams.clone();
+        let dp = &self.dparams;
         let skip = |j: usize| needs.is_some_and(|n| n.skips(j));
         let needs_ref = p.delta_against_block0() && p.nblocks > 1;
         // Block 0 first when DELTA needs it as reference.
@@ -1357,7 +1454,7 @@ impl Decompressor {
                 &mut dst[..s0]
             };
             let whole = 0..out.len();
-            with_worker(|w| p.decode_block(w, &dp, 0, bytes, out, None, 0, whole))?;
+            with_worker(|w| p.decode_block(w, dp, 0, bytes, out, None, 0, whole))?;
             first = 1;
         }
         let (head, rest) = dst.split_at_mut(if needs_ref { p.block_span(0).1 } else { 0 });
@@ -1366,6 +1463,58 @@ impl Decompressor {
         } else {
             None
         };
+        // The bytes needed of block `j` of `len` bytes.
+        let want = |j: usize, len: usize| needs.map_or(0..len, |n| n.span(j, len));
+        // The blocks to decode and their bytes: all of `rest` unless some
+        // are skipped.
+        let (todo, nitems) = match needs {
+            None => (rest.len(), p.nblocks - first),
+            Some(_) => (first..p.nblocks)
+                .filter(|&j| !skip(j))
+                .fold((0, 0), |(b, n), j| (b + p.block_span(j).1, n + 1)),
+        };
+        let nthreads = pool::threads_for(dp.nthreads, todo).min(nitems);
+        if nthreads <= 1 {
+            // On one thread the blocks are decoded in place, in order, with
+            // no list of them: a small chunk of one block paid for that
+            // list's allocation on every call.
+            return with_worker(|w| {
+                // The last block decoded whole whose output a later block
+                // with the same leading bytes can copy (constant or
+                // repetitive data gives runs of identical blocks): where its
+                // output lies in `rest`, its size and its bytes.
+                let mut last: Option<(usize, usize, &[u8])> = None;
+                let mut at = 0usize;
+                for j in first..p.nblocks {
+                    let (_, size) = p.block_span(j);
+                    let here = at;
+                    at += size;
+                    if skip(j) {
+                        continue;
+                    }
+                    if at > rest.len() {
+                        crate::bail!(Data, "block {j} ends past the chunk's nbytes");
+                    }
+                    let bytes = bytes_of(p, fetched, j)?;
+                    if let Some((prev_at, prev_len, pbytes)) = last {
+                        if prev_len == size && bytes.starts_with(pbytes) {
+                            let (done, out) = rest.split_at_mut(here);
+                            out[..size].copy_from_slice(&done[prev_at..prev_at + size]);
+                            continue;
+                        }
+                    }
+                    let out = &mut rest[here..at];
+                    let want = want(j, size);
+                    let whole = want.len() == size;
+                    last = p
+                        .decode_block(w, dp, j, bytes, out, dref, 0, want)?
+                        .filter(|_| whole)
+                        .and_then(|n| bytes.get(..n))
+                        .map(|b| (here, size, b));
+                }
+                Ok(())
+            });
+        }
         // Cut the rest of dst into per-block pieces.
         let mut items: Vec<(usize, &mut [u8])> = Vec::with_capacity(p.nblocks);
         let mut remaining = rest;
@@ -1377,40 +1526,6 @@ impl Decompressor {
                 items.push((j, piece));
             }
         }
-        // The bytes needed of block `j` of `len` bytes.
-        let want = |j: usize, len: usize| needs.map_or(0..len, |n| n.span(j, len));
-        let todo: usize = items.iter().map(|(_, o)| o.len()).sum();
-        let nthreads = pool::threads_for(dp.nthreads, todo).min(items.len());
-        if nthreads <= 1 {
-            return with_worker(|w| {
-                // The last block decoded whole whose output a later block
-                // with the same leading bytes can copy (constant or
-                // repetitive data gives runs of identical blocks): its item
-                // index and bytes.
-                let mut last: Option<(usize, &[u8])> = None;
-                for k in 0..items.len() {
-                    let j = items[k].0;
-                    let bytes = bytes_of(p, fetched, j)?;
-                    if let Some((pk, pbytes)) = last {
-                        let (done, todo) = items.split_at_mut(k);
-                        let (prev, out) = (&done[pk].1, &mut todo[0].1);
-                        if prev.len() == out.len() && bytes.starts_with(pbytes) {
-                            out.copy_from_slice(prev);
-                            continue;
-                        }
-                    }
-                    let out = &mut items[k].1;
-                    let want = want(j, out.len());
-                    let whole = want.len() == out.len();
-                    last = p
-                        .decode_block(w, &dp, j, bytes, out, dref, 0, want)?
-                        .filter(|_| whole)
-                        .and_then(|n| bytes.get(..n))
-                        .map(|b| (k, b));
-                }
-                Ok(())
-            });
-        }
         // Helper threads borrow the chunk and write their blocks in place.
         // Blocks stored as the same bytes as a block before them (runs of
         // constant or repetitive data; found from the stream headers before
@@ -1420,7 +1535,7 @@ impl Decompressor {
         // left the second thread idle while one leader was decoded, and
         // constant data decoded on two threads at 0.73-0.96x the reference
         // (`scripts/bench.sh --only constant`).
-        let leaders = repeat_leaders(p, &dp, &items, fetched);
+        let leaders = repeat_leaders(p, dp, &items, fetched);
         // The output of each decoded run leader, shared once it is written.
         let done: Vec<OnceLock<&[u8]>> = leaders.iter().map(|_| OnceLock::new()).collect();
         let work: Vec<(usize, (usize, &mut [u8]))> = items.into_iter().enumerate().collect();
@@ -1434,7 +1549,7 @@ impl Decompressor {
                 let want = want(j, out.len());
                 // Only a block decoded whole is there to copy.
                 let whole = want.len() == out.len();
-                p.decode_block(w, &dp, j, bytes, out, dref, tid, want)?;
+                p.decode_block(w, dp, j, bytes, out, dref, tid, want)?;
                 if leaders[k].is_none() && whole {
                     let _ = done[k].set(out);
                 }
@@ -1452,29 +1567,41 @@ impl Decompressor {
         nitems: usize,
         dst: &mut [u8],
     ) -> crate::Result<usize> {
+        let h = ChunkHeader::parse_unchecked_len(chunk)?;
+        self.getitem_parsed(&h, chunk, start, nitems, dst)
+    }
+
+    /// [`Decompressor::getitem`] of a chunk whose header `h` the caller has
+    /// parsed from it.
+    pub(crate) fn getitem_parsed(
+        &mut self,
+        h: &ChunkHeader,
+        chunk: &[u8],
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> crate::Result<usize> {
+        // A stored chunk: its items are where they lie, past the header.
+        if let Some(body) = self.stored_body(h, chunk)? {
+            let len = items_len(h, start, nitems, dst.len())?;
+            if len > 0 {
+                let lo = start * h.typesize();
+                dst[..len].copy_from_slice(&body[lo..lo + len]);
+            }
+            return Ok(len);
+        }
         // A lazy chunk: only the blocks holding the items (and block 0
         // under DELTA) are fetched from its source.
-        let mut src = lazy_source(&self.dparams, chunk)?;
-        let mut p = Prepared::new(chunk, src.is_some())?;
+        let mut src = lazy_source(&self.dparams, h, chunk)?;
+        let mut p = Prepared::with_header(h, chunk, src.is_some())?;
         if p.h.vl_blocks() {
             crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
         }
-        if nitems == 0 {
+        let len = items_len(&p.h, start, nitems, dst.len())?;
+        if len == 0 {
             return Ok(0);
         }
-        let ts = p.h.typesize();
-        let Some(len) = nitems.checked_mul(ts).filter(|&n| n <= i32::MAX as usize) else {
-            crate::bail!(WriteBuffer, "nitems * typesize overflows");
-        };
-        if len > dst.len() {
-            crate::bail!(WriteBuffer, "destination too small for {nitems} items");
-        }
-        let Some(lo) = start.checked_mul(ts).filter(|&b| b <= p.h.nbytes()) else {
-            crate::bail!(InvalidParam, "start {start} out of bounds");
-        };
-        if lo + len > p.h.nbytes() {
-            crate::bail!(InvalidParam, "start + nitems out of bounds");
-        }
+        let lo = start * p.h.typesize();
         let dst = &mut dst[..len];
         match src.as_deref_mut() {
             Some(src) => self.range_from_source(&mut p, chunk, src, lo, dst)?,
@@ -1509,10 +1636,11 @@ impl Decompressor {
         lo: usize,
         dst: &mut [u8],
     ) -> crate::Result<()> {
-        if let Some(mut src) = lazy_source(&self.dparams, chunk)? {
+        let h = ChunkHeader::parse_unchecked_len(chunk)?;
+        if let Some(mut src) = lazy_source(&self.dparams, &h, chunk)? {
             return self.decompress_range_with_source(chunk, &mut *src, lo, dst);
         }
-        let p = Prepared::new(chunk, false)?;
+        let p = Prepared::with_header(&h, chunk, false)?;
         if range_is_empty(&p, lo, dst.len())? {
             return Ok(());
         }
@@ -1603,6 +1731,14 @@ impl Decompressor {
     ) -> crate::Result<()> {
         let dp = &self.dparams;
         let hi = lo + dst.len();
+        // A stored chunk in memory holds the range as it is: one copy.
+        if p.memcpyed && p.special == 0 && fetched.is_none() && dp.postfilter.is_none() {
+            let Some(body) = p.src.get(p.hlen + lo..p.hlen + hi) else {
+                crate::bail!(ReadBuffer, "memcpyed chunk is short");
+            };
+            dst.copy_from_slice(body);
+            return Ok(());
+        }
         let (first, last) = range_span(p, lo, dst.len());
         if p.special != 0 && dp.postfilter.is_none() {
             // A special chunk's bytes follow from its kind alone: the range
@@ -1744,7 +1880,7 @@ impl Decompressor {
                 "lazy VL block {nblock} starts before the chunk"
             );
         }
-        let Some(mut source) = lazy_source(&self.dparams, chunk)? else {
+        let Some(mut source) = lazy_source(&self.dparams, &p.h, chunk)? else {
             crate::bail!(InvalidParam, "lazy chunk needs an associated super-chunk");
         };
         let fetched = fetch_blocks(&mut p, chunk, &mut *source, nblock + 1, |j| j == nblock)?;
@@ -1836,6 +1972,32 @@ impl Decompressor {
         fetched.recycle();
         result.map(|()| nb)
     }
+}
+
+/// The bytes of `nitems` items from item `start` of a chunk with header `h`
+/// (not VL-block), checked against the chunk and a destination of `room`
+/// bytes; 0 for no items, whatever `start` is.
+fn items_len(h: &ChunkHeader, start: usize, nitems: usize, room: usize) -> crate::Result<usize> {
+    if h.vl_blocks() {
+        crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
+    }
+    if nitems == 0 {
+        return Ok(0);
+    }
+    let ts = h.typesize();
+    let Some(len) = nitems.checked_mul(ts).filter(|&n| n <= i32::MAX as usize) else {
+        crate::bail!(WriteBuffer, "nitems * typesize overflows");
+    };
+    if len > room {
+        crate::bail!(WriteBuffer, "destination too small for {nitems} items");
+    }
+    let Some(lo) = start.checked_mul(ts).filter(|&b| b <= h.nbytes()) else {
+        crate::bail!(InvalidParam, "start {start} out of bounds");
+    };
+    if lo + len > h.nbytes() {
+        crate::bail!(InvalidParam, "start + nitems out of bounds");
+    }
+    Ok(len)
 }
 
 /// Checks that `dst` holds chunk `p`'s `nbytes` and that `needs`, if any,

@@ -264,7 +264,7 @@ fn decompress_global(chunk: &[u8], dest: *mut c_void, destsize: i32) -> crate::R
         nthreads: global::settings().nthreads,
         ..DParams::default()
     };
-    Ok(Decompressor::new(dp).decompress(chunk, dst)? as c_int)
+    Ok(Decompressor::new(dp).decompress_parsed(&h, chunk, dst)? as c_int)
 }
 
 /// `BLOSC_NTHREADS` as `blosc2_decompress` reads it: a set but

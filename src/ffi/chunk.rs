@@ -230,7 +230,7 @@ pub unsafe extern "C" fn blosc2_decompress_ctx(
             c.last_typesize = h.typesize() as i32;
             // SAFETY: the caller's contract: `dest` writable for `destsize` bytes.
             let dst = unsafe { dst_for_chunk(h.nbytes(), dest, destsize) }?;
-            c.decomp.decompress(chunk, dst)
+            c.decomp.decompress_parsed(&h, chunk, dst)
         })();
         if r.is_err() {
             // The mask is for one call only, whatever its outcome.
@@ -269,7 +269,7 @@ pub(super) fn getitem_on(
     }
     // SAFETY: the caller's contract: `dest` is writable for `destsize` bytes.
     let dst = unsafe { dst_slice(dest, destsize, "dest") }?;
-    as_int(d.getitem(chunk, start as usize, nitems as usize, dst)?)
+    as_int(d.getitem_parsed(&h, chunk, start as usize, nitems as usize, dst)?)
 }
 
 /// Decodes `nitems` items (of the typesize the chunk records) from item

@@ -107,14 +107,25 @@ pub fn compress(clevel: u8, src: &[u8], dst: &mut [u8], hint: &EncodeHint) -> us
         return 0;
     }
     let params = LevelParams::for_level(clevel);
-    let run = |whole: &mut FullTable| match params.hash_log {
-        12 => compress_with_table(src, dst, &params, leading::<{ 1 << 12 }>(whole)),
-        13 => compress_with_table(src, dst, &params, leading::<{ 1 << 13 }>(whole)),
-        _ => compress_with_table(src, dst, &params, &mut **whole),
+    let run = |t: &mut Table| {
+        // A call that did not finish (a panic, contained at the C
+        // boundary) may have left any slot set.
+        if !t.clean {
+            t.slots.fill(0);
+        }
+        t.clean = false;
+        let whole = &mut t.slots;
+        let n = match params.hash_log {
+            12 => compress_with_table(src, dst, &params, leading::<{ 1 << 12 }>(whole)),
+            13 => compress_with_table(src, dst, &params, leading::<{ 1 << 13 }>(whole)),
+            _ => compress_with_table(src, dst, &params, &mut **whole),
+        };
+        t.clean = true;
+        n
     };
     // A table of its own when the thread's is gone (a call from a thread's
     // exit handlers) or in use (a re-entrant call), rather than a panic.
-    crate::scratch::with_kept(&TABLE, full_table, run)
+    crate::scratch::with_kept(&TABLE, Table::default, run)
 }
 
 /// The largest hash table, one per thread: its 64 KiB on the stack made
@@ -130,8 +141,24 @@ fn full_table() -> FullTable {
         .unwrap_or_else(|_| unreachable!("the vector has the table's length"))
 }
 
+/// The thread's table and whether it is all zeros, as every call leaves it
+/// (see [`wipe`]).
+struct Table {
+    slots: FullTable,
+    clean: bool,
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Table {
+            slots: full_table(),
+            clean: true,
+        }
+    }
+}
+
 thread_local! {
-    static TABLE: core::cell::RefCell<FullTable> = core::cell::RefCell::new(full_table());
+    static TABLE: core::cell::RefCell<Table> = core::cell::RefCell::new(Table::default());
 }
 
 /// The first `N` slots of the thread's table (`N` at most its size).
@@ -150,15 +177,58 @@ fn compress_with_table<const N: usize>(
     params: &LevelParams,
     table: &mut [u32; N],
 ) -> usize {
-    table.fill(0);
-    if probe_ratio(src, params, table) < params.min_probe_ratio {
+    // `table` is all zeros here, and each pass leaves it so.
+    let window = probe_window(src, params, N);
+    let ratio = probe_ratio(window, params, table);
+    wipe(table, window, params);
+    if ratio < params.min_probe_ratio {
         return 0;
     }
     if src.len() < MIN_INPUT_LEN || dst.len() < MIN_OUTPUT_LEN {
         return 0;
     }
+    let n = compress_src(src, dst, params, table);
+    wipe(table, src, params);
+    n
+}
 
-    table.fill(0);
+/// Zeroes every slot of `table` that a parse of `data` can have set. A
+/// parse sets only the slots of 4-byte sequences of `data` (and, at level
+/// 9, of those shifted down a byte), so for short data re-hashing them is
+/// far cheaper than clearing the table: the reference clears its 64 KiB
+/// table twice per stream, and a small chunk split into byte planes has
+/// one stream per plane (`scripts/instructions.sh
+/// small/compress_ctx/blosclz/256B`: 98% of the call was that memset).
+fn wipe<const N: usize>(table: &mut [u32; N], data: &[u8], params: &LevelParams) {
+    // Past this, re-hashing costs more instructions than the clear (whose
+    // wide stores callgrind counts a few to the instruction).
+    if data.len() >= N / 32 {
+        table.fill(0);
+        return;
+    }
+    for seq in data.windows(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])) {
+        table[hash_slot::<N>(seq)] = 0;
+        if params.double_hash {
+            table[hash_slot::<N>(seq >> 8)] = 0;
+        }
+    }
+}
+
+/// The bytes [`probe_ratio`] parses: the last `len / probe_divisor` of
+/// `src`, at most `slots` of them.
+fn probe_window<'s>(src: &'s [u8], params: &LevelParams, slots: usize) -> &'s [u8] {
+    let probed_len = src.len() / params.probe_divisor;
+    let start = src.len() - probed_len;
+    &src[start..start + probed_len.min(slots)]
+}
+
+/// The compression proper of [`compress_with_table`], into a zeroed table.
+fn compress_src<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    params: &LevelParams,
+    table: &mut [u32; N],
+) -> usize {
     // The last byte of `dst` is never used, as in the reference, so that the
     // decision "fits or not" (and with it the chunk layout) is the same.
     let capacity = dst.len() - 1;
@@ -178,12 +248,9 @@ fn compress_with_table<const N: usize>(
     writer.pos
 }
 
-/// Estimates the compression ratio from a dry run over the end of `src`.
-/// `table` must be all zeros.
-fn probe_ratio<const N: usize>(src: &[u8], params: &LevelParams, table: &mut [u32; N]) -> f64 {
-    let probed_len = src.len() / params.probe_divisor;
-    let start = src.len() - probed_len;
-    let window = &src[start..start + probed_len.min(N)];
+/// Estimates the compression ratio from a dry run over `window`, the end
+/// of the input ([`probe_window`]). `table` must be all zeros.
+fn probe_ratio<const N: usize>(window: &[u8], params: &LevelParams, table: &mut [u32; N]) -> f64 {
     // The probe counts as if four literals were already pending when it
     // starts (it scans from the first byte nevertheless), like the reference.
     let mut probe = EntropyProbe {
