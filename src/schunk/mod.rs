@@ -36,6 +36,7 @@
 //!   default) parameters and a frame holds at most 16 of them.
 
 mod batch;
+mod compact;
 mod engine;
 mod lazy;
 mod meta;
@@ -894,13 +895,21 @@ impl SChunk {
             h.chunksize,
             crate::Error::InvalidHeader,
         )?;
-        if let Backend::Frame(f) = &mut self.backend {
-            f.flush(&h, &self.vlmetalayers)?;
-            if !f.is_sparse() {
-                self.cbytes = f.data_len() as i64;
-            }
+        let flushed = match &mut self.backend {
+            Backend::Frame(f) => f.flush(&h, &self.vlmetalayers).map(|()| {
+                if !f.is_sparse() {
+                    self.cbytes = f.data_len() as i64;
+                }
+            }),
+            Backend::Chunks(_) => Ok(()),
+        };
+        if flushed.is_err() {
+            // The bytes on disk still hold the frame last written (see
+            // `frame::store::publish`): this handle goes back to it, so
+            // that the failed edit is absent here as it is there.
+            let _ = self.reload();
         }
-        Ok(())
+        flushed
     }
 }
 
