@@ -478,9 +478,9 @@ impl Frame {
         // Any gaps recorded were positions in the data section just re-read.
         self.gaps.clear();
         self.frame_len = frame_len;
+        self.tail_follows = self.bytes_follow(frame_len, avail);
         self.forget_free();
         self.note_published(hbuf, off_pos, header.nbytes);
-        self.tail_follows = matches!(self.place, Place::File { .. }) && avail > frame_len;
         Ok((header, vlmeta))
     }
 

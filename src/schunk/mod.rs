@@ -580,7 +580,10 @@ impl SChunk {
             return Ok(());
         }
         if chunksize < -1 {
-            crate::bail!(InvalidParam, "chunksize {chunksize} is neither a size, 0 nor -1");
+            crate::bail!(
+                InvalidParam,
+                "chunksize {chunksize} is neither a size, 0 nor -1"
+            );
         }
         if self.nchunks() > 0 && chunksize != 0 {
             crate::bail!(
@@ -903,10 +906,16 @@ impl SChunk {
             }),
             Backend::Chunks(_) => Ok(()),
         };
+        flushed
+    }
+
+    /// [`SChunk::flush`] after a chunk edit. When it fails, the bytes on
+    /// disk still hold the frame last written (see `frame::store::publish`):
+    /// the handle goes back to it, so that the failed edit is absent here
+    /// as it is there. (Metadata edits undo their own change instead.)
+    pub(super) fn flush_edit(&mut self) -> Result<()> {
+        let flushed = self.flush();
         if flushed.is_err() {
-            // The bytes on disk still hold the frame last written (see
-            // `frame::store::publish`): this handle goes back to it, so
-            // that the failed edit is absent here as it is there.
             let _ = self.reload();
         }
         flushed

@@ -114,9 +114,29 @@ fn add_free(free: &mut Vec<Gap>, gaps: Vec<Gap>) {
 }
 
 impl Frame {
-    /// Whether this frame's writes are ordered (a contiguous frame in a file).
+    /// Whether this frame's writes are ordered: a contiguous frame in a
+    /// file that nothing follows. Bytes after a frame (another frame, or a
+    /// container's data) leave no free space to write into that is not
+    /// theirs: such a frame is edited in place, as the reference does.
     pub(super) fn ordered(&self) -> bool {
-        matches!(self.place, Place::File { .. })
+        matches!(self.place, Place::File { .. }) && !self.tail_follows
+    }
+
+    /// Whether other bytes follow the frame's `frame_len` bytes in its file
+    /// of `avail` bytes from the frame start (see `Frame::tail_follows`). A
+    /// frame that starts its file is followed only by another frame (as
+    /// `SChunk::append_file` makes): other bytes there are what a writer
+    /// stopped before its last truncation left, unused.
+    pub(super) fn bytes_follow(&mut self, frame_len: u64, avail: u64) -> bool {
+        match &self.place {
+            Place::File { offset: 0, .. } if avail > frame_len => {
+                let mut magic = [0u8; 10];
+                let read = self.read(frame_len, &mut magic, "bytes after the frame");
+                read.is_err() || &magic[..] == b"\x9e\xa8b2frame\0"
+            }
+            Place::File { .. } => avail > frame_len,
+            _ => false,
+        }
     }
 
     /// Bytes of the data section no chunk uses (published or pending).
@@ -162,7 +182,8 @@ impl Frame {
         let mut out = io.open(&tmp, OpenMode::Create)?;
         if copy {
             let len = self.frame_len;
-            let mut buf = crate::mem::zeroed(usize::try_from(len).unwrap_or(COPY_PIECE).min(COPY_PIECE))?;
+            let mut buf =
+                crate::mem::zeroed(usize::try_from(len).unwrap_or(COPY_PIECE).min(COPY_PIECE))?;
             let mut done = 0u64;
             while done < len {
                 let n = (len - done).min(buf.len() as u64) as usize;
@@ -299,7 +320,11 @@ impl Frame {
         let to = from + len;
         // Room after the chunk for the index and trailer the next publish
         // writes there, so that it need not move the published ones again.
-        let room = self.order.published.as_ref().map_or(0, |p| p.frame_len - p.index_at)
+        let room = self
+            .order
+            .published
+            .as_ref()
+            .map_or(0, |p| p.frame_len - p.index_at)
             + 8 * (self.offsets.len() as u64 + 2)
             + 64;
         self.clear_published_tail(from, to, to + room)?;
@@ -313,6 +338,7 @@ impl Frame {
         match &self.place {
             Place::Memory(_) => return Route::InPlace,
             Place::Sparse { .. } => return Route::Shadow { copy: false },
+            Place::File { .. } if !self.ordered() => return Route::InPlace,
             Place::File { .. } => {}
         }
         if self.order.shadow.is_some() {
