@@ -552,7 +552,8 @@ fn frames_embedded_at_an_offset() {
 /// the same, and a sparse directory is refused with the usage code.
 #[test]
 fn compact_reclaims_what_deleted_chunks_left() {
-    let path = scratch("compact.b2frame");
+    let dir = scratch("compact");
+    let path = dir.join("f.b2frame");
     let chunks = write_schunk(&path, 6);
     let dropped: u64 = {
         let mut sc = SChunk::open(&path).unwrap();
@@ -564,7 +565,11 @@ fn compact_reclaims_what_deleted_chunks_left() {
     let before = std::fs::metadata(&path).unwrap().len();
     let o = b2nd(&["compact", s(&path)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert!(stdout(&o).contains(&format!("{dropped} bytes reclaimed")), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(&format!("{dropped} bytes reclaimed")),
+        "{}",
+        stdout(&o)
+    );
     assert_eq!(std::fs::metadata(&path).unwrap().len(), before - dropped);
     let mut sc = SChunk::open(&path).unwrap();
     for (n, want) in [0, 2, 4, 5].iter().enumerate() {
@@ -572,10 +577,13 @@ fn compact_reclaims_what_deleted_chunks_left() {
         sc.decompress_chunk(n as i64, &mut out).unwrap();
         assert_eq!(out, chunks[*want], "chunk {n}");
     }
+    no_leftovers(&dir);
+    assert!(
+        !dir.join("f.b2frame.b2tmp").exists(),
+        "the new file left behind"
+    );
     let sparse = scratch("compact-sparse");
-    let _ = std::fs::remove_dir_all(&sparse);
-    std::fs::create_dir_all(&sparse).unwrap();
     assert_one_line_failure(&b2nd(&["compact", s(&sparse)]), 2);
-    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_dir_all(&sparse).unwrap();
 }
