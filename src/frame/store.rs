@@ -415,6 +415,9 @@ impl Frame {
             );
         }
         let mut offsets = OffsetIndex::default();
+        // The index and trailer as read, kept when they are all that follows
+        // the data section (see `publish`).
+        let mut tail = (off_pos == trailer_off).then(|| tbuf.clone());
         if header.nbytes > 0 {
             if off_pos + EXTENDED_HEADER_LEN as u64 > trailer_off {
                 crate::bail!(
@@ -446,6 +449,10 @@ impl Frame {
             let mut obuf = crate::mem::zeroed(info.cbytes as usize)?;
             self.read(off_pos, &mut obuf, "offsets index")?;
             offsets = codec::decompress_offsets(&obuf, nchunks)?;
+            if off_pos + obuf.len() as u64 == trailer_off {
+                obuf.extend_from_slice(&tbuf);
+                tail = Some(obuf);
+            }
             // A compressed index is not walked here: that takes time in
             // proportion to the chunks it declares, which a few hundred
             // bytes can put at 2^28 (`frame::index`). Its entries are
@@ -480,7 +487,7 @@ impl Frame {
         self.frame_len = frame_len;
         self.tail_follows = self.bytes_follow(frame_len, avail);
         self.forget_free();
-        self.note_published(hbuf, off_pos, header.nbytes);
+        self.note_published(hbuf, off_pos, header.nbytes, tail);
         Ok((header, vlmeta))
     }
 
@@ -1060,7 +1067,9 @@ impl Frame {
             self.truncate(frame_len)?;
         }
         self.frame_len = frame_len;
-        self.note_published(hbytes, pos, h.nbytes);
+        let mut tail = index;
+        tail.extend_from_slice(&tr);
+        self.note_published(hbytes, pos, h.nbytes, Some(tail));
         Ok(())
     }
 

@@ -43,6 +43,9 @@ pub(super) struct Published {
     /// It holds no data (nbytes 0): its trailer then follows the header,
     /// where the reference reads it, and nothing can be ordered before it.
     pub(super) empty: bool,
+    /// Its index and trailer, when known, so that moving or comparing them
+    /// reads nothing back.
+    pub(super) tail: Option<Vec<u8>>,
 }
 
 /// What a frame keeps to order its writes.
@@ -247,15 +250,23 @@ impl Frame {
 
     /// Records the frame just written as the published one, and the bytes
     /// its dropped chunks held as free.
-    pub(super) fn note_published(&mut self, header: Vec<u8>, index_at: u64, nbytes: i64) {
+    pub(super) fn note_published(
+        &mut self,
+        header: Vec<u8>,
+        index_at: u64,
+        nbytes: i64,
+        tail: Option<Vec<u8>>,
+    ) {
         if !self.ordered() {
             return;
         }
+        let tail = tail.filter(|t| index_at + t.len() as u64 == self.frame_len);
         self.order.published = Some(Published {
             header,
             index_at,
             frame_len: self.frame_len,
             empty: nbytes == 0,
+            tail,
         });
         let pending = std::mem::take(&mut self.order.pending_free);
         add_free(&mut self.order.free, pending);
@@ -280,8 +291,14 @@ impl Frame {
         let (index_at, end) = (p.index_at, p.frame_len);
         let mut header = p.header.clone();
         let x = at.max(to).max(end);
-        let mut tail = crate::mem::zeroed((end - index_at) as usize)?;
-        self.read(index_at, &mut tail, "offsets index and trailer")?;
+        let tail = match p.tail.clone() {
+            Some(t) => t,
+            None => {
+                let mut t = crate::mem::zeroed((end - index_at) as usize)?;
+                self.read(index_at, &mut t, "offsets index and trailer")?;
+                t
+            }
+        };
         self.write(x, &tail)?;
         self.sync_point()?;
         let new_len = x + tail.len() as u64;
@@ -426,7 +443,7 @@ impl Frame {
             let _ = self.truncate(end);
         }
         self.frame_len = end;
-        self.note_published(hbytes, pos, h.nbytes);
+        self.note_published(hbytes, pos, h.nbytes, Some(tail));
         Ok(())
     }
 
@@ -437,6 +454,9 @@ impl Frame {
         };
         if p.index_at != pos || p.frame_len != pos + tail.len() as u64 {
             return Ok(false);
+        }
+        if let Some(t) = &p.tail {
+            return Ok(t == tail);
         }
         let mut now = crate::mem::zeroed(tail.len())?;
         self.read(pos, &mut now, "offsets index and trailer")?;
