@@ -123,7 +123,7 @@ fn holds(path: &Path, state: &(Vec<u64>, Vec<u8>)) -> Result<bool, String> {
 }
 
 fn kill_rounds(sparse: bool, rounds: u64) {
-    let dir = std::env::temp_dir().join(format!("b2nd-crash-kill-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("b2nd-crash-kill-{}-{sparse}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let me = std::env::current_exe().unwrap();
     let mut rng = 0x2545_F491_4F6C_DD1Du64 ^ u64::from(sparse);
