@@ -675,6 +675,96 @@ typedef struct blosc2_stdio_mmap {
   int64_t map_flags;
 } blosc2_stdio_mmap;
 
+// The reference's name for a b2nd creation context.
+typedef struct b2nd_context_s b2nd_context_t;
+
+// A named, fixed-size metadata entry of a super-chunk.
+typedef struct blosc2_metalayer {
+  char *name;
+  uint8_t *content;
+  int32_t content_len;
+} blosc2_metalayer;
+
+// The reference's name for a frame handle.
+typedef struct blosc2_frame_s blosc2_frame;
+
+// A super-chunk, with the fields C callers read directly.
+typedef struct blosc2_schunk {
+  uint8_t version;
+  uint8_t compcode;
+  uint8_t compcode_meta;
+  uint8_t clevel;
+  uint8_t splitmode;
+  int32_t typesize;
+  int32_t blocksize;
+  // Uncompressed size of each chunk; 0 while unknown or variable.
+  int32_t chunksize;
+  uint8_t flags2;
+  uint8_t use_dict;
+  uint8_t filters[BLOSC2_MAX_FILTERS];
+  uint8_t filters_meta[BLOSC2_MAX_FILTERS];
+  int64_t nchunks;
+  int64_t current_nchunk;
+  int64_t nbytes;
+  int64_t cbytes;
+  // Chunk pointers of an in-memory sparse super-chunk.
+  uint8_t **data;
+  size_t data_len;
+  struct blosc2_storage *storage;
+  blosc2_frame *frame;
+  blosc2_context *cctx;
+  blosc2_context *dctx;
+  struct blosc2_metalayer *metalayers[BLOSC2_MAX_METALAYERS];
+  uint16_t nmetalayers;
+  struct blosc2_metalayer *vlmetalayers[BLOSC2_MAX_VLMETALAYERS];
+  int16_t nvlmetalayers;
+  void *tuner_params;
+  int tuner_id;
+  int8_t ndim;
+  int64_t *blockshape;
+  bool view;
+  // Incremented whenever the metalayers change, so cached views can tell
+  // they are stale.
+  int64_t change_tick;
+} blosc2_schunk;
+
+// The one-chunk cache of a b2nd array.
+typedef struct chunk_cache_s {
+  uint8_t *data;
+  // Number of the cached chunk, or -1 when the cache is empty.
+  int64_t nchunk;
+} chunk_cache_s;
+
+// An N-dimensional array stored in a super-chunk.
+typedef struct b2nd_array_t {
+  struct blosc2_schunk *sc;
+  int64_t shape[B2ND_MAX_DIM];
+  int32_t chunkshape[B2ND_MAX_DIM];
+  // Shape rounded up to whole chunks.
+  int64_t extshape[B2ND_MAX_DIM];
+  int32_t blockshape[B2ND_MAX_DIM];
+  // Chunk shape rounded up to whole blocks.
+  int64_t extchunkshape[B2ND_MAX_DIM];
+  int64_t nitems;
+  int32_t chunknitems;
+  int64_t extnitems;
+  int32_t blocknitems;
+  int64_t extchunknitems;
+  int8_t ndim;
+  struct chunk_cache_s chunk_cache;
+  int64_t item_array_strides[B2ND_MAX_DIM];
+  int64_t item_chunk_strides[B2ND_MAX_DIM];
+  int64_t item_extchunk_strides[B2ND_MAX_DIM];
+  int64_t item_block_strides[B2ND_MAX_DIM];
+  int64_t block_chunk_strides[B2ND_MAX_DIM];
+  int64_t chunk_array_strides[B2ND_MAX_DIM];
+  // Data type description in the format given by `dtype_format`.
+  char *dtype;
+  int8_t dtype_format;
+  // The super-chunk's `change_tick` this array last synchronised with.
+  int64_t last_tick;
+} b2nd_array_t;
+
 // Opens `urlpath` with `mode`; returns the backend's stream handle or NULL.
 typedef void *(*blosc2_open_cb)(const char *urlpath, const char *mode, void *params);
 
@@ -722,96 +812,6 @@ typedef struct blosc2_io_cb {
   blosc2_truncate_cb truncate;
   blosc2_destroy_cb destroy;
 } blosc2_io_cb;
-
-// The reference's name for a frame handle.
-typedef struct blosc2_frame_s blosc2_frame;
-
-// A named, fixed-size metadata entry of a super-chunk.
-typedef struct blosc2_metalayer {
-  char *name;
-  uint8_t *content;
-  int32_t content_len;
-} blosc2_metalayer;
-
-// A super-chunk, with the fields C callers read directly.
-typedef struct blosc2_schunk {
-  uint8_t version;
-  uint8_t compcode;
-  uint8_t compcode_meta;
-  uint8_t clevel;
-  uint8_t splitmode;
-  int32_t typesize;
-  int32_t blocksize;
-  // Uncompressed size of each chunk; 0 while unknown or variable.
-  int32_t chunksize;
-  uint8_t flags2;
-  uint8_t use_dict;
-  uint8_t filters[BLOSC2_MAX_FILTERS];
-  uint8_t filters_meta[BLOSC2_MAX_FILTERS];
-  int64_t nchunks;
-  int64_t current_nchunk;
-  int64_t nbytes;
-  int64_t cbytes;
-  // Chunk pointers of an in-memory sparse super-chunk.
-  uint8_t **data;
-  size_t data_len;
-  struct blosc2_storage *storage;
-  blosc2_frame *frame;
-  blosc2_context *cctx;
-  blosc2_context *dctx;
-  struct blosc2_metalayer *metalayers[BLOSC2_MAX_METALAYERS];
-  uint16_t nmetalayers;
-  struct blosc2_metalayer *vlmetalayers[BLOSC2_MAX_VLMETALAYERS];
-  int16_t nvlmetalayers;
-  void *tuner_params;
-  int tuner_id;
-  int8_t ndim;
-  int64_t *blockshape;
-  bool view;
-  // Incremented whenever the metalayers change, so cached views can tell
-  // they are stale.
-  int64_t change_tick;
-} blosc2_schunk;
-
-// The reference's name for a b2nd creation context.
-typedef struct b2nd_context_s b2nd_context_t;
-
-// The one-chunk cache of a b2nd array.
-typedef struct chunk_cache_s {
-  uint8_t *data;
-  // Number of the cached chunk, or -1 when the cache is empty.
-  int64_t nchunk;
-} chunk_cache_s;
-
-// An N-dimensional array stored in a super-chunk.
-typedef struct b2nd_array_t {
-  struct blosc2_schunk *sc;
-  int64_t shape[B2ND_MAX_DIM];
-  int32_t chunkshape[B2ND_MAX_DIM];
-  // Shape rounded up to whole chunks.
-  int64_t extshape[B2ND_MAX_DIM];
-  int32_t blockshape[B2ND_MAX_DIM];
-  // Chunk shape rounded up to whole blocks.
-  int64_t extchunkshape[B2ND_MAX_DIM];
-  int64_t nitems;
-  int32_t chunknitems;
-  int64_t extnitems;
-  int32_t blocknitems;
-  int64_t extchunknitems;
-  int8_t ndim;
-  struct chunk_cache_s chunk_cache;
-  int64_t item_array_strides[B2ND_MAX_DIM];
-  int64_t item_chunk_strides[B2ND_MAX_DIM];
-  int64_t item_extchunk_strides[B2ND_MAX_DIM];
-  int64_t item_block_strides[B2ND_MAX_DIM];
-  int64_t block_chunk_strides[B2ND_MAX_DIM];
-  int64_t chunk_array_strides[B2ND_MAX_DIM];
-  // Data type description in the format given by `dtype_format`.
-  char *dtype;
-  int8_t dtype_format;
-  // The super-chunk's `change_tick` this array last synchronised with.
-  int64_t last_tick;
-} b2nd_array_t;
 
 // Measurements recorded per block when a codec is instrumented.
 typedef struct blosc2_instr {
@@ -1250,6 +1250,23 @@ int blosc2_register_filter(struct blosc2_filter *filter);
 // NUL-terminated string; its callbacks must stay callable for the process.
 int blosc2_register_tuner(struct blosc2_tuner *tuner);
 
+// Returns the default compression parameters (same as `BLOSC2_CPARAMS_DEFAULTS`).
+struct blosc2_cparams blosc2_get_blosc2_cparams_defaults(void);
+
+// Returns the default decompression parameters (same as `BLOSC2_DPARAMS_DEFAULTS`).
+struct blosc2_dparams blosc2_get_blosc2_dparams_defaults(void);
+
+// Returns the default storage (same as `BLOSC2_STORAGE_DEFAULTS`).
+struct blosc2_storage blosc2_get_blosc2_storage_defaults(void);
+
+// Returns the default I/O backend (same as `BLOSC2_IO_DEFAULTS`); its name
+// points to a static string.
+struct blosc2_io blosc2_get_blosc2_io_defaults(void);
+
+// Returns the default memory-mapping parameters (same as
+// `BLOSC2_STDIO_MMAP_DEFAULTS`); its mode points to a static string.
+struct blosc2_stdio_mmap blosc2_get_blosc2_stdio_mmap_defaults(void);
+
 // Byte-shuffles `blocksize` bytes of `src` into `dest` for items of
 // `typesize` bytes (trailing partial item copied). Returns `blocksize` or
 // `BLOSC2_ERROR_INVALID_PARAM`.
@@ -1276,593 +1293,6 @@ int32_t blosc2_bitshuffle(int32_t typesize, int32_t blocksize, const void *src, 
 // # Safety
 // As for `blosc2_shuffle`.
 int32_t blosc2_bitunshuffle(int32_t typesize, int32_t blocksize, const void *src, void *dest);
-
-// Returns the default compression parameters (same as `BLOSC2_CPARAMS_DEFAULTS`).
-struct blosc2_cparams blosc2_get_blosc2_cparams_defaults(void);
-
-// Returns the default decompression parameters (same as `BLOSC2_DPARAMS_DEFAULTS`).
-struct blosc2_dparams blosc2_get_blosc2_dparams_defaults(void);
-
-// Returns the default storage (same as `BLOSC2_STORAGE_DEFAULTS`).
-struct blosc2_storage blosc2_get_blosc2_storage_defaults(void);
-
-// Returns the default I/O backend (same as `BLOSC2_IO_DEFAULTS`); its name
-// points to a static string.
-struct blosc2_io blosc2_get_blosc2_io_defaults(void);
-
-// Returns the default memory-mapping parameters (same as
-// `BLOSC2_STDIO_MMAP_DEFAULTS`); its mode points to a static string.
-struct blosc2_stdio_mmap blosc2_get_blosc2_stdio_mmap_defaults(void);
-
-// Registers user I/O callbacks. Ids below `BLOSC2_IO_REGISTERED` (160) and
-// ids already registered under another name give `BLOSC2_ERROR_PLUGIN_IO`;
-// NULL gives `BLOSC2_ERROR_INVALID_PARAM`. Returns 0 on success.
-//
-// # Safety
-// `io` is NULL or points to a valid `blosc2_io_cb` whose `name` stays valid.
-int blosc2_register_io_cb(const struct blosc2_io_cb *io);
-
-// The callbacks registered under `id` (the file system for id 0, memory
-// mapping for id 1), or NULL.
-// The pointer stays valid for the life of the process.
-struct blosc2_io_cb *blosc2_get_io_cb(uint8_t id);
-
-// Opens `urlpath` with the C library's `fopen` `mode`; returns a handle
-// (a malloc'ed `blosc2_stdio_file`) or NULL.
-//
-// # Safety
-// `urlpath` and `mode` are NULL or NUL-terminated strings.
-void *blosc2_stdio_open(const char *urlpath, const char *mode, void *params);
-
-// Closes a handle from `blosc2_stdio_open`; returns `fclose`'s result, -1 for NULL.
-//
-// # Safety
-// `stream` is NULL or an open handle from `blosc2_stdio_open`.
-int blosc2_stdio_close(void *stream);
-
-// Size in bytes of the open file, or -1.
-//
-// # Safety
-// `stream` is NULL or an open handle from `blosc2_stdio_open`.
-int64_t blosc2_stdio_size(void *stream);
-
-// Writes `size * nitems` bytes at `position`; returns the items written.
-//
-// # Safety
-// `ptr` is valid for `size * nitems` bytes; `stream` is NULL or open.
-int64_t blosc2_stdio_write(const void *ptr,
-                           int64_t size,
-                           int64_t nitems,
-                           int64_t position,
-                           void *stream);
-
-// Reads `size * nitems` bytes at `position` into `*ptr`; returns the items read.
-//
-// # Safety
-// `ptr` is NULL or points to a pointer valid for `size * nitems` writable
-// bytes; `stream` is NULL or open.
-int64_t blosc2_stdio_read(void **ptr, int64_t size, int64_t nitems, int64_t position, void *stream);
-
-// Sets the file size; 0 on success, -1 on failure.
-//
-// # Safety
-// `stream` is NULL or an open handle from `blosc2_stdio_open`.
-int blosc2_stdio_truncate(void *stream, int64_t size);
-
-// The plain file backend keeps no state in its params; returns 0.
-int blosc2_stdio_destroy(void *params);
-
-// Opens and maps `urlpath` as `params->mode` says ("r", "r+", "w+" or "c",
-// the modes of numpy's memmap). A second open of the same path returns the
-// same stream; another path (a sparse frame) gives NULL. Returns `params`
-// as the stream, or NULL.
-//
-// # Safety
-// `urlpath` is NULL or NUL-terminated; `params` is NULL or a valid
-// `blosc2_stdio_mmap` whose `mode` is NULL or NUL-terminated.
-void *blosc2_stdio_mmap_open(const char *urlpath, const char *mode, void *params);
-
-// Streams of the mmap backend stay open until destroy; returns 0.
-int blosc2_stdio_mmap_close(void *stream);
-
-// The logical size of the mapped file (-1 for NULL).
-//
-// # Safety
-// `stream` is NULL or a stream from `blosc2_stdio_mmap_open`.
-int64_t blosc2_stdio_mmap_size(void *stream);
-
-// Copies `size * nitems` bytes to `position` of the mapping, growing it as
-// needed; returns the items written (0 on error).
-//
-// # Safety
-// `ptr` is readable for `size * nitems` bytes; `stream` is NULL or open.
-int64_t blosc2_stdio_mmap_write(const void *ptr,
-                                int64_t size,
-                                int64_t nitems,
-                                int64_t position,
-                                void *stream);
-
-// Points `*ptr` into the mapping at `position` (no copy); returns `nitems`,
-// or 0 (and NULL) when the range passes the end of the file.
-//
-// # Safety
-// `ptr` is NULL or writable; `stream` is NULL or open.
-int64_t blosc2_stdio_mmap_read(void **ptr,
-                               int64_t size,
-                               int64_t nitems,
-                               int64_t position,
-                               void *stream);
-
-// Sets the logical file size (and the file's, unless in "c" mode); 0 on success.
-//
-// # Safety
-// `stream` is NULL or open.
-int blosc2_stdio_mmap_truncate(void *stream, int64_t size);
-
-// Flushes (writable modes), unmaps and closes the file, releases the path
-// copy, and `free()`s the params when `needs_free`. Returns 0, or -1 when a
-// step failed.
-//
-// # Safety
-// `params` is NULL or a `blosc2_stdio_mmap` used with this backend.
-int blosc2_stdio_mmap_destroy(void *params);
-
-// Creates an empty super-chunk as `storage` says (NULL: in memory, default
-// parameters). Existing files or directories at `urlpath` are replaced.
-// Returns NULL on error.
-//
-// # Safety
-// `storage` is NULL or a valid `blosc2_storage` whose pointers are NULL or valid.
-struct blosc2_schunk *blosc2_schunk_new(struct blosc2_storage *storage);
-
-// Copies a super-chunk (chunks, metalayers, vlmetalayers) into `storage`;
-// the copy keeps the source's compression parameters. NULL on error.
-//
-// # Safety
-// `schunk` is a live super-chunk; `storage` as for `blosc2_schunk_new`.
-struct blosc2_schunk *blosc2_schunk_copy(struct blosc2_schunk *schunk,
-                                         struct blosc2_storage *storage);
-
-// Opens a frame as `blosc2_schunk_open_offset_udio` with the defaults.
-//
-// # Safety
-// `urlpath` is NULL or a NUL-terminated string.
-struct blosc2_schunk *blosc2_schunk_open(const char *urlpath);
-
-// Opens a contiguous frame that starts `offset` bytes into a file.
-//
-// # Safety
-// `urlpath` is NULL or a NUL-terminated string.
-struct blosc2_schunk *blosc2_schunk_open_offset(const char *urlpath, int64_t offset);
-
-// Opens a frame through the I/O backend `udio` names.
-//
-// # Safety
-// `urlpath` is NULL or a NUL-terminated string; `udio` is NULL or valid.
-struct blosc2_schunk *blosc2_schunk_open_udio(const char *urlpath, const struct blosc2_io *udio);
-
-// Opens a frame file (at `offset`) or sparse frame directory through the
-// I/O backend `udio` (NULL: the file system). NULL on error, including a
-// negative offset, a missing path and bytes that are not a frame.
-//
-// # Safety
-// `urlpath` is NULL or a NUL-terminated string; `udio` is NULL or valid.
-struct blosc2_schunk *blosc2_schunk_open_offset_udio(const char *urlpath,
-                                                     int64_t offset,
-                                                     const struct blosc2_io *udio);
-
-// A super-chunk from a contiguous frame buffer of `len` bytes. With `copy`
-// the result is an in-memory chunk list; without, an in-memory frame that
-// remembers `cframe` but never writes to it: the caller's buffer is never
-// freed unless `blosc2_schunk_avoid_cframe_free(sc, false)` hands it over.
-// NULL on error (NULL buffer, length not the frame's, not a frame).
-//
-// # Safety
-// `cframe` is NULL or readable for `len` bytes.
-struct blosc2_schunk *blosc2_schunk_from_buffer(uint8_t *cframe, int64_t len, bool copy);
-
-// Whether freeing the super-chunk leaves the buffer given to
-// `blosc2_schunk_from_buffer(.., copy = false)` alone (the default, true)
-// or `free()`s it (false). No effect on other super-chunks.
-//
-// # Safety
-// `schunk` is NULL or a live super-chunk.
-void blosc2_schunk_avoid_cframe_free(struct blosc2_schunk *schunk, bool avoid_cframe_free);
-
-// Takes the exclusive frame lock and holds it until
-// `blosc2_schunk_unlock`: operations in between nest in it, so the sequence
-// is atomic against other locking handles and processes. Re-entrant. A
-// no-op returning 0 unless locking is on for the handle (the `locking`
-// member of `blosc2_stdio_params`, or the `BLOSC_LOCKING` environment
-// variable, for on-disk frames through the file-system backend). Returns 0
-// or `BLOSC2_ERROR_LOCK`.
-//
-// # Safety
-// `schunk` is NULL or a live super-chunk.
-int blosc2_schunk_lock(struct blosc2_schunk *schunk);
-
-// Releases one level of `blosc2_schunk_lock` (a no-op when locking is off
-// or the lock is not held). Returns 0 or `BLOSC2_ERROR_LOCK`.
-//
-// # Safety
-// `schunk` is NULL or a live super-chunk.
-int blosc2_schunk_unlock(struct blosc2_schunk *schunk);
-
-// Re-reads an on-disk frame changed through another handle or process
-// (see `SChunk::sync_if_stale`). Returns 1 when it did, 0 when the view was
-// current, negative on error.
-//
-// # Safety
-// `schunk` is NULL or a live super-chunk.
-int blosc2_schunk_refresh(struct blosc2_schunk *schunk);
-
-// The super-chunk as a contiguous frame. For an in-memory contiguous frame
-// this is the frame's own buffer (`*needs_free` false, as in the
-// reference): it stays valid until the super-chunk changes or is freed and
-// must not be written to. Otherwise a `malloc`ed serialization
-// (`*needs_free` true: the caller frees it). Returns its length.
-//
-// # Safety
-// `schunk` is NULL or live; `cframe` and `needs_free` are NULL or writable.
-int64_t blosc2_schunk_to_buffer(struct blosc2_schunk *schunk, uint8_t **cframe, bool *needs_free);
-
-// Writes the super-chunk as a contiguous frame file; returns its length.
-//
-// # Safety
-// `schunk` is NULL or live; `urlpath` is NULL or a NUL-terminated string.
-int64_t blosc2_schunk_to_file(struct blosc2_schunk *schunk, const char *urlpath);
-
-// Appends the super-chunk as a contiguous frame to the end of `urlpath`
-// (created if missing); returns the offset where the frame starts.
-//
-// # Safety
-// `schunk` is NULL or live; `urlpath` is NULL or a NUL-terminated string.
-int64_t blosc2_schunk_append_file(struct blosc2_schunk *schunk, const char *urlpath);
-
-// Frees a super-chunk and everything it owns (on-disk data stays). NULL is
-// accepted. Returns 0, or `BLOSC2_ERROR_FAILURE` without freeing when a
-// codec or filter calls it on the super-chunk its call works on.
-//
-// # Safety
-// `schunk` is NULL or a live super-chunk, not used afterwards.
-int blosc2_schunk_free(struct blosc2_schunk *schunk);
-
-// Length of the frame behind the super-chunk (or that it would serialize to).
-//
-// # Safety
-// `schunk` is NULL or a live super-chunk.
-int64_t blosc2_schunk_frame_len(struct blosc2_schunk *schunk);
-
-// Stores in `*cparams` a `malloc`ed struct with the super-chunk's
-// compression settings as its public fields hold them, `nthreads` from its
-// `cctx` and `schunk` naming it, as the reference does. Returns 0.
-//
-// # Safety
-// `schunk` is NULL or live; `cparams` is NULL or writable.
-int blosc2_schunk_get_cparams(struct blosc2_schunk *schunk, struct blosc2_cparams **cparams);
-
-// Stores in `*dparams` a `malloc`ed struct with `nthreads` from the
-// super-chunk's `dctx` and `schunk` naming it, as the reference does.
-// Returns 0.
-//
-// # Safety
-// `schunk` is NULL or live; `dparams` is NULL or writable.
-int blosc2_schunk_get_dparams(struct blosc2_schunk *schunk, struct blosc2_dparams **dparams);
-
-// Compresses `nbytes` of `src` into a new chunk and appends it; returns the
-// number of chunks.
-//
-// # Safety
-// `schunk` is NULL or live; `src` is NULL or readable for `nbytes` bytes.
-int64_t blosc2_schunk_append_buffer(struct blosc2_schunk *schunk, const void *src, int32_t nbytes);
-
-// Appends a compressed chunk; returns the number of chunks. With
-// `copy == false` the super-chunk takes the `malloc`ed chunk and `free()`s
-// it once stored (only on success; on error the caller keeps it).
-//
-// # Safety
-// `schunk` is NULL or live; `chunk` is NULL or a readable chunk, `malloc`ed
-// when `copy` is false.
-int64_t blosc2_schunk_append_chunk(struct blosc2_schunk *schunk, uint8_t *chunk, bool copy);
-
-// Inserts a compressed chunk at `nchunk`; returns the number of chunks.
-// Ownership as for `blosc2_schunk_append_chunk`.
-//
-// # Safety
-// As for `blosc2_schunk_append_chunk`.
-int64_t blosc2_schunk_insert_chunk(struct blosc2_schunk *schunk,
-                                   int64_t nchunk,
-                                   uint8_t *chunk,
-                                   bool copy);
-
-// Replaces chunk `nchunk`; returns the number of chunks. Ownership as for
-// `blosc2_schunk_append_chunk`.
-//
-// # Safety
-// As for `blosc2_schunk_append_chunk`.
-int64_t blosc2_schunk_update_chunk(struct blosc2_schunk *schunk,
-                                   int64_t nchunk,
-                                   uint8_t *chunk,
-                                   bool copy);
-
-// Removes chunk `nchunk`; returns the number of chunks.
-//
-// # Safety
-// `schunk` is NULL or live.
-int64_t blosc2_schunk_delete_chunk(struct blosc2_schunk *schunk, int64_t nchunk);
-
-// Reorders the chunks: new chunk `i` is old chunk `offsets_order[i]`
-// (`nchunks` entries). Returns 0.
-//
-// # Safety
-// `schunk` is NULL or live; `offsets_order` is NULL or readable for
-// `nchunks` entries.
-int blosc2_schunk_reorder_offsets(struct blosc2_schunk *schunk, int64_t *offsets_order);
-
-// The compressed chunk `nchunk` in `*chunk`; see `hand_out` for
-// `needs_free`. Returns the chunk's size or a negative code.
-//
-// # Safety
-// `schunk` is NULL or live; `chunk` and `needs_free` are NULL or writable.
-int blosc2_schunk_get_chunk(struct blosc2_schunk *schunk,
-                            int64_t nchunk,
-                            uint8_t **chunk,
-                            bool *needs_free);
-
-// Like `blosc2_schunk_get_chunk`, but for stored chunks of on-disk frames
-// only the chunk's header and block starts are read: the result is the
-// reference's lazy chunk (lazy bit set, plus a trailer with the chunk
-// number, its offset in the frame and each block's compressed size),
-// always `malloc`ed. `blosc2_decompress_ctx`/`blosc2_getitem_ctx` with the
-// super-chunk's `dctx` decode it, reading only the blocks they need.
-//
-// # Safety
-// As for `blosc2_schunk_get_chunk`.
-int blosc2_schunk_get_lazychunk(struct blosc2_schunk *schunk,
-                                int64_t nchunk,
-                                uint8_t **chunk,
-                                bool *needs_free);
-
-// Decompresses chunk `nchunk` into `dest` (`nbytes` bytes of room);
-// returns the bytes written or a negative code.
-//
-// # Safety
-// `schunk` is NULL or live; `dest` is NULL or writable for `nbytes` bytes.
-int blosc2_schunk_decompress_chunk(struct blosc2_schunk *schunk,
-                                   int64_t nchunk,
-                                   void *dest,
-                                   int32_t nbytes);
-
-// Decompresses items `start..stop` into `buffer`. Returns 0.
-//
-// # Safety
-// `schunk` is NULL or live; `buffer` is NULL or writable for
-// `(stop - start) * typesize` bytes.
-int blosc2_schunk_get_slice_buffer(struct blosc2_schunk *schunk,
-                                   int64_t start,
-                                   int64_t stop,
-                                   void *buffer);
-
-// Overwrites items `start..stop` from `buffer`. Returns 0.
-//
-// # Safety
-// `schunk` is NULL or live; `buffer` is NULL or readable for
-// `(stop - start) * typesize` bytes.
-int blosc2_schunk_set_slice_buffer(struct blosc2_schunk *schunk,
-                                   int64_t start,
-                                   int64_t stop,
-                                   void *buffer);
-
-// Gathers the items at `coords` (item indices) into `buffer`, one
-// `typesize` item after another, decoding the blocks they are in on the
-// decompression context's threads (or the threads callback). Returns 0;
-// `BLOSC2_ERROR_INVALID_PARAM` for negative `ncoords`, NULL arrays or
-// coordinates out of range. Super-chunks that the reference refuses as not
-// supported yet (chunks of varying sizes, VL blocks, an automatic block
-// size) are read item by item.
-//
-// # Safety
-// `schunk` is NULL or live; `coords` is readable for `ncoords` entries and
-// `buffer` writable for `ncoords * typesize` bytes.
-int blosc2_schunk_get_sparse_buffer(struct blosc2_schunk *schunk,
-                                    int64_t ncoords,
-                                    const int64_t *coords,
-                                    void *buffer);
-
-// Fills an empty super-chunk with `nitems` zeros, NaNs or uninitialized
-// items in chunks of `chunksize` bytes; returns the number of chunks.
-// `BLOSC2_SPECIAL_VALUE` and unknown kinds give `BLOSC2_ERROR_INVALID_PARAM`.
-//
-// # Safety
-// `schunk` is NULL or live.
-int64_t blosc2_schunk_fill_special(struct blosc2_schunk *schunk,
-                                   int64_t nitems,
-                                   int special_value,
-                                   int32_t chunksize);
-
-// Decompresses block `nblock` of the variable-length-block chunk `nchunk`
-// into a new `malloc`ed buffer (`*dest`, the caller frees it) and stores its
-// size in `*destsize`; returns that size. A chunk without VL blocks or a
-// block out of range gives `BLOSC2_ERROR_INVALID_PARAM`.
-//
-// # Safety
-// `schunk` is NULL or live; `dest` and `destsize` are NULL or writable.
-int blosc2_schunk_get_vlblock(struct blosc2_schunk *schunk,
-                              int64_t nchunk,
-                              int32_t nblock,
-                              uint8_t **dest,
-                              int32_t *destsize);
-
-// Index of the fixed-size metalayer `name`, or `BLOSC2_ERROR_NOT_FOUND`.
-//
-// # Safety
-// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
-int blosc2_meta_exists(struct blosc2_schunk *schunk, const char *name);
-
-// Adds a fixed-size metalayer; returns its index.
-//
-// # Safety
-// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` NULL
-// or readable for `content_len` bytes.
-int blosc2_meta_add(struct blosc2_schunk *schunk,
-                    const char *name,
-                    uint8_t *content,
-                    int32_t content_len);
-
-// Overwrites the start of metalayer `name` with `content_len` bytes; returns
-// its index. Longer content than the metalayer holds changes nothing (see
-// the module notes).
-//
-// # Safety
-// As for `blosc2_meta_add`.
-int blosc2_meta_update(struct blosc2_schunk *schunk,
-                       const char *name,
-                       uint8_t *content,
-                       int32_t content_len);
-
-// A `malloc`ed copy of metalayer `name` in `*content` (NULL when empty) and
-// its length in `*content_len`; returns the index.
-//
-// # Safety
-// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` and
-// `content_len` NULL or writable.
-int blosc2_meta_get(struct blosc2_schunk *schunk,
-                    const char *name,
-                    uint8_t **content,
-                    int32_t *content_len);
-
-// Index of the vlmetalayer `name`, or `BLOSC2_ERROR_NOT_FOUND`.
-//
-// # Safety
-// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
-int blosc2_vlmeta_exists(struct blosc2_schunk *schunk, const char *name);
-
-// Adds a vlmetalayer, compressed with `cparams` (NULL: the defaults);
-// returns its index.
-//
-// # Safety
-// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` NULL
-// or readable for `content_len` bytes; `cparams` NULL or valid.
-int blosc2_vlmeta_add(struct blosc2_schunk *schunk,
-                      const char *name,
-                      uint8_t *content,
-                      int32_t content_len,
-                      struct blosc2_cparams *cparams);
-
-// Replaces the content of vlmetalayer `name`; returns its index.
-//
-// # Safety
-// As for `blosc2_vlmeta_add`.
-int blosc2_vlmeta_update(struct blosc2_schunk *schunk,
-                         const char *name,
-                         uint8_t *content,
-                         int32_t content_len,
-                         struct blosc2_cparams *cparams);
-
-// A `malloc`ed copy of the decompressed vlmetalayer `name` in `*content`
-// and its length in `*content_len`; returns the index.
-//
-// # Safety
-// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` and
-// `content_len` NULL or writable.
-int blosc2_vlmeta_get(struct blosc2_schunk *schunk,
-                      const char *name,
-                      uint8_t **content,
-                      int32_t *content_len);
-
-// Removes vlmetalayer `name`; returns how many remain.
-//
-// # Safety
-// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
-int blosc2_vlmeta_delete(struct blosc2_schunk *schunk, const char *name);
-
-// Stores pointers to the vlmetalayer names in `names` (room for
-// `nvlmetalayers` pointers); returns their number. The names belong to the
-// super-chunk and stay valid until its vlmetalayers change.
-//
-// # Safety
-// `schunk` is NULL or live; `names` is NULL or writable for
-// `schunk->nvlmetalayers` pointers.
-int blosc2_vlmeta_get_names(struct blosc2_schunk *schunk, char **names);
-
-// Removes the directory `path` and the files in it. A missing directory
-// gives `BLOSC2_ERROR_NOT_FOUND`. Returns 0 on success.
-//
-// # Safety
-// `path` is NULL or a NUL-terminated string.
-int blosc2_remove_dir(const char *path);
-
-// Removes the file or directory `path`; NULL and missing paths succeed.
-// Returns 0, or `BLOSC2_ERROR_FILE_REMOVE` when a file cannot be removed.
-//
-// # Safety
-// `path` is NULL or a NUL-terminated string.
-int blosc2_remove_urlpath(const char *path);
-
-// Renames a file or directory. NULL arguments succeed doing nothing; a
-// missing source or a failed rename gives `BLOSC2_ERROR_FAILURE`.
-//
-// # Safety
-// Both are NULL or NUL-terminated strings.
-int blosc2_rename_urlpath(char *old_urlpath, char *new_path);
-
-// Writes the C-order multidimensional index of linear position `i` in an
-// array of `shape` (`ndim` entries, at most `B2ND_MAX_DIM`) into `index`.
-// Nothing is written for `ndim == 0`, NULL pointers, too many dimensions
-// or a zero extent.
-//
-// # Safety
-// `shape` is readable and `index` writable for `ndim` entries.
-void blosc2_unidim_to_multidim(uint8_t ndim, int64_t *shape, int64_t i, int64_t *index);
-
-// Writes `sum(index[j] * strides[j])` into `*i`.
-//
-// # Safety
-// `index` and `strides` are readable for `ndim` entries; `i` is writable.
-void blosc2_multidim_to_unidim(const int64_t *index,
-                               int8_t ndim,
-                               const int64_t *strides,
-                               int64_t *i);
-
-// Indexes of the chunks a slice touches, in a `malloc`ed array in
-// `*chunks_idx` (NULL when there are none); returns their number. For a
-// b2nd array (a "b2nd" or "caterva" metalayer) `start`/`stop` hold `ndim`
-// item coordinates; otherwise one item index each.
-//
-// # Safety
-// `schunk` is NULL or live; `start`/`stop` readable for `ndim` (or 1)
-// entries; `chunks_idx` writable.
-int64_t blosc2_get_slice_nchunks(struct blosc2_schunk *schunk,
-                                 int64_t *start,
-                                 int64_t *stop,
-                                 int64_t **chunks_idx);
-
-// The chunk offsets of the frame behind a super-chunk, decoded, in a
-// `malloc`ed array of `nchunks` entries the caller frees (special chunks
-// appear as the negative values the frame format uses). NULL for a
-// super-chunk without a frame (an in-memory chunk list) or on error.
-//
-// # Safety
-// `schunk` is NULL or a live super-chunk.
-int64_t *blosc2_frame_get_offsets(struct blosc2_schunk *schunk);
-
-// Serializes a super-chunk in the packed super-chunk format (the 96-byte
-// "Blosc packed header" of early Blosc2, followed by the data-starts index
-// and the chunks) into a `malloc`ed buffer stored in `*packed`; the caller
-// frees it with `free()`. Returns the buffer's length or a negative
-// `BLOSC2_ERROR_*` code. Not part of the reference API.
-//
-// # Safety
-// `schunk` is NULL or live; `packed` is NULL or writable.
-int64_t b2nd_packed_pack(struct blosc2_schunk *schunk, uint8_t **packed);
-
-// Rebuilds an in-memory super-chunk from `len` bytes written by
-// `b2nd_packed_pack`; the buffer is only read. Free the result with
-// `blosc2_schunk_free`. NULL on error. Not part of the reference API.
-//
-// # Safety
-// `packed` is NULL or readable for `len` bytes.
-struct blosc2_schunk *b2nd_packed_unpack(const uint8_t *packed, int64_t len);
 
 // Creates the parameters of a new array: where and how its super-chunk is
 // stored (NULL: in memory, default parameters; the typesize comes from
@@ -2236,6 +1666,576 @@ int b2nd_set_orthogonal_selection(struct b2nd_array_t *array,
                                   const void *buffer,
                                   int64_t *buffershape,
                                   int64_t buffersize);
+
+// Removes the directory `path` and the files in it. A missing directory
+// gives `BLOSC2_ERROR_NOT_FOUND`. Returns 0 on success.
+//
+// # Safety
+// `path` is NULL or a NUL-terminated string.
+int blosc2_remove_dir(const char *path);
+
+// Removes the file or directory `path`; NULL and missing paths succeed.
+// Returns 0, or `BLOSC2_ERROR_FILE_REMOVE` when a file cannot be removed.
+//
+// # Safety
+// `path` is NULL or a NUL-terminated string.
+int blosc2_remove_urlpath(const char *path);
+
+// Renames a file or directory. NULL arguments succeed doing nothing; a
+// missing source or a failed rename gives `BLOSC2_ERROR_FAILURE`.
+//
+// # Safety
+// Both are NULL or NUL-terminated strings.
+int blosc2_rename_urlpath(char *old_urlpath, char *new_path);
+
+// Writes the C-order multidimensional index of linear position `i` in an
+// array of `shape` (`ndim` entries, at most `B2ND_MAX_DIM`) into `index`.
+// Nothing is written for `ndim == 0`, NULL pointers, too many dimensions
+// or a zero extent.
+//
+// # Safety
+// `shape` is readable and `index` writable for `ndim` entries.
+void blosc2_unidim_to_multidim(uint8_t ndim, int64_t *shape, int64_t i, int64_t *index);
+
+// Writes `sum(index[j] * strides[j])` into `*i`.
+//
+// # Safety
+// `index` and `strides` are readable for `ndim` entries; `i` is writable.
+void blosc2_multidim_to_unidim(const int64_t *index,
+                               int8_t ndim,
+                               const int64_t *strides,
+                               int64_t *i);
+
+// Indexes of the chunks a slice touches, in a `malloc`ed array in
+// `*chunks_idx` (NULL when there are none); returns their number. For a
+// b2nd array (a "b2nd" or "caterva" metalayer) `start`/`stop` hold `ndim`
+// item coordinates; otherwise one item index each.
+//
+// # Safety
+// `schunk` is NULL or live; `start`/`stop` readable for `ndim` (or 1)
+// entries; `chunks_idx` writable.
+int64_t blosc2_get_slice_nchunks(struct blosc2_schunk *schunk,
+                                 int64_t *start,
+                                 int64_t *stop,
+                                 int64_t **chunks_idx);
+
+// The chunk offsets of the frame behind a super-chunk, decoded, in a
+// `malloc`ed array of `nchunks` entries the caller frees (special chunks
+// appear as the negative values the frame format uses). NULL for a
+// super-chunk without a frame (an in-memory chunk list) or on error.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int64_t *blosc2_frame_get_offsets(struct blosc2_schunk *schunk);
+
+// Serializes a super-chunk in the packed super-chunk format (the 96-byte
+// "Blosc packed header" of early Blosc2, followed by the data-starts index
+// and the chunks) into a `malloc`ed buffer stored in `*packed`; the caller
+// frees it with `free()`. Returns the buffer's length or a negative
+// `BLOSC2_ERROR_*` code. Not part of the reference API.
+//
+// # Safety
+// `schunk` is NULL or live; `packed` is NULL or writable.
+int64_t b2nd_packed_pack(struct blosc2_schunk *schunk, uint8_t **packed);
+
+// Rebuilds an in-memory super-chunk from `len` bytes written by
+// `b2nd_packed_pack`; the buffer is only read. Free the result with
+// `blosc2_schunk_free`. NULL on error. Not part of the reference API.
+//
+// # Safety
+// `packed` is NULL or readable for `len` bytes.
+struct blosc2_schunk *b2nd_packed_unpack(const uint8_t *packed, int64_t len);
+
+// Registers user I/O callbacks. Ids below `BLOSC2_IO_REGISTERED` (160) and
+// ids already registered under another name give `BLOSC2_ERROR_PLUGIN_IO`;
+// NULL gives `BLOSC2_ERROR_INVALID_PARAM`. Returns 0 on success.
+//
+// # Safety
+// `io` is NULL or points to a valid `blosc2_io_cb` whose `name` stays valid.
+int blosc2_register_io_cb(const struct blosc2_io_cb *io);
+
+// The callbacks registered under `id` (the file system for id 0, memory
+// mapping for id 1), or NULL.
+// The pointer stays valid for the life of the process.
+struct blosc2_io_cb *blosc2_get_io_cb(uint8_t id);
+
+// Opens `urlpath` with the C library's `fopen` `mode`; returns a handle
+// (a malloc'ed `blosc2_stdio_file`) or NULL.
+//
+// # Safety
+// `urlpath` and `mode` are NULL or NUL-terminated strings.
+void *blosc2_stdio_open(const char *urlpath, const char *mode, void *params);
+
+// Closes a handle from `blosc2_stdio_open`; returns `fclose`'s result, -1 for NULL.
+//
+// # Safety
+// `stream` is NULL or an open handle from `blosc2_stdio_open`.
+int blosc2_stdio_close(void *stream);
+
+// Size in bytes of the open file, or -1.
+//
+// # Safety
+// `stream` is NULL or an open handle from `blosc2_stdio_open`.
+int64_t blosc2_stdio_size(void *stream);
+
+// Writes `size * nitems` bytes at `position`; returns the items written.
+//
+// # Safety
+// `ptr` is valid for `size * nitems` bytes; `stream` is NULL or open.
+int64_t blosc2_stdio_write(const void *ptr,
+                           int64_t size,
+                           int64_t nitems,
+                           int64_t position,
+                           void *stream);
+
+// Reads `size * nitems` bytes at `position` into `*ptr`; returns the items read.
+//
+// # Safety
+// `ptr` is NULL or points to a pointer valid for `size * nitems` writable
+// bytes; `stream` is NULL or open.
+int64_t blosc2_stdio_read(void **ptr, int64_t size, int64_t nitems, int64_t position, void *stream);
+
+// Sets the file size; 0 on success, -1 on failure.
+//
+// # Safety
+// `stream` is NULL or an open handle from `blosc2_stdio_open`.
+int blosc2_stdio_truncate(void *stream, int64_t size);
+
+// The plain file backend keeps no state in its params; returns 0.
+int blosc2_stdio_destroy(void *params);
+
+// Opens and maps `urlpath` as `params->mode` says ("r", "r+", "w+" or "c",
+// the modes of numpy's memmap). A second open of the same path returns the
+// same stream; another path (a sparse frame) gives NULL. Returns `params`
+// as the stream, or NULL.
+//
+// # Safety
+// `urlpath` is NULL or NUL-terminated; `params` is NULL or a valid
+// `blosc2_stdio_mmap` whose `mode` is NULL or NUL-terminated.
+void *blosc2_stdio_mmap_open(const char *urlpath, const char *mode, void *params);
+
+// Streams of the mmap backend stay open until destroy; returns 0.
+int blosc2_stdio_mmap_close(void *stream);
+
+// The logical size of the mapped file (-1 for NULL).
+//
+// # Safety
+// `stream` is NULL or a stream from `blosc2_stdio_mmap_open`.
+int64_t blosc2_stdio_mmap_size(void *stream);
+
+// Copies `size * nitems` bytes to `position` of the mapping, growing it as
+// needed; returns the items written (0 on error).
+//
+// # Safety
+// `ptr` is readable for `size * nitems` bytes; `stream` is NULL or open.
+int64_t blosc2_stdio_mmap_write(const void *ptr,
+                                int64_t size,
+                                int64_t nitems,
+                                int64_t position,
+                                void *stream);
+
+// Points `*ptr` into the mapping at `position` (no copy); returns `nitems`,
+// or 0 (and NULL) when the range passes the end of the file.
+//
+// # Safety
+// `ptr` is NULL or writable; `stream` is NULL or open.
+int64_t blosc2_stdio_mmap_read(void **ptr,
+                               int64_t size,
+                               int64_t nitems,
+                               int64_t position,
+                               void *stream);
+
+// Sets the logical file size (and the file's, unless in "c" mode); 0 on success.
+//
+// # Safety
+// `stream` is NULL or open.
+int blosc2_stdio_mmap_truncate(void *stream, int64_t size);
+
+// Flushes (writable modes), unmaps and closes the file, releases the path
+// copy, and `free()`s the params when `needs_free`. Returns 0, or -1 when a
+// step failed.
+//
+// # Safety
+// `params` is NULL or a `blosc2_stdio_mmap` used with this backend.
+int blosc2_stdio_mmap_destroy(void *params);
+
+// Index of the fixed-size metalayer `name`, or `BLOSC2_ERROR_NOT_FOUND`.
+//
+// # Safety
+// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
+int blosc2_meta_exists(struct blosc2_schunk *schunk, const char *name);
+
+// Adds a fixed-size metalayer; returns its index.
+//
+// # Safety
+// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` NULL
+// or readable for `content_len` bytes.
+int blosc2_meta_add(struct blosc2_schunk *schunk,
+                    const char *name,
+                    uint8_t *content,
+                    int32_t content_len);
+
+// Overwrites the start of metalayer `name` with `content_len` bytes; returns
+// its index. Longer content than the metalayer holds changes nothing (see
+// the module notes).
+//
+// # Safety
+// As for `blosc2_meta_add`.
+int blosc2_meta_update(struct blosc2_schunk *schunk,
+                       const char *name,
+                       uint8_t *content,
+                       int32_t content_len);
+
+// A `malloc`ed copy of metalayer `name` in `*content` (NULL when empty) and
+// its length in `*content_len`; returns the index.
+//
+// # Safety
+// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` and
+// `content_len` NULL or writable.
+int blosc2_meta_get(struct blosc2_schunk *schunk,
+                    const char *name,
+                    uint8_t **content,
+                    int32_t *content_len);
+
+// Index of the vlmetalayer `name`, or `BLOSC2_ERROR_NOT_FOUND`.
+//
+// # Safety
+// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
+int blosc2_vlmeta_exists(struct blosc2_schunk *schunk, const char *name);
+
+// Adds a vlmetalayer, compressed with `cparams` (NULL: the defaults);
+// returns its index.
+//
+// # Safety
+// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` NULL
+// or readable for `content_len` bytes; `cparams` NULL or valid.
+int blosc2_vlmeta_add(struct blosc2_schunk *schunk,
+                      const char *name,
+                      uint8_t *content,
+                      int32_t content_len,
+                      struct blosc2_cparams *cparams);
+
+// Replaces the content of vlmetalayer `name`; returns its index.
+//
+// # Safety
+// As for `blosc2_vlmeta_add`.
+int blosc2_vlmeta_update(struct blosc2_schunk *schunk,
+                         const char *name,
+                         uint8_t *content,
+                         int32_t content_len,
+                         struct blosc2_cparams *cparams);
+
+// A `malloc`ed copy of the decompressed vlmetalayer `name` in `*content`
+// and its length in `*content_len`; returns the index.
+//
+// # Safety
+// `schunk` is NULL or live; `name` NULL or NUL-terminated; `content` and
+// `content_len` NULL or writable.
+int blosc2_vlmeta_get(struct blosc2_schunk *schunk,
+                      const char *name,
+                      uint8_t **content,
+                      int32_t *content_len);
+
+// Removes vlmetalayer `name`; returns how many remain.
+//
+// # Safety
+// `schunk` is NULL or live; `name` is NULL or NUL-terminated.
+int blosc2_vlmeta_delete(struct blosc2_schunk *schunk, const char *name);
+
+// Stores pointers to the vlmetalayer names in `names` (room for
+// `nvlmetalayers` pointers); returns their number. The names belong to the
+// super-chunk and stay valid until its vlmetalayers change.
+//
+// # Safety
+// `schunk` is NULL or live; `names` is NULL or writable for
+// `schunk->nvlmetalayers` pointers.
+int blosc2_vlmeta_get_names(struct blosc2_schunk *schunk, char **names);
+
+// Creates an empty super-chunk as `storage` says (NULL: in memory, default
+// parameters). Existing files or directories at `urlpath` are replaced.
+// Returns NULL on error.
+//
+// # Safety
+// `storage` is NULL or a valid `blosc2_storage` whose pointers are NULL or valid.
+struct blosc2_schunk *blosc2_schunk_new(struct blosc2_storage *storage);
+
+// Copies a super-chunk (chunks, metalayers, vlmetalayers) into `storage`;
+// the copy keeps the source's compression parameters. NULL on error.
+//
+// # Safety
+// `schunk` is a live super-chunk; `storage` as for `blosc2_schunk_new`.
+struct blosc2_schunk *blosc2_schunk_copy(struct blosc2_schunk *schunk,
+                                         struct blosc2_storage *storage);
+
+// Opens a frame as `blosc2_schunk_open_offset_udio` with the defaults.
+//
+// # Safety
+// `urlpath` is NULL or a NUL-terminated string.
+struct blosc2_schunk *blosc2_schunk_open(const char *urlpath);
+
+// Opens a contiguous frame that starts `offset` bytes into a file.
+//
+// # Safety
+// `urlpath` is NULL or a NUL-terminated string.
+struct blosc2_schunk *blosc2_schunk_open_offset(const char *urlpath, int64_t offset);
+
+// Opens a frame through the I/O backend `udio` names.
+//
+// # Safety
+// `urlpath` is NULL or a NUL-terminated string; `udio` is NULL or valid.
+struct blosc2_schunk *blosc2_schunk_open_udio(const char *urlpath, const struct blosc2_io *udio);
+
+// Opens a frame file (at `offset`) or sparse frame directory through the
+// I/O backend `udio` (NULL: the file system). NULL on error, including a
+// negative offset, a missing path and bytes that are not a frame.
+//
+// # Safety
+// `urlpath` is NULL or a NUL-terminated string; `udio` is NULL or valid.
+struct blosc2_schunk *blosc2_schunk_open_offset_udio(const char *urlpath,
+                                                     int64_t offset,
+                                                     const struct blosc2_io *udio);
+
+// A super-chunk from a contiguous frame buffer of `len` bytes. With `copy`
+// the result is an in-memory chunk list; without, an in-memory frame that
+// remembers `cframe` but never writes to it: the caller's buffer is never
+// freed unless `blosc2_schunk_avoid_cframe_free(sc, false)` hands it over.
+// NULL on error (NULL buffer, length not the frame's, not a frame).
+//
+// # Safety
+// `cframe` is NULL or readable for `len` bytes.
+struct blosc2_schunk *blosc2_schunk_from_buffer(uint8_t *cframe, int64_t len, bool copy);
+
+// Whether freeing the super-chunk leaves the buffer given to
+// `blosc2_schunk_from_buffer(.., copy = false)` alone (the default, true)
+// or `free()`s it (false). No effect on other super-chunks.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+void blosc2_schunk_avoid_cframe_free(struct blosc2_schunk *schunk, bool avoid_cframe_free);
+
+// Takes the exclusive frame lock and holds it until
+// `blosc2_schunk_unlock`: operations in between nest in it, so the sequence
+// is atomic against other locking handles and processes. Re-entrant. A
+// no-op returning 0 unless locking is on for the handle (the `locking`
+// member of `blosc2_stdio_params`, or the `BLOSC_LOCKING` environment
+// variable, for on-disk frames through the file-system backend). Returns 0
+// or `BLOSC2_ERROR_LOCK`.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int blosc2_schunk_lock(struct blosc2_schunk *schunk);
+
+// Releases one level of `blosc2_schunk_lock` (a no-op when locking is off
+// or the lock is not held). Returns 0 or `BLOSC2_ERROR_LOCK`.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int blosc2_schunk_unlock(struct blosc2_schunk *schunk);
+
+// Re-reads an on-disk frame changed through another handle or process
+// (see `SChunk::sync_if_stale`). Returns 1 when it did, 0 when the view was
+// current, negative on error.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int blosc2_schunk_refresh(struct blosc2_schunk *schunk);
+
+// The super-chunk as a contiguous frame. For an in-memory contiguous frame
+// this is the frame's own buffer (`*needs_free` false, as in the
+// reference): it stays valid until the super-chunk changes or is freed and
+// must not be written to. Otherwise a `malloc`ed serialization
+// (`*needs_free` true: the caller frees it). Returns its length.
+//
+// # Safety
+// `schunk` is NULL or live; `cframe` and `needs_free` are NULL or writable.
+int64_t blosc2_schunk_to_buffer(struct blosc2_schunk *schunk, uint8_t **cframe, bool *needs_free);
+
+// Writes the super-chunk as a contiguous frame file; returns its length.
+//
+// # Safety
+// `schunk` is NULL or live; `urlpath` is NULL or a NUL-terminated string.
+int64_t blosc2_schunk_to_file(struct blosc2_schunk *schunk, const char *urlpath);
+
+// Appends the super-chunk as a contiguous frame to the end of `urlpath`
+// (created if missing); returns the offset where the frame starts.
+//
+// # Safety
+// `schunk` is NULL or live; `urlpath` is NULL or a NUL-terminated string.
+int64_t blosc2_schunk_append_file(struct blosc2_schunk *schunk, const char *urlpath);
+
+// Frees a super-chunk and everything it owns (on-disk data stays). NULL is
+// accepted. Returns 0, or `BLOSC2_ERROR_FAILURE` without freeing when a
+// codec or filter calls it on the super-chunk its call works on.
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk, not used afterwards.
+int blosc2_schunk_free(struct blosc2_schunk *schunk);
+
+// Length of the frame behind the super-chunk (or that it would serialize to).
+//
+// # Safety
+// `schunk` is NULL or a live super-chunk.
+int64_t blosc2_schunk_frame_len(struct blosc2_schunk *schunk);
+
+// Stores in `*cparams` a `malloc`ed struct with the super-chunk's
+// compression settings as its public fields hold them, `nthreads` from its
+// `cctx` and `schunk` naming it, as the reference does. Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `cparams` is NULL or writable.
+int blosc2_schunk_get_cparams(struct blosc2_schunk *schunk, struct blosc2_cparams **cparams);
+
+// Stores in `*dparams` a `malloc`ed struct with `nthreads` from the
+// super-chunk's `dctx` and `schunk` naming it, as the reference does.
+// Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `dparams` is NULL or writable.
+int blosc2_schunk_get_dparams(struct blosc2_schunk *schunk, struct blosc2_dparams **dparams);
+
+// Compresses `nbytes` of `src` into a new chunk and appends it; returns the
+// number of chunks.
+//
+// # Safety
+// `schunk` is NULL or live; `src` is NULL or readable for `nbytes` bytes.
+int64_t blosc2_schunk_append_buffer(struct blosc2_schunk *schunk, const void *src, int32_t nbytes);
+
+// Appends a compressed chunk; returns the number of chunks. With
+// `copy == false` the super-chunk takes the `malloc`ed chunk and `free()`s
+// it once stored (only on success; on error the caller keeps it).
+//
+// # Safety
+// `schunk` is NULL or live; `chunk` is NULL or a readable chunk, `malloc`ed
+// when `copy` is false.
+int64_t blosc2_schunk_append_chunk(struct blosc2_schunk *schunk, uint8_t *chunk, bool copy);
+
+// Inserts a compressed chunk at `nchunk`; returns the number of chunks.
+// Ownership as for `blosc2_schunk_append_chunk`.
+//
+// # Safety
+// As for `blosc2_schunk_append_chunk`.
+int64_t blosc2_schunk_insert_chunk(struct blosc2_schunk *schunk,
+                                   int64_t nchunk,
+                                   uint8_t *chunk,
+                                   bool copy);
+
+// Replaces chunk `nchunk`; returns the number of chunks. Ownership as for
+// `blosc2_schunk_append_chunk`.
+//
+// # Safety
+// As for `blosc2_schunk_append_chunk`.
+int64_t blosc2_schunk_update_chunk(struct blosc2_schunk *schunk,
+                                   int64_t nchunk,
+                                   uint8_t *chunk,
+                                   bool copy);
+
+// Removes chunk `nchunk`; returns the number of chunks.
+//
+// # Safety
+// `schunk` is NULL or live.
+int64_t blosc2_schunk_delete_chunk(struct blosc2_schunk *schunk, int64_t nchunk);
+
+// Reorders the chunks: new chunk `i` is old chunk `offsets_order[i]`
+// (`nchunks` entries). Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `offsets_order` is NULL or readable for
+// `nchunks` entries.
+int blosc2_schunk_reorder_offsets(struct blosc2_schunk *schunk, int64_t *offsets_order);
+
+// The compressed chunk `nchunk` in `*chunk`; see `hand_out` for
+// `needs_free`. Returns the chunk's size or a negative code.
+//
+// # Safety
+// `schunk` is NULL or live; `chunk` and `needs_free` are NULL or writable.
+int blosc2_schunk_get_chunk(struct blosc2_schunk *schunk,
+                            int64_t nchunk,
+                            uint8_t **chunk,
+                            bool *needs_free);
+
+// Like `blosc2_schunk_get_chunk`, but for stored chunks of on-disk frames
+// only the chunk's header and block starts are read: the result is the
+// reference's lazy chunk (lazy bit set, plus a trailer with the chunk
+// number, its offset in the frame and each block's compressed size),
+// always `malloc`ed. `blosc2_decompress_ctx`/`blosc2_getitem_ctx` with the
+// super-chunk's `dctx` decode it, reading only the blocks they need.
+//
+// # Safety
+// As for `blosc2_schunk_get_chunk`.
+int blosc2_schunk_get_lazychunk(struct blosc2_schunk *schunk,
+                                int64_t nchunk,
+                                uint8_t **chunk,
+                                bool *needs_free);
+
+// Decompresses chunk `nchunk` into `dest` (`nbytes` bytes of room);
+// returns the bytes written or a negative code.
+//
+// # Safety
+// `schunk` is NULL or live; `dest` is NULL or writable for `nbytes` bytes.
+int blosc2_schunk_decompress_chunk(struct blosc2_schunk *schunk,
+                                   int64_t nchunk,
+                                   void *dest,
+                                   int32_t nbytes);
+
+// Decompresses items `start..stop` into `buffer`. Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `buffer` is NULL or writable for
+// `(stop - start) * typesize` bytes.
+int blosc2_schunk_get_slice_buffer(struct blosc2_schunk *schunk,
+                                   int64_t start,
+                                   int64_t stop,
+                                   void *buffer);
+
+// Overwrites items `start..stop` from `buffer`. Returns 0.
+//
+// # Safety
+// `schunk` is NULL or live; `buffer` is NULL or readable for
+// `(stop - start) * typesize` bytes.
+int blosc2_schunk_set_slice_buffer(struct blosc2_schunk *schunk,
+                                   int64_t start,
+                                   int64_t stop,
+                                   void *buffer);
+
+// Gathers the items at `coords` (item indices) into `buffer`, one
+// `typesize` item after another, decoding the blocks they are in on the
+// decompression context's threads (or the threads callback). Returns 0;
+// `BLOSC2_ERROR_INVALID_PARAM` for negative `ncoords`, NULL arrays or
+// coordinates out of range. Super-chunks that the reference refuses as not
+// supported yet (chunks of varying sizes, VL blocks, an automatic block
+// size) are read item by item.
+//
+// # Safety
+// `schunk` is NULL or live; `coords` is readable for `ncoords` entries and
+// `buffer` writable for `ncoords * typesize` bytes.
+int blosc2_schunk_get_sparse_buffer(struct blosc2_schunk *schunk,
+                                    int64_t ncoords,
+                                    const int64_t *coords,
+                                    void *buffer);
+
+// Fills an empty super-chunk with `nitems` zeros, NaNs or uninitialized
+// items in chunks of `chunksize` bytes; returns the number of chunks.
+// `BLOSC2_SPECIAL_VALUE` and unknown kinds give `BLOSC2_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `schunk` is NULL or live.
+int64_t blosc2_schunk_fill_special(struct blosc2_schunk *schunk,
+                                   int64_t nitems,
+                                   int special_value,
+                                   int32_t chunksize);
+
+// Decompresses block `nblock` of the variable-length-block chunk `nchunk`
+// into a new `malloc`ed buffer (`*dest`, the caller frees it) and stores its
+// size in `*destsize`; returns that size. A chunk without VL blocks or a
+// block out of range gives `BLOSC2_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `schunk` is NULL or live; `dest` and `destsize` are NULL or writable.
+int blosc2_schunk_get_vlblock(struct blosc2_schunk *schunk,
+                              int64_t nchunk,
+                              int32_t nblock,
+                              uint8_t **dest,
+                              int32_t *destsize);
 
 #ifdef __cplusplus
 }  // extern "C"

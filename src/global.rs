@@ -25,7 +25,13 @@ impl Default for GlobalSettings {
     fn default() -> Self {
         // Defaults of the reference: one thread, blosclz, automatic blocksize,
         // forward-compatible splitting, no delta.
-        GlobalSettings { nthreads: 1, compcode: 0, blocksize: 0, splitmode: 4, delta: false }
+        GlobalSettings {
+            nthreads: 1,
+            compcode: 0,
+            blocksize: 0,
+            splitmode: 4,
+            delta: false,
+        }
     }
 }
 
@@ -48,7 +54,10 @@ pub fn init() {
     let mut guard = lock();
     if guard.is_none() {
         let mut s = GlobalSettings::default();
-        if let Some(n) = std::env::var("BLOSC_NTHREADS").ok().and_then(|v| v.parse::<i16>().ok()) {
+        if let Some(n) = std::env::var("BLOSC_NTHREADS")
+            .ok()
+            .and_then(|v| v.parse::<i16>().ok())
+        {
             if n > 0 {
                 s.nthreads = n;
             }

@@ -19,12 +19,12 @@
 pub mod error;
 pub mod global;
 
+pub mod chunk;
 pub mod codecs;
 pub mod filters;
-pub mod chunk;
 pub mod frame;
-pub mod schunk;
 pub mod ndarray;
+pub mod schunk;
 
 mod ffi;
 mod mem;

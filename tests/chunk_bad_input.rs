@@ -276,7 +276,11 @@ fn bad_parameters() {
     );
     // NDLZ needs a 2-D block shape of one-byte items (the b2nd layer's).
     let varied: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
-    for (typesize, shape) in [(1, None), (1, Some(vec![10i64, 10, 10])), (4, Some(vec![10i64, 25]))] {
+    for (typesize, shape) in [
+        (1, None),
+        (1, Some(vec![10i64, 10, 10])),
+        (4, Some(vec![10i64, 25])),
+    ] {
         let cp = CParams {
             compcode: 32,
             compcode_meta: 4,
@@ -293,7 +297,9 @@ fn bad_parameters() {
     }
     // zfp refuses what the reference's plugin refuses (-1 as there): block
     // extents under 4, more than 4 dimensions, items that are not floats.
-    let floats: Vec<u8> = (0..1024u32).flat_map(|i| (i as f32).sin().to_le_bytes()).collect();
+    let floats: Vec<u8> = (0..1024u32)
+        .flat_map(|i| (i as f32).sin().to_le_bytes())
+        .collect();
     for compcode in [33u8, 34, 35] {
         for (typesize, shape) in [
             (4, vec![2i64, 128]),
@@ -433,7 +439,9 @@ fn zfp_decode(chunk: &[u8], shape: Option<Vec<i64>>) -> Result<Vec<u8>, i32> {
         ..DParams::default()
     });
     let mut out = vec![0u8; 4096];
-    d.decompress(chunk, &mut out).map(|_| out).map_err(|e| e.code())
+    d.decompress(chunk, &mut out)
+        .map(|_| out)
+        .map_err(|e| e.code())
 }
 
 #[test]
@@ -505,7 +513,11 @@ fn zfp_fixed_rate_getitem_reads_one_cell() {
     assert_eq!(zfp_decode(&cut, Some(vec![16, 16])).map(|_| ()), Err(-3));
     for (item, n) in [(0, 1), (1, 3), (16, 4), (48, 2)] {
         let mut out = vec![0u8; 4 * n];
-        assert_eq!(d.getitem(&cut, item, n, &mut out).unwrap(), out.len(), "{item}");
+        assert_eq!(
+            d.getitem(&cut, item, n, &mut out).unwrap(),
+            out.len(),
+            "{item}"
+        );
         assert_eq!(out, whole[4 * item..4 * (item + n)]);
     }
     let mut out = [0u8; 4];
@@ -515,7 +527,9 @@ fn zfp_fixed_rate_getitem_reads_one_cell() {
 #[test]
 fn zfp_without_a_block_shape_stores_blocks_raw() {
     // As the reference's plugin does for a context with no super-chunk.
-    let src: Vec<u8> = (0..1024u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let src: Vec<u8> = (0..1024u32)
+        .flat_map(|i| (i as f32).to_le_bytes())
+        .collect();
     let cp = CParams {
         compcode: 33,
         compcode_meta: 253,

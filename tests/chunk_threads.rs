@@ -116,7 +116,10 @@ fn stored_chunks_decode_whole_and_masked_on_any_thread_count() {
         let c = compress(&cp, &src);
         assert_ne!(c[2] & 0x02, 0, "{n} bytes: a stored chunk");
         for nthreads in 1..=4i16 {
-            assert!(decompress(&c, n, nthreads) == src, "{n} bytes, {nthreads} threads");
+            assert!(
+                decompress(&c, n, nthreads) == src,
+                "{n} bytes, {nthreads} threads"
+            );
             // Every other block masked out: those keep the destination's bytes.
             let bs = u32::from_le_bytes(c[8..12].try_into().unwrap()) as usize;
             let nblocks = n.div_ceil(bs);
@@ -313,7 +316,11 @@ fn an_external_executor_gets_small_chunks_too() {
     let single_back = decompress(&four, src.len(), 1);
     let left = calls();
     chunk::set_external_executor(None);
-    assert_eq!(compressed, [4, 4, 4, 2], "4 blocks: 4 jobs, even for 8 threads");
+    assert_eq!(
+        compressed,
+        [4, 4, 4, 2],
+        "4 blocks: 4 jobs, even for 8 threads"
+    );
     assert_eq!(stored_calls, [4, 3], "a stored chunk of 4 blocks");
     assert_eq!(left, [0usize; 0], "one block, or one thread");
     assert!(four.len() < src.len(), "the blocks compress");

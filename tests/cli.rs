@@ -546,3 +546,44 @@ fn frames_embedded_at_an_offset() {
     assert_one_line_failure(&b2nd(&["info", s(&host)]), 2);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `compact` gives back the bytes that deleted and replaced chunks left in
+/// a frame file: the file shrinks by what they held, the chunks left read
+/// the same, and a sparse directory is refused with the usage code.
+#[test]
+fn compact_reclaims_what_deleted_chunks_left() {
+    let dir = scratch("compact");
+    let path = dir.join("f.b2frame");
+    let chunks = write_schunk(&path, 6);
+    let dropped: u64 = {
+        let mut sc = SChunk::open(&path).unwrap();
+        let d = sc.get_chunk(1).unwrap().len() + sc.get_chunk(3).unwrap().len();
+        sc.delete_chunk(3).unwrap();
+        sc.delete_chunk(1).unwrap();
+        d as u64
+    };
+    let before = std::fs::metadata(&path).unwrap().len();
+    let o = b2nd(&["compact", s(&path)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("{dropped} bytes reclaimed")),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), before - dropped);
+    let mut sc = SChunk::open(&path).unwrap();
+    for (n, want) in [0, 2, 4, 5].iter().enumerate() {
+        let mut out = vec![0u8; 4000];
+        sc.decompress_chunk(n as i64, &mut out).unwrap();
+        assert_eq!(out, chunks[*want], "chunk {n}");
+    }
+    no_leftovers(&dir);
+    assert!(
+        !dir.join("f.b2frame.b2tmp").exists(),
+        "the new file left behind"
+    );
+    let sparse = scratch("compact-sparse");
+    assert_one_line_failure(&b2nd(&["compact", s(&sparse)]), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&sparse).unwrap();
+}

@@ -23,12 +23,25 @@ const UNGUARDED_OK: &[(&str, &str)] = &[
     ("blosc2_bitshuffle", "forwards to a guarded helper"),
     ("blosc2_bitunshuffle", "forwards to a guarded helper"),
     ("blosc2_schunk_get_chunk", "forwards to a guarded helper"),
-    ("blosc2_schunk_get_lazychunk", "forwards to a guarded helper"),
+    (
+        "blosc2_schunk_get_lazychunk",
+        "forwards to a guarded helper",
+    ),
     ("caterva_from_serial_schunk", "forwards to a guarded export"),
 ];
 
 /// Names of the guard helpers (and wrappers built on them) an export may call.
-const GUARDS: &[&str] = &["guard", "guard_code", "run", "run_ptr", "run_int", "run_code", "with_", "set_global", "get_global"];
+const GUARDS: &[&str] = &[
+    "guard",
+    "guard_code",
+    "run",
+    "run_ptr",
+    "run_int",
+    "run_code",
+    "with_",
+    "set_global",
+    "get_global",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("src/ffi readable") {
@@ -57,7 +70,13 @@ fn calls_a_guard(body: &str) -> bool {
             .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
             .map_or(0, |p| p + 1);
         let name = &body[start..i];
-        GUARDS.iter().any(|g| if g.ends_with('_') { name.starts_with(g) } else { name == *g })
+        GUARDS.iter().any(|g| {
+            if g.ends_with('_') {
+                name.starts_with(g)
+            } else {
+                name == *g
+            }
+        })
     })
 }
 
@@ -74,15 +93,27 @@ fn every_export_contains_panics() {
             let mut at = 0;
             while let Some(pos) = src[at..].find(marker) {
                 let start = at + pos + marker.len();
-                let name: String = src[start..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let name: String = src[start..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
                 exports += 1;
-                if !calls_a_guard(body_after(&src, start)) && !UNGUARDED_OK.iter().any(|(n, _)| *n == name) {
+                if !calls_a_guard(body_after(&src, start))
+                    && !UNGUARDED_OK.iter().any(|(n, _)| *n == name)
+                {
                     unguarded.push(format!("{} in {}", name, file.display()));
                 }
                 at = start;
             }
         }
     }
-    assert!(exports > 100, "found only {exports} exports: the scan is broken");
-    assert!(unguarded.is_empty(), "exports without a panic guard:\n{}", unguarded.join("\n"));
+    assert!(
+        exports > 100,
+        "found only {exports} exports: the scan is broken"
+    );
+    assert!(
+        unguarded.is_empty(),
+        "exports without a panic guard:\n{}",
+        unguarded.join("\n")
+    );
 }

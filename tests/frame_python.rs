@@ -106,7 +106,6 @@ fn expected(path: &Path, s: &mut SChunk, meta: &[&str]) -> Vec<String> {
     v
 }
 
-
 /// Builds frames here (contiguous and sparse, with metadata; special-value
 /// frames; an empty frame), keeps a copy of the first two, edits them
 /// (insert, update, delete, append, metadata updates), and has python read

@@ -15,7 +15,6 @@ fn data(k: u32) -> Vec<u8> {
         .collect()
 }
 
-
 #[test]
 fn an_unlocked_reader_follows_appends_and_vlmeta() {
     let dir = TempDir::new("schunk-swmr");

@@ -320,7 +320,10 @@ pub fn blosclz_decode(data: &[u8]) {
     }
     if let Ok(n) = full {
         let m = prefix.expect("a stream that decodes whole decodes in part");
-        assert!(m >= need.min(n) && m <= n, "prefix of {m} bytes for {need} of {n}");
+        assert!(
+            m >= need.min(n) && m <= n,
+            "prefix of {m} bytes for {need} of {n}"
+        );
         assert_eq!(part[..m], out[..m], "prefix differs from the whole decode");
     }
 }

@@ -34,8 +34,8 @@ pub use compress::Compressor;
 pub use decompress::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
 pub use needs::BlockNeeds;
-pub use pool::{set_external_executor, Executor};
 pub(crate) use pool::{run_each, threads_for};
+pub use pool::{set_external_executor, Executor};
 pub use special::{make_special, make_special_with};
 
 /// Format constants of the reference (`blosc2.h`), as associated constants so

@@ -7,8 +7,8 @@
 
 pub mod blosclz;
 pub(crate) mod lz4;
-pub(crate) mod ndlz;
 pub mod names;
+pub(crate) mod ndlz;
 pub mod registry;
 pub(crate) mod zfp;
 pub(crate) mod zlib;

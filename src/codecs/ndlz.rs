@@ -152,7 +152,11 @@ pub(crate) fn decode(meta: u8, src: &[u8], dst: &mut [u8]) -> crate::Result<usiz
                 &rebuilt[..part]
             }
         };
-        for (i, row) in bytes.chunks_exact(cell.cols.max(1)).take(cell.rows).enumerate() {
+        for (i, row) in bytes
+            .chunks_exact(cell.cols.max(1))
+            .take(cell.rows)
+            .enumerate()
+        {
             let at = cell.origin + i * cols;
             dst.get_mut(at..at + cell.cols)
                 .ok_or_else(|| crate::err!(Failure, "NDLZ cell outside the block"))?
@@ -393,10 +397,12 @@ impl Encoder {
         let lit = token_at + 1;
         self.cells.remember(bytes, lit);
         for first in 0..n - 1 {
-            self.pairs.remember(&bytes[first * n..(first + 2) * n], lit + first * n);
+            self.pairs
+                .remember(&bytes[first * n..(first + 2) * n], lit + first * n);
         }
         for first in 0..n - 2 {
-            self.triples.remember(&bytes[first * n..(first + 3) * n], lit + first * n);
+            self.triples
+                .remember(&bytes[first * n..(first + 3) * n], lit + first * n);
         }
         Some(())
     }
@@ -503,7 +509,16 @@ mod tests {
     #[test]
     fn round_trips_every_shape_and_cell_size() {
         for meta in [4u8, 8] {
-            for (rows, cols) in [(4, 4), (8, 8), (16, 16), (7, 9), (33, 64), (64, 31), (1, 40), (40, 1)] {
+            for (rows, cols) in [
+                (4, 4),
+                (8, 8),
+                (16, 16),
+                (7, 9),
+                (33, 64),
+                (64, 31),
+                (1, 40),
+                (40, 1),
+            ] {
                 for seed in 1..4 {
                     round_trip(meta, rows, cols, &tiled(rows, cols, seed));
                 }
@@ -566,15 +581,29 @@ mod tests {
         let mut out = vec![0u8; 4 * 28];
         assert_eq!(decode(4, &s, &mut out).unwrap(), 112);
         let cell = |c: usize| -> Vec<u8> {
-            (0..4).flat_map(|i| out[i * 28 + c * 4..i * 28 + c * 4 + 4].to_vec()).collect()
+            (0..4)
+                .flat_map(|i| out[i * 28 + c * 4..i * 28 + c * 4 + 4].to_vec())
+                .collect()
         };
         assert_eq!(cell(0), lit);
         assert_eq!(cell(1), lit);
         assert_eq!(cell(2), vec![77; 16]);
-        assert_eq!(cell(3), [5, 6, 7, 8, 21, 22, 23, 24, 9, 10, 11, 12, 25, 26, 27, 28]);
-        assert_eq!(cell(4), [1, 2, 3, 4, 31, 32, 33, 34, 5, 6, 7, 8, 9, 10, 11, 12]);
-        assert_eq!(cell(5), [1, 2, 3, 4, 9, 10, 11, 12, 5, 6, 7, 8, 13, 14, 15, 16]);
-        assert_eq!(cell(6), [41, 42, 43, 44, 45, 46, 47, 48, 1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(
+            cell(3),
+            [5, 6, 7, 8, 21, 22, 23, 24, 9, 10, 11, 12, 25, 26, 27, 28]
+        );
+        assert_eq!(
+            cell(4),
+            [1, 2, 3, 4, 31, 32, 33, 34, 5, 6, 7, 8, 9, 10, 11, 12]
+        );
+        assert_eq!(
+            cell(5),
+            [1, 2, 3, 4, 9, 10, 11, 12, 5, 6, 7, 8, 13, 14, 15, 16]
+        );
+        assert_eq!(
+            cell(6),
+            [41, 42, 43, 44, 45, 46, 47, 48, 1, 2, 3, 4, 5, 6, 7, 8]
+        );
     }
 
     #[test]

@@ -140,14 +140,27 @@ impl CtxBox {
         c.blockshape[..blockshape.len()].copy_from_slice(blockshape);
         // The reference's default dtype names the item size.
         let dtype = dtype.map_or_else(|| format!("|S{typesize}"), str::to_owned);
-        let given = storage.copied().unwrap_or(super::defaults::STORAGE_DEFAULTS);
+        let given = storage
+            .copied()
+            .unwrap_or(super::defaults::STORAGE_DEFAULTS);
         // SAFETY: the caller's storage pointers are NULL or valid (the
         // contract of `b2nd_create_ctx`); the structs are copied.
         let (cparams, dparams, urlpath) = unsafe {
             (
-                given.cparams.as_ref().copied().unwrap_or(super::defaults::CPARAMS_DEFAULTS),
-                given.dparams.as_ref().copied().unwrap_or(super::defaults::DPARAMS_DEFAULTS),
-                given.urlpath.as_ref().map(|_| std::ffi::CStr::from_ptr(given.urlpath).to_owned()),
+                given
+                    .cparams
+                    .as_ref()
+                    .copied()
+                    .unwrap_or(super::defaults::CPARAMS_DEFAULTS),
+                given
+                    .dparams
+                    .as_ref()
+                    .copied()
+                    .unwrap_or(super::defaults::DPARAMS_DEFAULTS),
+                given
+                    .urlpath
+                    .as_ref()
+                    .map(|_| std::ffi::CStr::from_ptr(given.urlpath).to_owned()),
             )
         };
         let mut b = Box::new(CtxBox {

@@ -645,8 +645,11 @@ impl ThreadsCallback {
         // SAFETY (lifetime erasure): the pointer is used only by
         // `run_job_record` during the callback below, while `job` is borrowed.
         let job: *const (dyn Fn(usize) + Sync) = unsafe { core::mem::transmute(job) };
-        let mut records: Vec<JobRecord> = (0..njobs).map(|index| JobRecord { job, index }).collect();
-        let Ok(n) = c_int::try_from(njobs) else { return };
+        let mut records: Vec<JobRecord> =
+            (0..njobs).map(|index| JobRecord { job, index }).collect();
+        let Ok(n) = c_int::try_from(njobs) else {
+            return;
+        };
         // SAFETY: a C function pointer the caller registered, called with its
         // own data and an array of `njobs` records of the size we pass; the
         // array outlives the call.
@@ -673,7 +676,10 @@ pub unsafe extern "C" fn blosc2_set_threads_callback(
 ) {
     guard((), || {
         let executor = callback.map(|cb| {
-            let backend = ThreadsCallback { callback: cb, data: callback_data };
+            let backend = ThreadsCallback {
+                callback: cb,
+                data: callback_data,
+            };
             let exec: crate::chunk::Executor =
                 std::sync::Arc::new(move |njobs, job| backend.execute(njobs, job));
             exec

@@ -161,7 +161,10 @@ mod tests {
         unsafe {
             assert_eq!(c_str(c"zstd".as_ptr(), "compname").unwrap(), "zstd");
             assert_eq!(opt_c_str(core::ptr::null(), "dtype").unwrap(), None);
-            assert!(matches!(c_str(core::ptr::null(), "urlpath"), Err(Error::NullPointer(_))));
+            assert!(matches!(
+                c_str(core::ptr::null(), "urlpath"),
+                Err(Error::NullPointer(_))
+            ));
             let bad = [0xffu8, 0];
             assert!(matches!(
                 c_str(bad.as_ptr().cast(), "name"),

@@ -29,11 +29,9 @@ pub(crate) fn guard<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
 /// set); a contained panic gives `BLOSC2_ERROR_FAILURE`. This is the one way
 /// the C entry points turn a `crate::Result` into a return code.
 pub(crate) fn guard_code<T: From<i32>>(f: impl FnOnce() -> crate::Result<T>) -> T {
-    guard(T::from(Error::FAILURE_CODE), || {
-        match f() {
-            Ok(v) => v,
-            Err(e) => T::from(report(&e)),
-        }
+    guard(T::from(Error::FAILURE_CODE), || match f() {
+        Ok(v) => v,
+        Err(e) => T::from(report(&e)),
     })
 }
 

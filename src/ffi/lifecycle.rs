@@ -55,7 +55,12 @@ fn error_cstr(msg: &'static str) -> &'static CStr {
     let table = TABLE.get_or_init(|| {
         (-40..=0)
             .map(crate::error::describe)
-            .map(|d| (d, std::ffi::CString::new(d).expect("no NUL in descriptions")))
+            .map(|d| {
+                (
+                    d,
+                    std::ffi::CString::new(d).expect("no NUL in descriptions"),
+                )
+            })
             .collect()
     });
     table

@@ -6,9 +6,9 @@
 
 mod guard;
 // Checked pointer/count and C-string conversions shared by every export.
-pub(crate) mod convert;
 #[allow(dead_code)] // exported to C through the generated header, unused in Rust
 mod constants;
+pub(crate) mod convert;
 mod lifecycle;
 mod timing;
 // The chunk engine's C API.
@@ -17,9 +17,9 @@ mod chunk;
 mod context;
 mod registry;
 // Loading plugin libraries for codecs and filters registered without callbacks.
+mod defaults;
 mod plugin;
 mod shuffle;
-mod defaults;
 // Mirrors of the reference's public structs. Many are used only by C callers
 // (they appear in the header and in layouts), so Rust sees no use of them.
 #[allow(dead_code)]
@@ -27,11 +27,11 @@ pub(crate) mod types;
 
 #[allow(unused_imports)] // used by the exported functions as they land
 pub(crate) use guard::*;
-mod storage;
-mod io;
-mod schunk;
-mod meta;
-mod frame_util;
 mod b2nd;
+mod frame_util;
+mod io;
+mod meta;
+mod schunk;
+mod storage;
 // The Caterva 0.5 API (include/caterva.h) over the b2nd array engine.
 mod caterva;

@@ -123,7 +123,13 @@ impl Published {
 
     /// Whether any field the core records as a compression setting differs.
     fn settings_differ(&self, other: &Published) -> bool {
-        Published { chunksize: 0, ..*self } != Published { chunksize: 0, ..*other }
+        Published {
+            chunksize: 0,
+            ..*self
+        } != Published {
+            chunksize: 0,
+            ..*other
+        }
     }
 }
 
@@ -342,7 +348,10 @@ impl SchunkBox {
             cp.filters = now.filters;
             cp.filters_meta = now.filters_meta;
             let r = self.core.record_cparams(&cp);
-            self.published = Published { chunksize: self.published.chunksize, ..now };
+            self.published = Published {
+                chunksize: self.published.chunksize,
+                ..now
+            };
             r?;
         }
         if now.chunksize != self.published.chunksize {
@@ -696,7 +705,10 @@ pub(crate) fn claimed_vlmetas(p: *mut blosc2_schunk) -> Option<busy::Metalayers>
 }
 
 /// Index and content of layer `name` in `layers`.
-pub(crate) fn find_layer<'m>(layers: &'m busy::Metalayers, name: &str) -> Option<(usize, &'m [u8])> {
+pub(crate) fn find_layer<'m>(
+    layers: &'m busy::Metalayers,
+    name: &str,
+) -> Option<(usize, &'m [u8])> {
     busy::find_meta(layers, name)
 }
 
@@ -713,7 +725,10 @@ pub(crate) fn find_layer<'m>(layers: &'m busy::Metalayers, name: &str) -> Option
 /// # Safety
 /// As for [`this`]; the `metalayers` entries are the library's or point to
 /// memory the caller keeps valid, as in the reference.
-pub(crate) unsafe fn read_meta(p: *mut blosc2_schunk, name: &str) -> Result<Option<(usize, Vec<u8>)>> {
+pub(crate) unsafe fn read_meta(
+    p: *mut blosc2_schunk,
+    name: &str,
+) -> Result<Option<(usize, Vec<u8>)>> {
     let raw = p.cast::<SchunkBox>().cast_const();
     if raw.is_null() {
         crate::bail!(NullPointer, "schunk is NULL");
@@ -737,10 +752,16 @@ pub(crate) unsafe fn read_meta(p: *mut blosc2_schunk, name: &str) -> Result<Opti
             }
             let len = (*m).content_len;
             if len < 0 {
-                crate::bail!(Data, "metalayer \"{name}\" has a corrupt content length {len}");
+                crate::bail!(
+                    Data,
+                    "metalayer \"{name}\" has a corrupt content length {len}"
+                );
             }
             if len > 0 && (*m).content.is_null() {
-                crate::bail!(Data, "metalayer \"{name}\" has no content for its length {len}");
+                crate::bail!(
+                    Data,
+                    "metalayer \"{name}\" has no content for its length {len}"
+                );
             }
             let bytes = super::convert::items((*m).content.cast_const(), len, "content")?;
             return Ok(Some((i, bytes.to_vec())));

@@ -232,7 +232,11 @@ mod tests {
         assert_eq!(p, PathBuf::from("a/b.b2frame"));
         // SAFETY: as above.
         let p = unsafe { frame_path_from_c(c"x/file:///b".as_ptr(), "x") }.unwrap();
-        assert_eq!(p, PathBuf::from("x/file:///b"), "only a leading prefix goes");
+        assert_eq!(
+            p,
+            PathBuf::from("x/file:///b"),
+            "only a leading prefix goes"
+        );
         // SAFETY: as above.
         let e = unsafe { frame_path_from_c(c"file:///".as_ptr(), "x") }.unwrap_err();
         assert_eq!(e.code(), crate::Error::InvalidParam(String::new()).code());

@@ -48,13 +48,22 @@ mod tests {
     use super::*;
 
     fn at(sec: i64, nsec: i64) -> blosc_timestamp_t {
-        blosc_timestamp_t { tv_sec: sec as libc::time_t, tv_nsec: nsec as libc::c_long }
+        blosc_timestamp_t {
+            tv_sec: sec as libc::time_t,
+            tv_nsec: nsec as libc::c_long,
+        }
     }
 
     #[test]
     fn elapsed_counts_across_a_second_boundary() {
-        assert_eq!(blosc_elapsed_nsecs(at(5, 900_000_000), at(7, 100_000_000)), 1.2e9);
-        assert_eq!(blosc_elapsed_secs(at(5, 900_000_000), at(7, 100_000_000)), 1.2);
+        assert_eq!(
+            blosc_elapsed_nsecs(at(5, 900_000_000), at(7, 100_000_000)),
+            1.2e9
+        );
+        assert_eq!(
+            blosc_elapsed_secs(at(5, 900_000_000), at(7, 100_000_000)),
+            1.2
+        );
         assert_eq!(blosc_elapsed_nsecs(at(2, 0), at(1, 0)), -1e9);
     }
 

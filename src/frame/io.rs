@@ -35,6 +35,12 @@ pub trait IoFile: Send {
     fn replaced(&self) -> bool {
         false
     }
+    /// Makes the bytes written so far durable (fsync). Called at a frame's
+    /// publishing points only when asked for (see `frame::durable`);
+    /// backends with nothing to flush need not implement it.
+    fn sync(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A user-replaceable I/O backend (the reference's `blosc2_io_cb`).
@@ -52,6 +58,25 @@ pub trait Io: Send + Sync {
     /// open between calls.
     fn keeps_files_open(&self) -> bool {
         true
+    }
+    /// Whether [`Io::rename`] works: a frame whose changes cannot be ordered
+    /// in place (see docs/crash-safety.md) is then written as a new file
+    /// renamed over the old; without it, such changes are written in place.
+    fn can_rename(&self) -> bool {
+        false
+    }
+    /// Replaces `to` by `from` in one step (POSIX `rename`).
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        crate::bail!(
+            Failure,
+            "this I/O backend cannot rename {} to {}",
+            from.display(),
+            to.display()
+        )
+    }
+    /// Makes a rename in directory `dir` durable (fsync of the directory).
+    fn sync_dir(&self, _dir: &Path) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -118,6 +143,12 @@ impl IoFile for StdFile {
             (Ok(_), Err(_)) => false,
         }
     }
+
+    fn sync(&mut self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| crate::err!(FileWrite, "{}: fsync: {e}", self.path.display()))
+    }
 }
 
 /// Reads and writes at a position without moving a file cursor where the
@@ -173,6 +204,32 @@ impl Io for StdIo {
 
     fn create_dir(&self, path: &Path) -> Result<()> {
         std::fs::create_dir_all(path).map_err(|e| crate::err!(FileOpen, "{}: {e}", path.display()))
+    }
+
+    fn can_rename(&self) -> bool {
+        true
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(|e| {
+            crate::err!(
+                FileWrite,
+                "rename {} to {}: {e}",
+                from.display(),
+                to.display()
+            )
+        })
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| crate::err!(FileWrite, "{}: fsync: {e}", dir.display()))
     }
 }
 

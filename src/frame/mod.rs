@@ -6,10 +6,12 @@
 //! - [`offsets`]: entries of the chunk-offsets index, incl. special values;
 //! - `index`: the offsets index in memory (kept compact when repeated);
 //! - [`io`]: the I/O trait (files, memory, user callbacks);
-//! - [`store`]: a frame attached to its bytes, with chunk-level mutations.
+//! - [`store`]: a frame attached to its bytes, with chunk-level mutations;
+//! - [`durable`]: whether frames fsync at their publishing points.
 
 mod bytes;
 pub(crate) mod codec;
+pub mod durable;
 pub mod header;
 pub(crate) mod index;
 pub mod io;

@@ -27,7 +27,9 @@ use super::offsets::{ChunkLoc, SpecialOffset};
 use super::trailer::{self, TRAILER_MINLEN};
 use crate::Result;
 
+mod compact;
 mod gaps;
+mod publish;
 
 /// Name of the index file inside a sparse frame directory.
 pub(crate) const SPARSE_INDEX: &str = "chunks.b2frame";
@@ -94,6 +96,8 @@ pub struct Frame {
     /// Bytes of chunks dropped since the last flush, which closes them
     /// (see `frame::store::gaps`).
     gaps: Vec<gaps::Gap>,
+    /// How the writes of a frame in a file are ordered (see `publish`).
+    order: publish::Ordering,
 }
 
 /// What is known of how the stored chunks of a contiguous frame lie in its
@@ -180,10 +184,15 @@ impl Frame {
             chunk_buf: Vec::new(),
             layout: ChunkLayout::Disjoint,
             gaps: Vec::new(),
+            order: Default::default(),
         };
         f.op(|f| {
             if let Some(mode) = mode {
-                f.open_handle(mode)?;
+                // A new file is written beside the path and renamed onto
+                // it, so the path never holds half a frame.
+                if !f.begin_shadow(false)? {
+                    f.open_handle(mode)?;
+                }
             }
             f.flush(header, vlmeta)
         })?;
@@ -205,6 +214,7 @@ impl Frame {
             chunk_buf: Vec::new(),
             layout: ChunkLayout::Unchecked,
             gaps: Vec::new(),
+            order: Default::default(),
         };
         let (header, vlmeta) = f.op(|f| {
             if !matches!(f.place, Place::Memory(_)) {
@@ -243,6 +253,9 @@ impl Frame {
         self.file = None;
         let file = match &self.place {
             Place::Memory(_) => crate::bail!(Failure, "an in-memory frame has no file"),
+            Place::File { io, .. } | Place::Sparse { io, .. } if self.shadow_path().is_some() => {
+                io.open(self.shadow_path().unwrap_or(Path::new("")), mode)?
+            }
             Place::File { io, path, .. } => io.open(path, mode)?,
             Place::Sparse { io, dir } => io.open(&dir.join(SPARSE_INDEX), mode)?,
         };
@@ -402,6 +415,9 @@ impl Frame {
             );
         }
         let mut offsets = OffsetIndex::default();
+        // The index and trailer as read, kept when they are all that follows
+        // the data section (see `publish`).
+        let mut tail = (off_pos == trailer_off).then(|| tbuf.clone());
         if header.nbytes > 0 {
             if off_pos + EXTENDED_HEADER_LEN as u64 > trailer_off {
                 crate::bail!(
@@ -433,6 +449,10 @@ impl Frame {
             let mut obuf = crate::mem::zeroed(info.cbytes as usize)?;
             self.read(off_pos, &mut obuf, "offsets index")?;
             offsets = codec::decompress_offsets(&obuf, nchunks)?;
+            if off_pos + obuf.len() as u64 == trailer_off {
+                obuf.extend_from_slice(&tbuf);
+                tail = Some(obuf);
+            }
             // A compressed index is not walked here: that takes time in
             // proportion to the chunks it declares, which a few hundred
             // bytes can put at 2^28 (`frame::index`). Its entries are
@@ -465,7 +485,9 @@ impl Frame {
         // Any gaps recorded were positions in the data section just re-read.
         self.gaps.clear();
         self.frame_len = frame_len;
-        self.tail_follows = matches!(self.place, Place::File { .. }) && avail > frame_len;
+        self.tail_follows = self.bytes_follow(frame_len, avail);
+        self.forget_free();
+        self.note_published(hbuf, off_pos, header.nbytes, tail);
         Ok((header, vlmeta))
     }
 
@@ -722,15 +744,31 @@ impl Frame {
             return Ok(s.encode());
         }
         if self.is_sparse() {
+            // Past the files of dropped chunks too: the published index may
+            // still list them.
+            let doomed = self.doomed_max_id();
             let id = self
                 .entries_mut()?
                 .iter()
                 .copied()
                 .filter(|&o| o >= 0)
+                .chain(doomed)
                 .max()
                 .map_or(0, |m| m + 1);
             self.write_chunk_file(id, chunk)?;
             return Ok(id);
+        }
+        if self.ordered() && self.order.shadow.is_none() {
+            match &self.order.published {
+                // The published frame's trailer follows its header, where
+                // the chunk goes: it is written into a shadow.
+                Some(p) if p.empty => {
+                    let copy = self.data_len > 0;
+                    self.begin_shadow(copy)?;
+                }
+                Some(_) => return self.store_ordered(chunk),
+                None => {}
+            }
         }
         // A new chunk goes where the data section ends once its gaps are
         // closed, so the frame never reaches past the end that the chunks
@@ -745,7 +783,11 @@ impl Frame {
     fn write_chunk_file(&mut self, id: i64, chunk: &[u8]) -> Result<()> {
         let (io, path) = self.chunk_file(id)?;
         let mut f = io.open(&path, OpenMode::Create)?;
-        f.write_at(0, chunk)
+        f.write_at(0, chunk)?;
+        if crate::frame::durable::fsync_enabled() {
+            f.sync()?;
+        }
+        Ok(())
     }
 
     /// Whether an entry other than `n` holds location `loc` (only a frame
@@ -766,8 +808,9 @@ impl Frame {
             return Ok(());
         }
         if self.is_sparse() {
-            let (io, path) = self.chunk_file(old)?;
-            return io.remove(&path);
+            // Removed once an index without it is published.
+            let (_, path) = self.chunk_file(old)?;
+            return self.doom(old, path);
         }
         let mut h = [0u8; EXTENDED_HEADER_LEN];
         self.read(self.header_len + old as u64, &mut h, "chunk header")?;
@@ -779,10 +822,15 @@ impl Frame {
         if !self.chunks_disjoint() {
             return Ok(());
         }
-        self.gaps
-            .try_reserve(1)
+        // A file frame's chunk stays in use until the next publish.
+        let list = if self.ordered() {
+            &mut self.order.pending_free
+        } else {
+            &mut self.gaps
+        };
+        list.try_reserve(1)
             .map_err(|_| crate::err!(MemoryAlloc, "no memory to record a dropped chunk"))?;
-        self.gaps.push(gaps::Gap {
+        list.push(gaps::Gap {
             start: old as u64,
             len,
         });
@@ -868,18 +916,20 @@ impl Frame {
         // Expanded before anything is written, so a memory error leaves the
         // frame as it was.
         self.entries_mut()?;
-        // A sparse chunk's file is rewritten in place, as the reference
-        // does, unless other chunks read it too.
-        if self.is_sparse() && old >= 0 && special.is_none() && !self.shared(n, old)? {
-            return self.write_chunk_file(old, chunk);
-        }
+        // A sparse chunk gets a new file, where the reference rewrites its
+        // file in place: the published index reads the old one until the
+        // new index is published.
         let gaps = self.gaps.len();
+        let pending = self.order.pending_free.len();
+        let doomed = self.order.doomed.len();
         self.unstore(n, old)?;
         let loc = match self.store(chunk, special) {
             Ok(loc) => loc,
             Err(e) => {
                 // Entry `n` still points at the old bytes: they must stay.
                 self.gaps.truncate(gaps);
+                self.order.pending_free.truncate(pending);
+                self.order.doomed.truncate(doomed);
                 return Err(e);
             }
         };
@@ -959,7 +1009,20 @@ impl Frame {
     }
 
     fn flush_in_op(&mut self, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<()> {
-        self.close_gaps()?;
+        let r = self.flush_routed(header, vlmeta);
+        if r.is_err() {
+            self.abandon_shadow();
+        }
+        r
+    }
+
+    /// The header (sizes but the frame length set), offsets index and
+    /// trailer that `header` and `vlmeta` make for the frame as it is.
+    fn meta_parts(
+        &self,
+        header: &FrameHeader,
+        vlmeta: &[Metalayer],
+    ) -> Result<(FrameHeader, Vec<u8>, Vec<u8>)> {
         let mut h = header.clone();
         h.frame_type = if self.is_sparse() {
             FrameType::Sparse
@@ -978,6 +1041,14 @@ impl Frame {
             OffsetIndex::Compressed(c) => c.chunk().to_vec(),
         };
         let tr = trailer::encode(vlmeta)?;
+        Ok((h, index, tr))
+    }
+
+    /// Writes the frame's metadata over the old (in memory, in a shadow
+    /// file, or where no order is possible).
+    fn flush_in_place(&mut self, header: &FrameHeader, vlmeta: &[Metalayer]) -> Result<()> {
+        self.close_gaps()?;
+        let (mut h, index, tr) = self.meta_parts(header, vlmeta)?;
         h.frame_len = 0;
         let hlen = h.encode()?.len() as u64;
         if hlen != self.header_len && self.data_len > 0 {
@@ -996,6 +1067,9 @@ impl Frame {
             self.truncate(frame_len)?;
         }
         self.frame_len = frame_len;
+        let mut tail = index;
+        tail.extend_from_slice(&tr);
+        self.note_published(hbytes, pos, h.nbytes, Some(tail));
         Ok(())
     }
 
@@ -1286,11 +1360,11 @@ mod tests {
         assert_eq!(read(&mut f, 0), Ok(true), "chunk 0 after the refusal");
     }
 
-    /// Replacing a sparse chunk rewrites its file in place, as the
-    /// reference does, unless other chunks read the same file (only a
-    /// corrupt index shares one): then the new chunk gets a file of its own
-    /// and the others keep theirs. Before, the shared file was rewritten and
-    /// every chunk reading it changed (found by the sparse_edit fuzz body).
+    /// Replacing a sparse chunk writes a new chunk file (the reference
+    /// rewrites the file in place, which a crash could leave half-written
+    /// while the index still reads it); the old file is removed once the
+    /// new index is published, unless other chunks read it too (only a
+    /// corrupt index shares one: found by the sparse_edit fuzz body).
     #[test]
     fn a_shared_sparse_chunk_file_outlives_an_update() {
         let dir = std::env::temp_dir().join(format!("b2nd-store-shared-{}", std::process::id()));
@@ -1313,13 +1387,19 @@ mod tests {
         h.chunksize = 24;
         h.typesize = 8;
         f.flush(&h, &[]).unwrap();
-        // Chunk 1 reads a file of its own: replaced in place.
+        let file = |id: i64| sparse_chunk_path(&dir, id).unwrap().exists();
+        // Chunk 1 reads a file of its own: a new one, the old removed after
+        // the flush.
         f.update(1, &chunk(8), None).unwrap();
-        assert_eq!(f.offsets.get(1).unwrap(), 1, "chunk 1 keeps its file");
-        // Chunks 0 and 2 share file 0: chunk 0 moves to a new file.
-        f.update(0, &chunk(9), None).unwrap();
-        assert_eq!(f.offsets.get(0).unwrap(), 2, "chunk 0 gets a new file");
+        assert_eq!(f.offsets.get(1).unwrap(), 2, "chunk 1 gets a new file");
+        assert!(file(1), "removed before the index that drops it");
         f.flush(&h, &[]).unwrap();
+        assert!(!file(1), "left after the index that drops it");
+        // Chunks 0 and 2 share file 0: chunk 0 moves to a new file, file 0 stays.
+        f.update(0, &chunk(9), None).unwrap();
+        assert_eq!(f.offsets.get(0).unwrap(), 3, "chunk 0 gets a new file");
+        f.flush(&h, &[]).unwrap();
+        assert!(file(0), "the file chunk 2 still reads");
         drop(f);
         let (mut f, _, _) = Frame::open(place()).unwrap();
         assert_eq!(stored(&mut f, 0), chunk(9));

@@ -62,7 +62,7 @@ impl SChunk {
                 }
             }
             s.defer_flush = outer;
-            let flushed = if edited { s.flush() } else { Ok(()) };
+            let flushed = if edited { s.flush_edit() } else { Ok(()) };
             failed?;
             flushed?;
             Ok(s.nchunks())

@@ -1,7 +1,7 @@
 //! Fixed-size metalayers (in the frame header) and variable-length
 //! metalayers (compressed, in the frame trailer) of a super-chunk.
 
-use super::{engine, CParams, Metalayer, SChunk, MAX_VLMETALAYERS};
+use super::{engine, Backend, CParams, Metalayer, SChunk, MAX_VLMETALAYERS};
 use crate::frame::header::MAX_METALAYERS;
 use crate::Result;
 
@@ -36,10 +36,9 @@ impl SChunk {
             name: name.to_owned(),
             content: content.to_vec(),
         });
-        if let Err(e) = self.flush() {
-            self.metalayers.pop();
-            return Err(e);
-        }
+        self.flush_meta(|s| {
+            s.metalayers.pop();
+        })?;
         self.bind_cell_geometry()?;
         Ok(self.metalayers.len() - 1)
     }
@@ -71,8 +70,9 @@ impl SChunk {
                 content.len()
             );
         }
+        let was = old.clone();
         old[..content.len()].copy_from_slice(content);
-        self.flush()?;
+        self.flush_meta(|s| s.metalayers[i].content = was)?;
         self.bind_cell_geometry()?;
         Ok(i)
     }
@@ -134,10 +134,9 @@ impl SChunk {
             name: name.to_owned(),
             content: packed,
         });
-        if let Err(e) = self.flush() {
-            self.vlmetalayers.pop();
-            return Err(e);
-        }
+        self.flush_meta(|s| {
+            s.vlmetalayers.pop();
+        })?;
         Ok(self.vlmetalayers.len() - 1)
     }
 
@@ -170,10 +169,7 @@ impl SChunk {
             .ok_or_else(|| crate::err!(MetalayerNotFound, "vlmetalayer '{name}' not found"))?;
         let packed = engine::compress_with(cparams.unwrap_or(&CParams::default()), content)?;
         let old = std::mem::replace(&mut self.vlmetalayers[i].content, packed);
-        if let Err(e) = self.flush() {
-            self.vlmetalayers[i].content = old;
-            return Err(e);
-        }
+        self.flush_meta(|s| s.vlmetalayers[i].content = old)?;
         Ok(i)
     }
 
@@ -186,9 +182,30 @@ impl SChunk {
         let i = self
             .vlmeta_exists(name)
             .ok_or_else(|| crate::err!(MetalayerNotFound, "vlmetalayer '{name}' not found"))?;
-        self.vlmetalayers.remove(i);
-        self.flush()?;
+        let gone = self.vlmetalayers.remove(i);
+        self.flush_meta(|s| s.vlmetalayers.insert(i, gone))?;
         Ok(self.vlmetalayers.len())
+    }
+
+    /// Writes a metadata edit; when that fails, the handle goes back to
+    /// what the frame holds: a file's bytes still hold the frame last
+    /// written (see `frame::store::publish`), read again, whether the
+    /// failure came before or after the publish; elsewhere `undo` undoes
+    /// the edit.
+    fn flush_meta(&mut self, undo: impl FnOnce(&mut SChunk)) -> Result<()> {
+        let r = self.flush();
+        if r.is_err() {
+            let on_disk = match &self.backend {
+                Backend::Frame(f) => !matches!(f.place(), crate::frame::Place::Memory(_)),
+                Backend::Chunks(_) => false,
+            };
+            if on_disk {
+                let _ = self.reload();
+            } else {
+                undo(self);
+            }
+        }
+        r
     }
 
     /// Names of the vlmetalayers, in order.

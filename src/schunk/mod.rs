@@ -36,6 +36,7 @@
 //!   default) parameters and a frame holds at most 16 of them.
 
 mod batch;
+mod compact;
 mod engine;
 mod lazy;
 mod meta;
@@ -579,7 +580,10 @@ impl SChunk {
             return Ok(());
         }
         if chunksize < -1 {
-            crate::bail!(InvalidParam, "chunksize {chunksize} is neither a size, 0 nor -1");
+            crate::bail!(
+                InvalidParam,
+                "chunksize {chunksize} is neither a size, 0 nor -1"
+            );
         }
         if self.nchunks() > 0 && chunksize != 0 {
             crate::bail!(
@@ -894,13 +898,27 @@ impl SChunk {
             h.chunksize,
             crate::Error::InvalidHeader,
         )?;
-        if let Backend::Frame(f) = &mut self.backend {
-            f.flush(&h, &self.vlmetalayers)?;
-            if !f.is_sparse() {
-                self.cbytes = f.data_len() as i64;
-            }
+        let flushed = match &mut self.backend {
+            Backend::Frame(f) => f.flush(&h, &self.vlmetalayers).map(|()| {
+                if !f.is_sparse() {
+                    self.cbytes = f.data_len() as i64;
+                }
+            }),
+            Backend::Chunks(_) => Ok(()),
+        };
+        flushed
+    }
+
+    /// [`SChunk::flush`] after a chunk edit. When it fails, the bytes on
+    /// disk still hold the frame last written (see `frame::store::publish`):
+    /// the handle goes back to it, so that the failed edit is absent here
+    /// as it is there. (Metadata edits undo their own change instead.)
+    pub(super) fn flush_edit(&mut self) -> Result<()> {
+        let flushed = self.flush();
+        if flushed.is_err() {
+            let _ = self.reload();
         }
-        Ok(())
+        flushed
     }
 }
 

@@ -177,8 +177,9 @@ impl SChunk {
         match std::fs::symlink_metadata(p) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => crate::bail!(Failure, "{}: {e}", p.display()),
-            Ok(m) if m.is_dir() => std::fs::remove_dir_all(p)
-                .map_err(|e| crate::err!(Failure, "{}: {e}", p.display())),
+            Ok(m) if m.is_dir() => {
+                std::fs::remove_dir_all(p).map_err(|e| crate::err!(Failure, "{}: {e}", p.display()))
+            }
             Ok(_) => {
                 std::fs::remove_file(p)
                     .map_err(|e| crate::err!(FileRemove, "{}: {e}", p.display()))?;
@@ -310,7 +311,8 @@ mod tests {
     /// does here, and the frame keeps the handle's vlmetalayers.
     #[test]
     fn a_frame_file_truncated_under_its_handle_still_serializes() {
-        let path = std::env::temp_dir().join(format!("b2nd-truncated-{}.b2frame", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("b2nd-truncated-{}.b2frame", std::process::id()));
         let mut s = SChunk::new(Storage {
             contiguous: true,
             urlpath: Some(path.clone()),

@@ -326,7 +326,7 @@ impl SChunk {
         let stored = self.place_chunk(n, &info, bytes, shared, false)?;
         self.nbytes = nbytes;
         self.cbytes = grow(self.cbytes, stored)?;
-        self.flush()?;
+        self.flush_edit()?;
         Ok(self.nchunks())
     }
 
@@ -357,7 +357,7 @@ impl SChunk {
         let new_cb = self.place_chunk(idx, &info, bytes, None, true)?;
         self.nbytes = nbytes;
         self.cbytes = grow(kept, new_cb)?;
-        self.flush()?;
+        self.flush_edit()?;
         Ok(self.nchunks())
     }
 
@@ -390,7 +390,7 @@ impl SChunk {
         if self.nchunks() == 0 {
             self.vl_blocks = false;
         }
-        self.flush()?;
+        self.flush_edit()?;
         Ok(self.nchunks())
     }
 
@@ -442,7 +442,7 @@ impl SChunk {
             }
             Backend::Frame(f) => f.reorder(order)?,
         }
-        self.flush()
+        self.flush_edit()
     }
 
     /// Fills an empty super-chunk with `nitems` special items split into
@@ -502,7 +502,7 @@ impl SChunk {
                     .ok()
                     .and_then(|c| ChunkInfo::parse(&c).ok())
                     .map_or(self.blocksize, |i| i.blocksize);
-            self.flush()?;
+            self.flush_edit()?;
             return Ok(self.nchunks());
         }
         // Every full chunk of the fill is the same bytes: a chunk list holds
@@ -533,7 +533,7 @@ impl SChunk {
             }
             self.nbytes += nb;
         }
-        self.flush()?;
+        self.flush_edit()?;
         Ok(self.nchunks())
     }
 }

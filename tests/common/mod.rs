@@ -261,7 +261,12 @@ impl Drop for TempDir {
 /// How block `nblock` of a split chunk (one stream per byte plane, `nstreams`
 /// of them, `bsize` bytes) was encoded: (streams stored verbatim, streams
 /// compressed). Runs (size 0 or negative) count as neither.
-pub fn split_stream_kinds(chunk: &[u8], nblock: usize, bsize: usize, nstreams: usize) -> (usize, usize) {
+pub fn split_stream_kinds(
+    chunk: &[u8],
+    nblock: usize,
+    bsize: usize,
+    nstreams: usize,
+) -> (usize, usize) {
     let rd = |at: usize| i32::from_le_bytes(chunk[at..at + 4].try_into().unwrap());
     let mut pos = rd(32 + 4 * nblock) as usize;
     let (mut stored, mut packed) = (0, 0);
@@ -289,7 +294,11 @@ pub fn half_noise(items: usize, typesize: usize, trailing: usize, climb_every: u
     for i in 0..items {
         for b in 0..typesize {
             let noise = rng.next() as u8;
-            out.push(if b < typesize / 2 { noise } else { (i / climb_every + b) as u8 });
+            out.push(if b < typesize / 2 {
+                noise
+            } else {
+                (i / climb_every + b) as u8
+            });
         }
     }
     out.extend((0..trailing).map(|t| t as u8 ^ 0x5a));

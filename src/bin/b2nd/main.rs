@@ -4,6 +4,7 @@
 //! code (docs/cli.md lists them).
 
 mod cat;
+mod compact;
 mod convert;
 mod csv;
 mod fail;
@@ -26,7 +27,7 @@ use fail::Failure;
 #[command(
     name = "b2nd",
     version,
-    about = "Inspect, check, extract, convert and salvage Blosc2 frames and b2nd arrays"
+    about = "Inspect, check, extract, convert, salvage and compact Blosc2 frames and b2nd arrays"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -55,6 +56,8 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Salvage the intact chunks of a damaged or truncated contiguous frame.
     Recover(recover::RecoverArgs),
+    /// Rewrite a frame file without the space replaced and deleted chunks left.
+    Compact(compact::CompactArgs),
 }
 
 fn run(cli: Cli) -> Result<u8, Failure> {
@@ -64,6 +67,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Cat(a) => cat::run(&a),
         Command::Convert(a) => convert::run(&a),
         Command::Recover(a) => recover::run(&a),
+        Command::Compact(a) => compact::run(&a),
     }
 }
 

@@ -62,7 +62,11 @@ impl<'a> Writer<'a> {
         if n == 0 {
             return;
         }
-        let v = if n == 64 { value } else { value & ((1u64 << n) - 1) };
+        let v = if n == 64 {
+            value
+        } else {
+            value & ((1u64 << n) - 1)
+        };
         self.acc |= v << self.fill;
         let total = self.fill + n;
         if total >= WORD_BITS {
@@ -187,7 +191,11 @@ impl<'a> Reader<'a> {
         let w = self.load();
         let need = n - have;
         // `have` < n ≤ 64, so `have` < 64.
-        let high = if need == 64 { w } else { w & ((1u64 << need) - 1) };
+        let high = if need == 64 {
+            w
+        } else {
+            w & ((1u64 << need) - 1)
+        };
         self.acc = if need == 64 { 0 } else { w >> need };
         self.left = WORD_BITS - need;
         low | (high << have)

@@ -41,7 +41,12 @@ pub(super) fn encode<W: Word>(w: &mut Writer<'_>, maxbits: u64, maxprec: u32, da
 
 /// Reads back what [`encode`] wrote with the same `maxbits` and `maxprec`
 /// into `data` (all of it is overwritten); returns the bits read.
-pub(super) fn decode<W: Word>(r: &mut Reader<'_>, maxbits: u64, maxprec: u32, data: &mut [W]) -> u64 {
+pub(super) fn decode<W: Word>(
+    r: &mut Reader<'_>,
+    maxbits: u64,
+    maxprec: u32,
+    data: &mut [W],
+) -> u64 {
     if data.len() <= 64 {
         decode_small(r, maxbits, maxprec, data)
     } else {
@@ -187,7 +192,9 @@ fn decode_large<W: Word>(r: &mut Reader<'_>, maxbits: u64, maxprec: u32, data: &
             }
         }
         let mut known64 = known as u64;
-        read_group_tests(r, &mut budget, &mut known64, size as u64, |i| data[i as usize].set(k));
+        read_group_tests(r, &mut budget, &mut known64, size as u64, |i| {
+            data[i as usize].set(k)
+        });
         known = known64 as usize;
     }
     maxbits - budget
@@ -201,7 +208,9 @@ mod tests {
         let mut s = seed;
         (0..n)
             .map(|i| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 // Magnitudes falling with the position, as after the transform.
                 ((s >> 32) as u32) >> (32 - top).max((i as u32 * 3) / 8).min(31)
             })

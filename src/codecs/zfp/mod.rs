@@ -153,7 +153,11 @@ pub(crate) fn encode(
         return Ok(0);
     };
     if shape.is_empty() || shape.len() > 4 {
-        crate::bail!(Failure, "zfp needs a 1- to 4-D block, not {}-D", shape.len());
+        crate::bail!(
+            Failure,
+            "zfp needs a 1- to 4-D block, not {}-D",
+            shape.len()
+        );
     }
     if let Some(e) = shape.iter().find(|&&e| e < 4) {
         crate::bail!(Failure, "zfp needs block extents of 4 or more, not {e}");
@@ -165,7 +169,10 @@ pub(crate) fn encode(
         return Ok(0);
     }
     let Some(item) = Item::of(typesize) else {
-        crate::bail!(Failure, "zfp codes 4- or 8-byte floats, not {typesize}-byte items");
+        crate::bail!(
+            Failure,
+            "zfp codes 4- or 8-byte floats, not {typesize}-byte items"
+        );
     };
     let (field, p) = field_and_params(compcode, meta, shape, item);
     let mut w = bitstream::Writer::new(dst);
@@ -191,7 +198,10 @@ pub(crate) fn decode(
     dst: &mut [u8],
 ) -> crate::Result<usize> {
     let Some(shape) = block_shape else {
-        crate::bail!(Data, "zfp streams decode only with the block shape of a b2nd array");
+        crate::bail!(
+            Data,
+            "zfp streams decode only with the block shape of a b2nd array"
+        );
     };
     if shape.is_empty() || shape.len() > 4 {
         crate::bail!(Data, "zfp decodes 1- to 4-D blocks, not {}-D", shape.len());
@@ -207,10 +217,17 @@ pub(crate) fn decode(
         .try_fold(typesize as usize, |n, &e| n.checked_mul(e as usize))
         .filter(|&n| n <= dst.len());
     let Some(size) = size else {
-        crate::bail!(Data, "zfp block of {shape:?} is larger than its {} bytes", dst.len());
+        crate::bail!(
+            Data,
+            "zfp block of {shape:?} is larger than its {} bytes",
+            dst.len()
+        );
     };
     let Some(item) = Item::of(typesize) else {
-        crate::bail!(Data, "zfp decodes 4- or 8-byte floats, not {typesize}-byte items");
+        crate::bail!(
+            Data,
+            "zfp decodes 4- or 8-byte floats, not {typesize}-byte items"
+        );
     };
     let (field, p) = field_and_params(compcode, meta, shape, item);
     let mut r = bitstream::Reader::new(src);
@@ -220,7 +237,11 @@ pub(crate) fn decode(
         Item::F64 => field::decode::<f64>(&field, &p, &mut r, out),
     }
     if r.overrun() {
-        crate::bail!(Data, "zfp stream of {} bytes is too short for its block", src.len());
+        crate::bail!(
+            Data,
+            "zfp stream of {} bytes is too short for its block",
+            src.len()
+        );
     }
     // A block shape smaller than the block (a metalayer at odds with the
     // chunk): the reference leaves the rest as it was; here it is zeros.
@@ -247,13 +268,18 @@ pub(crate) fn decode_items(
     let (Some(item), 1..=4) = (Item::of(typesize), block_shape.len()) else {
         return Ok(false);
     };
-    if block_shape.iter().any(|&e| e <= 0 || e > i64::from(i32::MAX)) {
+    if block_shape
+        .iter()
+        .any(|&e| e <= 0 || e > i64::from(i32::MAX))
+    {
         return Ok(false);
     }
     let count = out.len() / item.bytes();
     let row = *block_shape.last().unwrap_or(&1) as usize;
     let last = first + count.max(1) - 1;
-    let total = block_shape.iter().try_fold(1usize, |n, &e| n.checked_mul(e as usize));
+    let total = block_shape
+        .iter()
+        .try_fold(1usize, |n, &e| n.checked_mul(e as usize));
     if count == 0 || !matches!(total, Some(t) if last < t) {
         return Ok(false);
     }
@@ -270,7 +296,11 @@ pub(crate) fn decode_items(
         Item::F64 => field::decode_cell_items::<f64>(&field, &p, &mut r, within, out),
     }
     if r.overrun() {
-        crate::bail!(Data, "zfp stream of {} bytes is too short for its block", src.len());
+        crate::bail!(
+            Data,
+            "zfp stream of {} bytes is too short for its block",
+            src.len()
+        );
     }
     Ok(true)
 }
@@ -292,12 +322,60 @@ mod tests {
     /// reference decodes from it).
     type Case = (&'static [i64], i32, u8, u8, usize, u64, u64);
     const REFERENCE_STREAMS: [Case; 6] = [
-        (&[37], 4, 33, 253, 80, 0x3417_8889_c642_723b, 0xbe79_8530_877b_5449),
-        (&[9, 10], 4, 34, 15, 320, 0xfbed_780f_4e62_42af, 0x4554_b033_f7d2_1f82),
-        (&[9, 10], 8, 35, 30, 352, 0x44bd_42cd_a5c4_3fcf, 0x83b7_86be_770a_8420),
-        (&[4, 5, 6], 8, 33, 250, 720, 0xd46e_b8ae_2037_be2b, 0x6a07_3a86_08bb_9f39),
-        (&[4, 4, 5, 4], 4, 35, 20, 416, 0xeda4_6a77_ed33_b080, 0xa3ea_38dc_b7f9_544f),
-        (&[6, 4, 4, 5], 8, 34, 20, 3288, 0x2479_87ca_1046_9173, 0x8bb1_34bf_b272_dce3),
+        (
+            &[37],
+            4,
+            33,
+            253,
+            80,
+            0x3417_8889_c642_723b,
+            0xbe79_8530_877b_5449,
+        ),
+        (
+            &[9, 10],
+            4,
+            34,
+            15,
+            320,
+            0xfbed_780f_4e62_42af,
+            0x4554_b033_f7d2_1f82,
+        ),
+        (
+            &[9, 10],
+            8,
+            35,
+            30,
+            352,
+            0x44bd_42cd_a5c4_3fcf,
+            0x83b7_86be_770a_8420,
+        ),
+        (
+            &[4, 5, 6],
+            8,
+            33,
+            250,
+            720,
+            0xd46e_b8ae_2037_be2b,
+            0x6a07_3a86_08bb_9f39,
+        ),
+        (
+            &[4, 4, 5, 4],
+            4,
+            35,
+            20,
+            416,
+            0xeda4_6a77_ed33_b080,
+            0xa3ea_38dc_b7f9_544f,
+        ),
+        (
+            &[6, 4, 4, 5],
+            8,
+            34,
+            20,
+            3288,
+            0x2479_87ca_1046_9173,
+            0x8bb1_34bf_b272_dce3,
+        ),
     ];
 
     #[test]
@@ -319,7 +397,15 @@ mod tests {
             assert_eq!(got, len, "{shape:?} {compcode}");
             assert_eq!(fnv(&stream[..got]), stream_hash, "{shape:?} {compcode}");
             let mut back = vec![0u8; src.len()];
-            decode(compcode, meta, typesize, Some(shape), &stream[..got], &mut back).unwrap();
+            decode(
+                compcode,
+                meta,
+                typesize,
+                Some(shape),
+                &stream[..got],
+                &mut back,
+            )
+            .unwrap();
             assert_eq!(fnv(&back), values_hash, "{shape:?} {compcode}");
         }
     }
@@ -423,7 +509,10 @@ mod tests {
         for bad in [&[][..], &[4, 4, 4, 4, 1][..], &[4, 3][..]] {
             assert_eq!(enc(Some(bad), 4, &src, &mut dst).unwrap_err().code(), -1);
         }
-        assert_eq!(enc(Some(&[8, 16]), 2, &src, &mut dst).unwrap_err().code(), -1);
+        assert_eq!(
+            enc(Some(&[8, 16]), 2, &src, &mut dst).unwrap_err().code(),
+            -1
+        );
         // Zeros compress to one bit a cell.
         assert_eq!(enc(Some(&[8, 8]), 4, &src, &mut dst).unwrap(), 8);
         let dec = |shape: Option<&[i64]>, ts: i32, dst: &mut [u8]| {
@@ -439,7 +528,11 @@ mod tests {
             (Some(&[1, 1, 1, 1, 1][..]), 4),
             (Some(&[i64::MAX, 2][..]), 4),
         ] {
-            assert_eq!(dec(shape, ts, &mut dst).unwrap_err().code(), -3, "{shape:?}");
+            assert_eq!(
+                dec(shape, ts, &mut dst).unwrap_err().code(),
+                -3,
+                "{shape:?}"
+            );
         }
         assert_eq!(dec(Some(&[8, 8]), 4, &mut dst).unwrap(), dst.len());
         assert!(dst.iter().all(|&b| b == 0));
@@ -447,7 +540,9 @@ mod tests {
         let mut ones = [0xffu8; 8];
         ones[7] = 0x7f;
         assert_eq!(
-            decode(PRECISION, 10, 4, Some(&[4]), &ones, &mut dst[..16]).unwrap_err().code(),
+            decode(PRECISION, 10, 4, Some(&[4]), &ones, &mut dst[..16])
+                .unwrap_err()
+                .code(),
             -3
         );
     }

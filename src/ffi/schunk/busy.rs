@@ -85,7 +85,14 @@ pub(crate) fn claimed_metas(addr: usize) -> Option<Metalayers> {
 /// The vlmetalayers (compressed contents) the super-chunk at `addr` showed
 /// when it was claimed; `None` when it is not claimed.
 pub(crate) fn claimed_vlmetas(addr: usize) -> Option<Metalayers> {
-    Some(claimed().iter().find(|(a, _)| *a == addr)?.1.vlmetas.clone())
+    Some(
+        claimed()
+            .iter()
+            .find(|(a, _)| *a == addr)?
+            .1
+            .vlmetas
+            .clone(),
+    )
 }
 
 /// Index and content of metalayer `name` in `metas`.

@@ -315,7 +315,9 @@ impl NdArray {
     /// open, and every slice of it to be refused. Its chunk size is then 0
     /// (no chunk fits), and [`NdArray::check_chunk_buffer`] refuses every
     /// access to its items.
-    pub(crate) fn described_geometry(sc: &crate::schunk::SChunk) -> Result<(Layout, String, i8, i32)> {
+    pub(crate) fn described_geometry(
+        sc: &crate::schunk::SChunk,
+    ) -> Result<(Layout, String, i8, i32)> {
         let smeta = sc.meta_get("b2nd").or_else(|_| sc.meta_get("caterva")).ok();
         let (layout, dtype, dtype_format) = NdArray::geometry_from_meta(smeta, sc.typesize())?;
         let expect = match layout.chunk_nbytes(sc.typesize()) {
@@ -468,7 +470,10 @@ impl NdArray {
     /// and metalayer update all at once or not at all, as the reference's
     /// slice writes and resizes are. A store re-read on taking the lock
     /// brings its geometry along first.
-    pub(crate) fn exclusively<T>(&mut self, f: impl FnOnce(&mut NdArray) -> Result<T>) -> Result<T> {
+    pub(crate) fn exclusively<T>(
+        &mut self,
+        f: impl FnOnce(&mut NdArray) -> Result<T>,
+    ) -> Result<T> {
         if self.store.begin_exclusive()? {
             if let Err(e) = self.reload_geometry() {
                 let _ = self.store.end_exclusive();
@@ -672,7 +677,10 @@ mod tests {
         let stored = a.metalayer("caterva").unwrap();
         assert_eq!(stored.len(), cat.len());
         let m = NdMeta::from_caterva_bytes(&stored, 2).unwrap();
-        assert_eq!((m.shape, m.chunkshape, m.blockshape), (vec![9, 2], vec![4, 3], vec![2, 3]));
+        assert_eq!(
+            (m.shape, m.chunkshape, m.blockshape),
+            (vec![9, 2], vec![4, 3], vec![2, 3])
+        );
         let (b, _) = NdMeta::from_stored_bytes(&a.metalayer("b2nd").unwrap(), 2).unwrap();
         assert_eq!(b.shape, vec![9, 2]);
     }

@@ -218,7 +218,11 @@ mod tests {
             .to_cframe()
             .unwrap();
         let at = crate::frame::header::Pos::NBYTES;
-        assert_eq!(frame[at..at + 8], 24i64.to_be_bytes(), "3 chunks of 8 bytes");
+        assert_eq!(
+            frame[at..at + 8],
+            24i64.to_be_bytes(),
+            "3 chunks of 8 bytes"
+        );
         // Each of these gives 3 chunks of 8 bytes, as the index holds, so the
         // frame opens as a super-chunk; only the array refuses it.
         for nbytes in [24i64, 23, 17] {

@@ -40,7 +40,11 @@ impl NdArray {
     pub fn is_plain(&self) -> bool {
         !self.store.has_schunk()
             && !self.store.is_view()
-            && self.layout.chunkshape.iter().map(|&c| c as i64).eq(self.layout.shape.iter().copied())
+            && self.layout.chunkshape.iter().map(|&c| c as i64).eq(self
+                .layout
+                .shape
+                .iter()
+                .copied())
             && self.layout.blockshape == self.layout.chunkshape
     }
 
@@ -150,7 +154,17 @@ mod tests {
 
     #[test]
     fn grid_chunks_fill_an_array_in_order() {
-        let ctx = Context::new(ArrayStorage::default(), 1, &[3, 5], &[2, 3], &[1, 3], None, 0, vec![]).unwrap();
+        let ctx = Context::new(
+            ArrayStorage::default(),
+            1,
+            &[3, 5],
+            &[2, 3],
+            &[1, 3],
+            None,
+            0,
+            vec![],
+        )
+        .unwrap();
         let mut a = NdArray::zeros(&ctx).unwrap();
         // 2 x 2 chunks of 2 x 3 items; chunk k holds 10k + position.
         for k in 0..4i64 {
@@ -166,7 +180,17 @@ mod tests {
 
     #[test]
     fn super_chunk_arrays_are_not_plain() {
-        let ctx = Context::new(ArrayStorage::default(), 1, &[4], &[4], &[4], None, 0, vec![]).unwrap();
+        let ctx = Context::new(
+            ArrayStorage::default(),
+            1,
+            &[4],
+            &[4],
+            &[4],
+            None,
+            0,
+            vec![],
+        )
+        .unwrap();
         let mut a = NdArray::zeros(&ctx).unwrap();
         assert!(!a.is_plain());
         assert!(a.plain_items_ptr().is_none());

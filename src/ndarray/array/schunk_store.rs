@@ -50,7 +50,8 @@ impl Inner {
             self.last_read = -1;
             return;
         }
-        self.dec.set_user_data(self.sc.codec_dparams().user_data.clone());
+        self.dec
+            .set_user_data(self.sc.codec_dparams().user_data.clone());
     }
 }
 

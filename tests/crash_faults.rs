@@ -1,0 +1,508 @@
+//! Crash consistency, deterministically: each scenario runs an edit of a
+//! frame through an I/O backend that fails or stops at its N-th write-like
+//! call (write, truncate, sync, rename, remove), for every N the edit
+//! makes, then reopens the file with the plain file system. It must open
+//! and hold the frame from before the edit or the one after, never
+//! anything else; an edit that reported success must have left the one
+//! after. "Stop" models a writer killed before that call (nothing of it
+//! or after it reaches the file), "torn" one killed inside a write of
+//! more than a page (its first pages land), "fail" a full disk (that call
+//! fails, the writer goes on): the handle must then agree with the disk.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use b2nd::frame::{Io, IoFile, IoRef, OpenMode, StdIo};
+use b2nd::schunk::{CParams, SChunk, Special, Storage};
+use b2nd::Result;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    None,
+    Fail(usize),
+    Stop(usize),
+    Torn(usize),
+}
+
+/// The file system, with a fault at the N-th write-like call.
+struct Faulty {
+    fault: Fault,
+    calls: Arc<AtomicUsize>,
+    dead: Arc<AtomicBool>,
+}
+
+impl Faulty {
+    fn new(fault: Fault) -> Arc<Faulty> {
+        Arc::new(Faulty {
+            fault,
+            calls: Arc::new(AtomicUsize::new(0)),
+            dead: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// Counts one call: Ok(true) to do it, Ok(false) to do part of it (a
+    /// torn write), Err to refuse it.
+    fn call(&self, what: &str) -> Result<bool> {
+        if self.dead.load(Ordering::SeqCst) {
+            return Err(b2nd::Error::FileWrite(format!("{what}: writer is dead")));
+        }
+        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        match self.fault {
+            Fault::Fail(k) if k == n => Err(b2nd::Error::FileWrite(format!("{what}: no space"))),
+            Fault::Stop(k) if k == n => {
+                self.dead.store(true, Ordering::SeqCst);
+                Err(b2nd::Error::FileWrite(format!("{what}: killed")))
+            }
+            Fault::Torn(k) if k == n => {
+                self.dead.store(true, Ordering::SeqCst);
+                Ok(false)
+            }
+            _ => Ok(true),
+        }
+    }
+}
+
+struct FaultyFile {
+    file: Box<dyn IoFile>,
+    io: Arc<Faulty>,
+}
+
+impl IoFile for FaultyFile {
+    fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
+        self.file.read_at(pos, buf)
+    }
+    fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
+        if self.io.call("write")? {
+            return self.file.write_at(pos, data);
+        }
+        // Killed inside the write: whole pages before the kill land.
+        let landed = data.len() / 2 / 4096 * 4096;
+        self.file.write_at(pos, &data[..landed])?;
+        Err(b2nd::Error::FileWrite("write: killed".into()))
+    }
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        if self.io.call("truncate")? {
+            return self.file.truncate(len);
+        }
+        Err(b2nd::Error::FileWrite("truncate: killed".into()))
+    }
+    fn size(&mut self) -> Result<u64> {
+        self.file.size()
+    }
+    fn sync(&mut self) -> Result<()> {
+        if self.io.call("sync")? {
+            return self.file.sync();
+        }
+        Err(b2nd::Error::FileWrite("sync: killed".into()))
+    }
+}
+
+struct FaultyIo(Arc<Faulty>);
+
+impl Io for FaultyIo {
+    fn open(&self, path: &Path, mode: OpenMode) -> Result<Box<dyn IoFile>> {
+        if mode == OpenMode::Create && self.0.dead.load(Ordering::SeqCst) {
+            return Err(b2nd::Error::FileOpen("writer is dead".into()));
+        }
+        Ok(Box::new(FaultyFile {
+            file: StdIo.open(path, mode)?,
+            io: self.0.clone(),
+        }))
+    }
+    fn remove(&self, path: &Path) -> Result<()> {
+        if self.0.call("remove")? {
+            return StdIo.remove(path);
+        }
+        Err(b2nd::Error::FileWrite("remove: killed".into()))
+    }
+    fn create_dir(&self, path: &Path) -> Result<()> {
+        StdIo.create_dir(path)
+    }
+    fn can_rename(&self) -> bool {
+        true
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        if self.0.call("rename")? {
+            return StdIo.rename(from, to);
+        }
+        Err(b2nd::Error::FileWrite("rename: killed".into()))
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        if self.0.call("sync_dir")? {
+            return StdIo.sync_dir(dir);
+        }
+        Err(b2nd::Error::FileWrite("sync_dir: killed".into()))
+    }
+}
+
+fn cparams() -> CParams {
+    CParams {
+        typesize: 4,
+        blocksize: 4096,
+        clevel: 5,
+        ..CParams::default()
+    }
+}
+
+/// 16 KiB of data whose compressed size depends on `k`, with pages of
+/// noise so that chunks span several pages.
+fn input(k: u32) -> Vec<u8> {
+    let mut x = 0x9E37_79B9u32 ^ k;
+    (0..4096u32)
+        .flat_map(|i| {
+            if (i / 512 + k) % 2 == 0 {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x.to_le_bytes()
+            } else {
+                (i / 8 + k).to_le_bytes()
+            }
+        })
+        .collect()
+}
+
+/// What a frame holds: each chunk decompressed, the metalayers and the
+/// vlmetalayers.
+#[derive(Debug, PartialEq, Clone)]
+struct Contents {
+    chunks: Vec<Vec<u8>>,
+    meta: Vec<(String, Vec<u8>)>,
+    vlmeta: Vec<(String, Vec<u8>)>,
+}
+
+fn contents(s: &mut SChunk) -> Result<Contents> {
+    let mut chunks = Vec::new();
+    for i in 0..s.nchunks() {
+        let c = s.get_chunk(i)?.into_owned();
+        let mut out = vec![0u8; 16384];
+        let n = b2nd::chunk::decompress(&c, &mut out)?;
+        out.truncate(n);
+        chunks.push(out);
+    }
+    let mut meta = Vec::new();
+    for name in s.meta_names() {
+        let v = s.meta_get(&name)?;
+        meta.push((name, v));
+    }
+    let mut vlmeta = Vec::new();
+    for name in s.vlmeta_names() {
+        let v = s.vlmeta_get(&name)?;
+        vlmeta.push((name, v));
+    }
+    Ok(Contents {
+        chunks,
+        meta,
+        vlmeta,
+    })
+}
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("b2nd-crash-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn remove(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_dir_all(path);
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    remove(to);
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    } else {
+        std::fs::copy(from, to).unwrap();
+    }
+}
+
+/// A frame to edit: `n` chunks, a metalayer and a vlmetalayer.
+struct Setup {
+    sparse: bool,
+    chunks: u32,
+    /// Bytes before the frame in its file (a frame at an offset).
+    offset: u64,
+}
+
+fn make(setup: &Setup, path: &Path) {
+    remove(path);
+    if setup.offset > 0 {
+        let mut s = SChunk::new(Storage {
+            contiguous: true,
+            cparams: cparams(),
+            ..Storage::default()
+        })
+        .unwrap();
+        s.meta_add("m", b"meta-0").unwrap();
+        for k in 0..setup.chunks {
+            s.append_buffer(&input(k)).unwrap();
+        }
+        s.vlmeta_add("v", b"vl-0", None).unwrap();
+        let mut bytes = vec![0xAB; setup.offset as usize];
+        bytes.extend_from_slice(&s.to_buffer().unwrap());
+        std::fs::write(path, bytes).unwrap();
+        return;
+    }
+    let mut s = SChunk::new(Storage {
+        contiguous: !setup.sparse,
+        urlpath: Some(path.to_owned()),
+        cparams: cparams(),
+        ..Storage::default()
+    })
+    .unwrap();
+    s.meta_add("m", b"meta-0").unwrap();
+    for k in 0..setup.chunks {
+        s.append_buffer(&input(k)).unwrap();
+    }
+    s.vlmeta_add("v", b"vl-0", None).unwrap();
+}
+
+fn open(path: &Path, offset: u64, io: Option<IoRef>) -> Result<SChunk> {
+    SChunk::open_with_io(path, offset, io)
+}
+
+type Edit = fn(&mut SChunk) -> Result<()>;
+
+/// Runs `edit` on a copy of the frame made by `setup` at every fault, and
+/// checks what is left. Returns how many write-like calls the edit makes.
+fn check(name: &str, setup: Setup, edit: Edit, fsync: bool) -> usize {
+    let d = dir();
+    let ext = if setup.sparse { "b2sframe" } else { "b2frame" };
+    let base = d.join(format!("{name}-base.{ext}"));
+    let work = d.join(format!("{name}-work.{ext}"));
+    make(&setup, &base);
+    let before = contents(&mut open(&base, setup.offset, None).unwrap()).unwrap();
+    b2nd::frame::durable::set_fsync(Some(fsync));
+    // The edit without faults: the frame after, and the calls it makes.
+    copy_tree(&base, &work);
+    let counting = Faulty::new(Fault::None);
+    let io: IoRef = Arc::new(FaultyIo(counting.clone()));
+    {
+        let mut s = open(&work, setup.offset, Some(io)).unwrap();
+        edit(&mut s).unwrap_or_else(|e| panic!("{name}: the edit fails without faults: {e}"));
+    }
+    let calls = counting.calls.load(Ordering::SeqCst);
+    let after = contents(&mut open(&work, setup.offset, None).unwrap()).unwrap();
+    assert!(before != after, "{name}: the edit changes nothing");
+    for n in 1..=calls {
+        for fault in [Fault::Stop(n), Fault::Torn(n), Fault::Fail(n)] {
+            copy_tree(&base, &work);
+            let faulty = Faulty::new(fault);
+            let io: IoRef = Arc::new(FaultyIo(faulty.clone()));
+            let mut s = open(&work, setup.offset, Some(io)).unwrap();
+            let r = edit(&mut s);
+            let seen = (fault != Fault::Stop(n) && fault != Fault::Torn(n))
+                .then(|| contents(&mut s).unwrap());
+            drop(s);
+            let mut back = open(&work, setup.offset, None).unwrap_or_else(|e| {
+                panic!("{name}, {fault:?}, fsync {fsync}: no longer opens: {e}")
+            });
+            let now = contents(&mut back)
+                .unwrap_or_else(|e| panic!("{name}, {fault:?}, fsync {fsync}: chunks fail: {e}"));
+            assert!(
+                now == before || now == after,
+                "{name}, {fault:?}, fsync {fsync}: neither the frame before nor after"
+            );
+            if r.is_ok() {
+                assert!(
+                    now == after,
+                    "{name}, {fault:?}: success reported, edit missing"
+                );
+            }
+            if let Some(seen) = seen {
+                // A full disk: the writer's handle goes on with what the disk holds.
+                assert!(
+                    seen == now,
+                    "{name}, {fault:?}: the handle disagrees with the disk"
+                );
+            }
+        }
+    }
+    b2nd::frame::durable::set_fsync(None);
+    remove(&base);
+    remove(&work);
+    calls
+}
+
+fn contiguous(chunks: u32) -> Setup {
+    Setup {
+        sparse: false,
+        chunks,
+        offset: 0,
+    }
+}
+
+fn sparse(chunks: u32) -> Setup {
+    Setup {
+        sparse: true,
+        chunks,
+        offset: 0,
+    }
+}
+
+fn append(s: &mut SChunk) -> Result<()> {
+    s.append_buffer(&input(100)).map(|_| ())
+}
+
+fn update(s: &mut SChunk) -> Result<()> {
+    let c = {
+        let mut t = SChunk::new(Storage::in_memory(cparams()))?;
+        t.append_buffer(&input(101))?;
+        t.get_chunk(0)?.into_owned()
+    };
+    s.update_chunk(1, &c).map(|_| ())
+}
+
+fn insert(s: &mut SChunk) -> Result<()> {
+    let c = {
+        let mut t = SChunk::new(Storage::in_memory(cparams()))?;
+        t.append_buffer(&input(102))?;
+        t.get_chunk(0)?.into_owned()
+    };
+    s.insert_chunk(0, &c).map(|_| ())
+}
+
+fn delete(s: &mut SChunk) -> Result<()> {
+    s.delete_chunk(1).map(|_| ())
+}
+
+fn vlmeta_add(s: &mut SChunk) -> Result<()> {
+    s.vlmeta_add("w", &input(7)[..3000], None).map(|_| ())
+}
+
+fn vlmeta_update(s: &mut SChunk) -> Result<()> {
+    s.vlmeta_update("v", b"vl-1 longer than before", None)
+        .map(|_| ())
+}
+
+fn meta_update(s: &mut SChunk) -> Result<()> {
+    s.meta_update("m", b"meta-1").map(|_| ())
+}
+
+fn reorder(s: &mut SChunk) -> Result<()> {
+    s.reorder_offsets(&[2, 0, 1])
+}
+
+/// One call that deletes every chunk (a batch: one publish).
+fn delete_all(s: &mut SChunk) -> Result<()> {
+    let n = s.nchunks();
+    s.delete_chunks((0..n).rev()).map(|_| ())
+}
+
+fn fill_special(s: &mut SChunk) -> Result<()> {
+    s.fill_special(4096 * 5, Special::Zero, 16384).map(|_| ())
+}
+
+#[test]
+fn contiguous_appends_survive_every_fault() {
+    assert!(check("append", contiguous(3), append, false) > 0);
+    check("append-sync", contiguous(3), append, true);
+    check("append-first", contiguous(0), append, false);
+}
+
+#[test]
+fn contiguous_edits_survive_every_fault() {
+    check("update", contiguous(3), update, false);
+    check("insert", contiguous(3), insert, false);
+    check("delete", contiguous(3), delete, false);
+    check("delete-all", contiguous(2), delete_all, false);
+    check("reorder", contiguous(3), reorder, false);
+    check("update-sync", contiguous(3), update, true);
+}
+
+#[test]
+fn metadata_edits_survive_every_fault() {
+    check("vlmeta-add", contiguous(3), vlmeta_add, false);
+    check("vlmeta-update", contiguous(3), vlmeta_update, false);
+    check("meta-update", contiguous(3), meta_update, false);
+    check("vlmeta-add-empty", contiguous(0), vlmeta_add, false);
+    check("fill-special", contiguous(0), fill_special, false);
+}
+
+#[test]
+fn sparse_edits_survive_every_fault() {
+    check("sparse-append", sparse(3), append, false);
+    check("sparse-update", sparse(3), update, false);
+    check("sparse-delete", sparse(3), delete, false);
+    check("sparse-vlmeta", sparse(3), vlmeta_update, true);
+}
+
+#[test]
+fn frames_at_an_offset_survive_every_fault() {
+    let at = |chunks| Setup {
+        sparse: false,
+        chunks,
+        offset: 1000,
+    };
+    check("offset-append", at(3), append, false);
+    check("offset-update", at(3), update, false);
+    check("offset-vlmeta", at(3), vlmeta_update, false);
+}
+
+/// Space: appends reuse nothing and leave nothing; a replaced chunk's
+/// bytes are reused by the next chunk that fits; compaction gives back
+/// the rest, in a file that holds the same frame.
+#[test]
+fn edits_leave_bounded_space_that_compaction_reclaims() {
+    let d = dir();
+    let path = d.join("space.b2frame");
+    make(&contiguous(0), &path);
+    let mut s = open(&path, 0, None).unwrap();
+    for k in 0..20 {
+        s.append_buffer(&input(k)).unwrap();
+    }
+    assert_eq!(s.unused_bytes(), 0);
+    let live = s.cbytes();
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert_eq!(
+        len,
+        s.frame_len().unwrap(),
+        "nothing past the frame after appends"
+    );
+    for _ in 0..10 {
+        update(&mut s).unwrap();
+    }
+    // Ten updates of one chunk leave at most two copies' worth unused.
+    let one = {
+        let c = s.get_chunk(1).unwrap();
+        c.len() as u64
+    };
+    assert!(s.unused_bytes() <= 2 * one, "{} unused", s.unused_bytes());
+    let want = contents(&mut s).unwrap();
+    delete(&mut s).unwrap();
+    let want_after = contents(&mut s).unwrap();
+    assert!(want != want_after);
+    let unused = s.unused_bytes();
+    assert!(unused > 0);
+    let saved = s.compact().unwrap();
+    assert_eq!(saved, unused);
+    assert_eq!(s.unused_bytes(), 0);
+    assert!(s.cbytes() < live + one as i64);
+    assert!(contents(&mut s).unwrap() == want_after);
+    let mut back = open(&path, 0, None).unwrap();
+    assert!(contents(&mut back).unwrap() == want_after);
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        back.frame_len().unwrap()
+    );
+    // A frame at an offset is not compacted (its file holds other bytes).
+    let at = d.join("space-at.b2frame");
+    make(
+        &Setup {
+            sparse: false,
+            chunks: 2,
+            offset: 10,
+        },
+        &at,
+    );
+    let e = open(&at, 10, None).unwrap().compact().unwrap_err();
+    assert_eq!(e.code(), b2nd::Error::InvalidParam(String::new()).code());
+    remove(&path);
+    remove(&at);
+}
