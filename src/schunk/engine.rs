@@ -1,7 +1,7 @@
 //! The chunk-engine surface the super-chunk uses, in one place: parameters,
 //! special kinds, and compression/decompression contexts.
 
-use crate::chunk::{BlockNeeds, Compressor, Decompressor};
+use crate::chunk::{Compressor, Decompressor};
 pub use crate::chunk::{BlockSource, CParams, DParams, Special};
 use crate::Result;
 
@@ -94,13 +94,14 @@ impl Engine {
         Ok(dst)
     }
 
-    pub(crate) fn decompress(&mut self, chunk: &[u8], dst: &mut [u8]) -> Result<usize> {
-        self.dec.decompress(chunk, dst)
-    }
-
-    /// Block `nblock` of a variable-length-block chunk.
-    pub(crate) fn vl_block(&mut self, chunk: &[u8], nblock: usize) -> Result<Vec<u8>> {
-        self.dec.decompress_vl_block(chunk, nblock)
+    /// A decoder for one read through `&self`, told which chunk it decodes
+    /// (postfilters see it): reads on several threads at once each use
+    /// their own. It is the parameters and nothing more; the scratch a
+    /// decode needs is the thread's.
+    pub(crate) fn decoder(&self, nchunk: i64) -> Decompressor {
+        let mut d = Decompressor::new(self.dec.dparams().clone());
+        d.set_nchunk(nchunk);
+        d
     }
 
     /// Compresses `blocks` into one variable-length-block chunk.
@@ -117,43 +118,6 @@ impl Engine {
         }
         dst.truncate(n);
         Ok(dst)
-    }
-
-    /// Decodes bytes `lo..lo + dst.len()` of `chunk`, decoding only the
-    /// blocks that hold them.
-    pub(crate) fn decompress_range(
-        &mut self,
-        chunk: &[u8],
-        lo: usize,
-        dst: &mut [u8],
-    ) -> Result<()> {
-        self.dec.decompress_range(chunk, lo, dst)
-    }
-
-    /// Decodes a chunk whose blocks come from `source`, as much of each
-    /// block as `needs` asks for (all of every block when `None`).
-    pub(crate) fn decompress_with_source(
-        &mut self,
-        header_and_bstarts: &[u8],
-        source: &mut dyn BlockSource,
-        dst: &mut [u8],
-        needs: Option<&BlockNeeds>,
-    ) -> Result<usize> {
-        self.dec
-            .decompress_with_source_needs(header_and_bstarts, source, dst, needs)
-    }
-
-    /// Decodes bytes `lo..lo + dst.len()` of a chunk whose blocks come from
-    /// `source`, fetching and decoding only the blocks that hold them.
-    pub(crate) fn decompress_range_with_source(
-        &mut self,
-        header_and_bstarts: &[u8],
-        source: &mut dyn BlockSource,
-        lo: usize,
-        dst: &mut [u8],
-    ) -> Result<()> {
-        self.dec
-            .decompress_range_with_source(header_and_bstarts, source, lo, dst)
     }
 }
 

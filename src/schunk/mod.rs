@@ -179,7 +179,7 @@ struct SpecialSpec {
 }
 
 /// Chunk `n` of `backend`, borrowed when it is in memory.
-fn fetch_chunk(backend: &mut Backend, n: usize, spec: SpecialSpec) -> Result<Cow<'_, [u8]>> {
+fn fetch_chunk(backend: &Backend, n: usize, spec: SpecialSpec) -> Result<Cow<'_, [u8]>> {
     match backend {
         Backend::Chunks(c) => Ok(Cow::Borrowed(&c[n][..])),
         Backend::Frame(f) => match f.chunk(n)? {
@@ -398,7 +398,7 @@ impl SChunk {
     /// threads its reader starts: pools are kept per thread count for the
     /// life of the process, so a header's could start and keep thousands.
     fn attach(place: Place, mut storage: Storage) -> Result<SChunk> {
-        let (mut frame, h, vlmeta) = Frame::open(place)?;
+        let (frame, h, vlmeta) = Frame::open(place)?;
         storage.cparams = CParams {
             compcode: h.compcode,
             compcode_meta: h.compcode_meta,
@@ -826,6 +826,19 @@ impl SChunk {
         Ok(v)
     }
 
+    /// Runs the reads of `f` as one access the way the reference runs each
+    /// read: first following what other handles wrote (see
+    /// [`SChunk::sync_if_stale`]), and with locking on under the shared
+    /// lock, so that no locking writer is half-way through meanwhile. The
+    /// reads through `&self` alone see this handle's view as it is.
+    pub fn read_locked<T>(&mut self, f: impl FnOnce(&SChunk) -> Result<T>) -> Result<T> {
+        if self.lock.is_none() {
+            self.sync_if_stale()?;
+            return f(self);
+        }
+        self.locked(false, |s| f(s))
+    }
+
     /// Runs `f` under the frame lock (exclusive for mutations), first
     /// re-reading the frame if another handle wrote it since this one last
     /// held the lock. Without locking, just runs `f`.
@@ -903,6 +916,12 @@ impl SChunk {
         Ok(())
     }
 }
+
+/// Reads through `&self` may run on many threads at once.
+const _: () = {
+    const fn shared_between_threads<T: Send + Sync>() {}
+    shared_between_threads::<SChunk>();
+};
 
 #[cfg(test)]
 mod tests {

@@ -640,7 +640,7 @@ mod tests {
         list.append_chunk(&nans).unwrap();
         let mut out = vec![0u8; 48];
         let e = list.decompress_chunk(0, &mut out).unwrap_err();
-        let mut framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
+        let framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
         let again = framed.decompress_chunk(0, &mut out).unwrap_err();
         assert_eq!(
             again.code(),
@@ -668,7 +668,7 @@ mod tests {
         let mut before = vec![0u8; 48];
         list.decompress_chunk(0, &mut before).unwrap();
         assert_eq!(before[..8], [0, 0, 0xc0, 0x7f, 0, 0, 0xc0, 0x7f]);
-        let mut framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
+        let framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
         let mut after = vec![0u8; 48];
         framed.decompress_chunk(0, &mut after).unwrap();
         assert_eq!(after, before);

@@ -57,7 +57,7 @@ fn fields_follow_the_array_and_sc_is_the_real_super_chunk() {
         "<i4"
     );
     // SAFETY: `sc` is the array's live super-chunk.
-    let mut sb = unsafe { this(arr.sc) }.unwrap();
+    let sb = unsafe { this(arr.sc) }.unwrap();
     assert_eq!((sb.c.nchunks, sb.c.typesize, sb.c.chunksize), (3, 4, 32));
     let mut chunk = vec![0u8; 32];
     assert_eq!(sb.core.decompress_chunk(1, &mut chunk).unwrap(), 32);
