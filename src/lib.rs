@@ -27,6 +27,7 @@ pub mod schunk;
 pub mod ndarray;
 
 mod ffi;
+mod gate;
 mod mem;
 mod scratch;
 #[cfg(test)]

@@ -42,6 +42,7 @@ mod meta;
 pub mod packed;
 mod read;
 mod serial;
+mod shared;
 mod sparse;
 mod write;
 
@@ -51,6 +52,7 @@ use std::sync::Arc;
 
 pub use crate::frame::Metalayer;
 pub use engine::{BlockSource, CParams, DParams, Special};
+pub use shared::SharedSChunk;
 
 use crate::frame::header::{FrameHeader, FrameType};
 use crate::frame::lock::{self as frame_lock, FrameLock};
