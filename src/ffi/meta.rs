@@ -115,7 +115,7 @@ pub unsafe extern "C" fn blosc2_meta_add(
         with_schunk(schunk, |b| {
             let name = name_from_c(name)?;
             let content = content_from_c(content, content_len)?;
-            Ok(b.core.meta_add(name, content)? as i64)
+            Ok(b.core.write().meta_add(name, content)? as i64)
         }) as c_int
     }
 }
@@ -139,10 +139,11 @@ pub unsafe extern "C" fn blosc2_meta_update(
             let name = name_from_c(name)?;
             let i = b
                 .core
+                .read()
                 .meta_exists(name)
                 .ok_or_else(|| crate::err!(NotFound, "metalayer '{name}' not found"))?;
             let content = content_from_c(content, content_len)?;
-            match b.core.meta_update(name, content) {
+            match b.core.write().meta_update(name, content) {
                 Ok(i) => Ok(i as i64),
                 Err(crate::Error::InvalidParam(msg)) => {
                     // The reference's convention: rejected, index returned.
@@ -207,6 +208,7 @@ pub unsafe extern "C" fn blosc2_vlmeta_exists(
         with_schunk(schunk, |b| {
             let name = name_from_c(name)?;
             b.core
+                .read()
                 .vlmeta_exists(name)
                 .map(|i| i as i64)
                 .ok_or_else(|| crate::err!(NotFound, "vlmetalayer '{name}' not found"))
@@ -234,7 +236,7 @@ pub unsafe extern "C" fn blosc2_vlmeta_add(
             let name = name_from_c(name)?;
             let content = content_from_c(content, content_len)?;
             let cp = cparams_from_c(cparams);
-            Ok(b.core.vlmeta_add(name, content, Some(&cp))? as i64)
+            Ok(b.core.write().vlmeta_add(name, content, Some(&cp))? as i64)
         }) as c_int
     }
 }
@@ -255,13 +257,13 @@ pub unsafe extern "C" fn blosc2_vlmeta_update(
     unsafe {
         with_schunk(schunk, |b| {
             let name = name_from_c(name)?;
-            if b.core.vlmeta_exists(name).is_none() {
+            if b.core.read().vlmeta_exists(name).is_none() {
                 crate::bail!(NotFound, "vlmetalayer '{name}' not found");
             }
             let content = content_from_c(content, content_len)?;
             let cp = cparams_from_c(cparams);
             // sync() sees the new compressed content and bumps change_tick.
-            Ok(b.core.vlmeta_update(name, content, Some(&cp))? as i64)
+            Ok(b.core.write().vlmeta_update(name, content, Some(&cp))? as i64)
         }) as c_int
     }
 }
@@ -305,9 +307,10 @@ pub unsafe extern "C" fn blosc2_vlmeta_get(
             let name = name_from_c(name)?;
             let i = b
                 .core
+                .read()
                 .vlmeta_exists(name)
                 .ok_or_else(|| crate::err!(NotFound, "vlmetalayer '{name}' not found"))?;
-            let bytes = b.core.vlmeta_get(name)?;
+            let bytes = b.core.read().vlmeta_get(name)?;
             hand_out(&bytes, content, content_len)?;
             Ok(i as i64)
         }) as c_int
@@ -327,10 +330,10 @@ pub unsafe extern "C" fn blosc2_vlmeta_delete(
     unsafe {
         with_schunk(schunk, |b| {
             let name = name_from_c(name)?;
-            if b.core.vlmeta_exists(name).is_none() {
+            if b.core.read().vlmeta_exists(name).is_none() {
                 crate::bail!(NotFound, "vlmetalayer '{name}' not found");
             }
-            Ok(b.core.vlmeta_delete(name)? as i64)
+            Ok(b.core.write().vlmeta_delete(name)? as i64)
         }) as c_int
     }
 }

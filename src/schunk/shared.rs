@@ -27,6 +27,16 @@ impl SharedSChunk {
         self.0.write().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The super-chunk to read, unless a change is running or waiting (for
+    /// a caller that may run inside that change and must not wait for it).
+    pub fn try_read(&self) -> Option<RwLockReadGuard<'_, SChunk>> {
+        match self.0.try_read() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// Whether `other` is a handle on the same super-chunk.
     pub fn same(&self, other: &SharedSChunk) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
