@@ -126,6 +126,7 @@ pub(crate) fn enter(key: usize, access: Access) -> Result<Entry> {
     Ok(Entry { key, call })
 }
 
+#[cfg(test)]
 /// Whether a call writes `key` right now (any thread's).
 pub(crate) fn written(key: usize) -> bool {
     holders()

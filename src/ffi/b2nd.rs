@@ -473,6 +473,41 @@ unsafe fn with_array(p: *const b2nd_array_t, f: impl FnOnce(&mut NdArray) -> Res
     }) as c_int
 }
 
+/// Runs the read `f` on the array behind `p` and returns 0 or the error's
+/// code. Reads of an array (and of its views, which share its super-chunk)
+/// run together, admitted as reads of `array->sc`; when the call must
+/// first take in changes (see `SchunkBox::needs_exclusive`, and what other
+/// handles wrote to the file), it runs as [`with_array`] does, alone.
+///
+/// # Safety
+/// As for [`array`].
+unsafe fn read_array(p: *const b2nd_array_t, f: impl FnOnce(&NdArray) -> Result<()>) -> c_int {
+    super::guard_code(|| {
+        if p.is_null() {
+            crate::bail!(NullPointer, "array is NULL");
+        }
+        // SAFETY: a live box (see `array`); its `sc` field is written once,
+        // when the box is made, and read here through the raw pointer
+        // before any reference to the box exists.
+        let sc = unsafe { core::ptr::addr_of!((*p.cast::<ArrayBox>()).c.sc).read() };
+        {
+            // SAFETY: `sc` is NULL or the live super-chunk the box owns.
+            let sb = unsafe { super::schunk::this_shared(sc) }?;
+            // SAFETY: the box is changed only by calls admitted to change
+            // `sc` (see `lend`), which wait while this read claim lives.
+            let ab = unsafe { &*p.cast::<ArrayBox>() };
+            if !sb.needs_exclusive() && !ab.core.behind() {
+                f(&ab.core)?;
+                return Ok(0);
+            }
+        }
+        // SAFETY: forwarded contract.
+        let ab = unsafe { array(p) }?;
+        lend(ab, |a| f(a))?;
+        Ok(0)
+    }) as c_int
+}
+
 /// Stores a new array in `*out`; NULL `out` is `NullPointer`.
 ///
 /// # Safety

@@ -268,11 +268,13 @@ pub unsafe extern "C" fn blosc2_frame_get_offsets(schunk: *mut blosc2_schunk) ->
             if !b.core.read().is_frame() {
                 crate::bail!(FrameType, "the super-chunk has no frame");
             }
-            let core = b.core.clone();
-            let core = core.read();
-            let st = core.storage();
-            let io = st.io.clone().unwrap_or_else(crate::frame::StdIo::shared);
-            let place = match (&st.urlpath, st.contiguous) {
+            let (urlpath, contiguous, io) = {
+                let core = b.core.read();
+                let st = core.storage();
+                (st.urlpath.clone(), st.contiguous, st.io.clone())
+            };
+            let io = io.unwrap_or_else(crate::frame::StdIo::shared);
+            let place = match (&urlpath, contiguous) {
                 (Some(p), true) => crate::frame::Place::File {
                     io,
                     path: p.clone(),

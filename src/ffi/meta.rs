@@ -15,7 +15,7 @@ use core::ffi::{c_char, c_int};
 
 use super::constants::BLOSC2_METALAYER_NAME_MAXLEN;
 use super::convert;
-use super::schunk::{claimed_vlmetas, malloc_copy, read_meta, with_schunk};
+use super::schunk::{claimed_vlmetas, malloc_copy, read_meta, read_schunk, with_schunk};
 use super::storage::cparams_from_c;
 use super::types::{blosc2_cparams, blosc2_schunk};
 use crate::Result;
@@ -205,7 +205,7 @@ pub unsafe extern "C" fn blosc2_vlmeta_exists(
     }
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             let name = name_from_c(name)?;
             b.core
                 .read()
@@ -300,7 +300,7 @@ pub unsafe extern "C" fn blosc2_vlmeta_get(
     }
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             if name.is_null() || content.is_null() || content_len.is_null() {
                 crate::bail!(InvalidParam, "NULL argument");
             }

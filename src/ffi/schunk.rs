@@ -399,6 +399,31 @@ impl SchunkBox {
         self.core.write().set_codec_params(cp, dp)
     }
 
+    /// Whether a read must run alone, as a change does: the caller wrote to
+    /// the public fields or put other contexts in `cctx`/`dctx` since the
+    /// last call (see [`SchunkBox::pull`]), another handle changed the file,
+    /// or locking is on.
+    pub(crate) fn needs_exclusive(&self) -> bool {
+        let now = Published::of(&self.c);
+        if now.settings_differ(&self.published) || now.chunksize != self.published.chunksize {
+            return true;
+        }
+        // SAFETY: as in `pull`: NULL or live contexts of this library, read only.
+        let (cctx, dctx) = unsafe {
+            (
+                super::context::ctx_ref(self.c.cctx),
+                super::context::ctx_ref(self.c.dctx),
+            )
+        };
+        if cctx.is_some_and(|c| c.id != self.installed_cctx)
+            || dctx.is_some_and(|d| d.id != self.installed_dctx)
+        {
+            return true;
+        }
+        let core = self.core.read();
+        core.locking() || core.stale()
+    }
+
     /// Refreshes every field of the C struct the library writes from the
     /// core, and notes the caller-writable ones as written (see
     /// [`SchunkBox::pull`]).
@@ -697,6 +722,36 @@ pub(crate) unsafe fn this<'a>(p: *mut blosc2_schunk) -> Result<Held<'a>> {
     Ok(Held { b, _claim: claim })
 }
 
+/// The box behind a C pointer, admitted for a read until the returned
+/// [`SharedHeld`] is dropped: other reads may hold it at the same time.
+///
+/// # Safety
+/// `p` is NULL or a pointer returned by this library and not yet freed.
+pub(crate) unsafe fn this_shared<'a>(p: *mut blosc2_schunk) -> Result<SharedHeld<'a>> {
+    let raw = p.cast::<SchunkBox>().cast_const();
+    if raw.is_null() {
+        crate::bail!(NullPointer, "schunk is NULL");
+    }
+    let claim = busy::claim_read(raw as usize)?;
+    // SAFETY: `p` is a live box (see `claim`); while the read claim lives
+    // no call holds a `&mut` to it (changes wait for reads to end).
+    let b = unsafe { &*raw };
+    Ok(SharedHeld { b, _claim: claim })
+}
+
+/// A super-chunk's box shared by the reads running on it (see [`this_shared`]).
+pub(crate) struct SharedHeld<'a> {
+    b: &'a SchunkBox,
+    _claim: busy::Claim,
+}
+
+impl core::ops::Deref for SharedHeld<'_> {
+    type Target = SchunkBox;
+    fn deref(&self) -> &SchunkBox {
+        self.b
+    }
+}
+
 /// A super-chunk's box with the claim that makes this `&mut` the only way
 /// in (see [`this`]); the claim is released when it is dropped.
 pub(crate) struct Held<'a> {
@@ -798,6 +853,45 @@ pub(crate) unsafe fn with_schunk(
             .pull()
             .and_then(|_| b.core.write().sync_if_stale())
             .and_then(|_| f(&mut b));
+        b.sync();
+        r
+    })
+}
+
+/// Runs the read `f` on the box behind `p` and returns its value or the
+/// error's code. Reads run together; when the call must first take in what
+/// the caller wrote to the public fields, or what another handle wrote to
+/// the file, or when locking is on (each read is then one access under the
+/// cross-process lock), it runs as [`with_schunk`] does, alone.
+///
+/// # Safety
+/// As for [`this`].
+pub(crate) unsafe fn read_schunk(p: *mut blosc2_schunk, f: impl FnOnce(&SchunkBox) -> Result<i64>) -> i64 {
+    super::guard_code(|| {
+        {
+            // SAFETY: forwarded contract.
+            let b = unsafe { this_shared(p) }?;
+            if !b.needs_exclusive() {
+                return f(&b);
+            }
+        }
+        // SAFETY: forwarded contract.
+        let mut b = unsafe { this(p) }?;
+        let r = b.pull().and_then(|_| b.core.write().sync_if_stale());
+        let r = r.and_then(|_| {
+            if !b.core.read().locking() {
+                return f(&b);
+            }
+            // One access under the cross-process lock (taken whole: the
+            // bracket a caller's `blosc2_schunk_lock` nests in), which also
+            // catches up with what other handles wrote first.
+            b.core.write().lock()?;
+            let r = f(&b);
+            let u = b.core.write().unlock();
+            let v = r?;
+            u?;
+            Ok(v)
+        });
         b.sync();
         r
     })

@@ -15,6 +15,9 @@ pub(crate) struct Engine {
     /// Output buffer reused by [`Engine::compress_reusing`], so appending
     /// does not allocate and zero a chunk-sized buffer per call.
     out: Vec<u8>,
+    /// A compressor like `comp` for compressions through `&self` (see
+    /// [`Engine::compress_shared`]), kept from one to the next.
+    spare: std::sync::Mutex<Option<Compressor>>,
 }
 
 impl Engine {
@@ -23,6 +26,7 @@ impl Engine {
             comp: Compressor::new(cparams)?,
             dec: Decompressor::new(dparams),
             out: Vec::new(),
+            spare: std::sync::Mutex::new(None),
         })
     }
 
@@ -49,6 +53,7 @@ impl Engine {
     ) {
         self.comp.set_user_data(cparams);
         self.dec.set_user_data(dparams);
+        *self.spare.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// Compresses `src` into the engine's reusable buffer and hands that
@@ -78,6 +83,25 @@ impl Engine {
     /// Returns the buffer taken by [`Engine::compress_reusing`].
     pub(crate) fn give_back(&mut self, buf: Vec<u8>) {
         self.out = buf;
+    }
+
+    /// Compresses `src` as chunk `nchunk` through `&self`: the callbacks it
+    /// runs (prefilters, user codecs and filters) may read the super-chunk
+    /// meanwhile. One such compression runs at a time; another waits.
+    pub(crate) fn compress_shared(&self, nchunk: i64, src: &[u8]) -> Result<Vec<u8>> {
+        let mut slot = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+        let comp = match slot.as_mut() {
+            Some(c) => c,
+            None => slot.insert(Compressor::new(self.comp.cparams().clone())?),
+        };
+        comp.set_nchunk(nchunk);
+        let mut dst = crate::mem::zeroed(src.len() + MAX_OVERHEAD)?;
+        let n = comp.compress(src, &mut dst)?;
+        if n == 0 {
+            crate::bail!(WriteBuffer, "compressed chunk did not fit in {} bytes", dst.len());
+        }
+        dst.truncate(n);
+        Ok(dst)
     }
 
     pub(crate) fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {

@@ -697,12 +697,19 @@ impl SChunk {
     /// or another file now lives at the path. A rewrite that keeps the
     /// length goes unseen this way (the generation counter of locking sees
     /// it). An unreadable header (a writer mid-write) is not a change.
-    fn changed_on_disk(&mut self) -> bool {
+    /// Whether another handle or process changed the frame since this one
+    /// last looked, so that [`SChunk::sync_if_stale`] would re-read it
+    /// (with locking off; with locking on only the lock tells).
+    pub fn stale(&self) -> bool {
+        self.is_frame() && self.lock.is_none() && self.changed_on_disk()
+    }
+
+    fn changed_on_disk(&self) -> bool {
         if self.defer_flush {
             // Our own edits are not on disk yet.
             return false;
         }
-        let Backend::Frame(f) = &mut self.backend else {
+        let Backend::Frame(f) = &self.backend else {
             return false;
         };
         match f.poll_len() {

@@ -20,6 +20,14 @@ impl SChunk {
         r
     }
 
+    /// `src` compressed as the next chunk would be by
+    /// [`SChunk::append_buffer`], through `&self`: the callbacks the
+    /// compression runs may read this super-chunk meanwhile (append the
+    /// result with [`SChunk::append_chunk`]).
+    pub fn compress_next(&self, src: &[u8]) -> Result<Vec<u8>> {
+        self.engine.compress_shared(self.nchunks(), src)
+    }
+
     /// Appends a compressed chunk; returns the new number of chunks.
     pub fn append_chunk(&mut self, chunk: &[u8]) -> Result<i64> {
         self.locked(true, |s| s.append_chunk_unlocked(chunk))

@@ -93,9 +93,9 @@ fn a_failed_from_schunk_leaves_the_super_chunk_to_the_caller() {
     // SAFETY: NULL storage means in memory, defaults.
     let sc = unsafe { crate::ffi::schunk::blosc2_schunk_new(core::ptr::null_mut()) };
     // SAFETY: `sc` is live.
-    let mut sb = unsafe { this(sc) }.unwrap();
-    sb.core.read().meta_add("b2nd", &[0x97, 0, 3]).unwrap();
-    sb.core.read().append_buffer(&[1u8; 64]).unwrap();
+    let sb = unsafe { this(sc) }.unwrap();
+    sb.core.write().meta_add("b2nd", &[0x97, 0, 3]).unwrap();
+    sb.core.write().append_buffer(&[1u8; 64]).unwrap();
     // Released, so that the refusal below is about the metalayer.
     drop(sb);
     let mut a: *mut b2nd_array_t = core::ptr::null_mut();

@@ -8,7 +8,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{malloc_copy, with_schunk, SchunkBox};
+use super::{malloc_copy, read_schunk, with_schunk, SchunkBox};
 use crate::ffi::constants::{
     BLOSC2_SPECIAL_NAN, BLOSC2_SPECIAL_UNINIT, BLOSC2_SPECIAL_VALUE, BLOSC2_SPECIAL_ZERO,
     BLOSC_EXTENDED_HEADER_LENGTH, BLOSC_MIN_HEADER_LENGTH,
@@ -80,17 +80,28 @@ pub unsafe extern "C" fn blosc2_schunk_append_buffer(
     src: *const c_void,
     nbytes: i32,
 ) -> i64 {
+    // Compressed first, as a read of the super-chunk: the callbacks the
+    // compression runs (prefilter, user codecs and filters) may read it
+    // meanwhile. With the parameters of `sc->cctx` (see `SchunkBox::pull`),
+    // prefilter included, which is told the chunk number.
+    let mut chunk = None;
     // SAFETY: forwarded contract.
-    unsafe {
-        with_schunk(schunk, |b| {
+    let r = unsafe {
+        read_schunk(schunk, |b| {
             // SAFETY: NULL only with a zero count, else readable for
             // `nbytes` bytes per the contract.
             let data = convert::bytes(src, nbytes, "src")?;
-            // Compressed with the parameters of `sc->cctx` (see
-            // `SchunkBox::pull`), prefilter included, which is told the
-            // chunk number, as the reference's reads from `current_nchunk`.
-            b.c.current_nchunk = b.core.read().nchunks();
-            let r = b.core.write().append_buffer(data)?;
+            chunk = Some(b.core.read().compress_next(data)?);
+            Ok(0)
+        })
+    };
+    let Some(chunk) = chunk.filter(|_| r >= 0) else {
+        return r;
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let r = b.core.write().append_chunk(&chunk)?;
             b.c.current_nchunk = r - 1;
             Ok(r)
         })
@@ -238,6 +249,30 @@ unsafe fn hand_out(c: Cow<'_, [u8]>, chunk: *mut *mut u8, needs_free: *mut bool)
     Ok(len)
 }
 
+/// [`read_schunk`] of chunk `nchunk`, which `current_nchunk` then names, as
+/// the reference leaves it after a chunk read.
+///
+/// # Safety
+/// As for [`read_schunk`].
+unsafe fn read_schunk_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    f: impl FnOnce(&SchunkBox) -> crate::Result<i64>,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    let r = unsafe { read_schunk(schunk, f) };
+    if r >= 0 {
+        // SAFETY: the read succeeded, so `schunk` is a live box; no
+        // reference to it is held here. The field is C's (callbacks read
+        // it): concurrent readers store to it with relaxed atomics.
+        unsafe {
+            let field = core::ptr::addr_of_mut!((*schunk).current_nchunk);
+            core::sync::atomic::AtomicI64::from_ptr(field).store(nchunk, core::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    r
+}
+
 /// Shared body of `get_chunk` and `get_lazychunk`.
 ///
 /// # Safety
@@ -251,12 +286,11 @@ unsafe fn get_chunk_with(
 ) -> c_int {
     // SAFETY: forwarded contract.
     let r = unsafe {
-        with_schunk(schunk, |b: &mut SchunkBox| {
+        read_schunk_chunk(schunk, nchunk, |b: &SchunkBox| {
             if chunk.is_null() || needs_free.is_null() {
                 crate::bail!(NullPointer, "chunk or needs_free is NULL");
             }
             check_nchunk(b, nchunk, false)?;
-            b.c.current_nchunk = nchunk;
             let core = b.core.read();
             let c = if lazy {
                 core.get_lazychunk(nchunk)?
@@ -319,14 +353,13 @@ pub unsafe extern "C" fn blosc2_schunk_decompress_chunk(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk_chunk(schunk, nchunk, |b| {
             if dest.is_null() {
                 crate::bail!(NullPointer, "dest is NULL");
             }
             // SAFETY: writable for `nbytes` bytes per the contract.
             let dst = convert::bytes_mut(dest, nbytes, "dest")?;
             check_nchunk(b, nchunk, false)?;
-            b.c.current_nchunk = nchunk;
             Ok(b.core.read().decompress_chunk(nchunk, dst)? as i64)
         }) as c_int
     }
@@ -356,7 +389,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_slice_buffer(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             let n = slice_len(b, start, stop)?;
             if buffer.is_null() {
                 crate::bail!(NullPointer, "buffer is NULL");
@@ -416,7 +449,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             let n = usize::try_from(ncoords)
                 .map_err(|_| crate::err!(InvalidParam, "ncoords {ncoords} is negative"))?;
             if n == 0 {
@@ -487,7 +520,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_vlblock(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             if dest.is_null() || destsize.is_null() {
                 crate::bail!(InvalidParam, "dest or destsize is NULL");
             }

@@ -5,22 +5,10 @@
 use super::schunk_store::SChunkStore;
 use super::shared_store::SharedStore;
 use super::NdArray;
-use crate::schunk::{SChunk, SharedSChunk};
-use crate::{Error, Result};
+use crate::schunk::SharedSChunk;
+use crate::Result;
 
 impl NdArray {
-    /// [`NdArray::from_schunk`], handing `sc` back with the error when the
-    /// metalayer or the chunks do not describe an array. (A failure after
-    /// those checks, while setting up the codec, gives `None`.)
-    pub(crate) fn from_schunk_or_back(
-        sc: SChunk,
-    ) -> std::result::Result<NdArray, (Error, Option<SChunk>)> {
-        match NdArray::check_describes_array(&sc) {
-            Err(e) => Err((e, Some(sc))),
-            Ok(()) => NdArray::from_schunk(sc).map_err(|e| (e, None)),
-        }
-    }
-
     /// An array over `sc`, which the C super-chunk object holds too, so that
     /// calls on either reach the same super-chunk (see
     /// [`NdArray::from_schunk`]).
@@ -44,6 +32,11 @@ impl NdArray {
     /// The super-chunk behind the array, shared; `None` for decoded storage.
     pub(crate) fn schunk_handle(&self) -> Option<SharedSChunk> {
         self.store.schunk_handle()
+    }
+
+    /// Whether [`NdArray::refresh`] has something to take in.
+    pub(crate) fn behind(&self) -> bool {
+        self.store.behind()
     }
 
     /// Drops the chunk kept decoded for repeated reads: a C caller may have

@@ -161,6 +161,14 @@ impl SChunkStore {
         &self.sc
     }
 
+    /// Whether the super-chunk re-read its frame (or would, having been
+    /// changed by another handle) since the store last followed it, which
+    /// [`ChunkStore::sync_if_stale`] then takes in.
+    pub(crate) fn behind(&self) -> bool {
+        let sc = self.sc.read();
+        sc.rereads() != self.seen_rereads || sc.stale()
+    }
+
     /// Drops what cached reads keep, for a caller that may have changed the
     /// super-chunk through another of its owners (the C layer, at the start
     /// of each call on the array).

@@ -118,6 +118,12 @@ impl SharedStore {
         Some(self.read().as_schunk()?.handle().clone())
     }
 
+    /// Whether the store must follow what others changed before a read
+    /// (see `SChunkStore::behind`).
+    pub(crate) fn behind(&self) -> bool {
+        self.read().as_schunk().is_some_and(|sc| sc.behind())
+    }
+
     /// Drops what cached reads keep (see `SChunkStore::forget_cached`).
     pub(crate) fn forget_cached(&self) {
         if let Some(sc) = self.read().as_schunk() {
