@@ -27,6 +27,7 @@ pub mod ndarray;
 pub mod schunk;
 
 mod ffi;
+mod gate;
 mod mem;
 mod scratch;
 #[cfg(test)]

@@ -166,7 +166,7 @@ fn a_partial_read_of_an_on_disk_chunk_needs_one_block() {
     let n = chunk::compress(&cp, &data, &mut c).unwrap();
     let path = frame_file_of("bounds", cp, &c[..n]);
 
-    let mut sc = SChunk::open(&path).unwrap();
+    let sc = SChunk::open(&path).unwrap();
     let lo = 8 * MIB + 4;
     let mut out = [0u8; 80];
     let (r, largest) = largest_allocation(|| sc.read_chunk_range(0, lo, &mut out));
@@ -202,7 +202,7 @@ fn a_file_chunk_claiming_more_bytes_than_the_frame_holds_is_refused() {
         h[12..16].copy_from_slice(&1_900_000_000i32.to_le_bytes());
     });
 
-    let mut sc = SChunk::open(&path).unwrap();
+    let sc = SChunk::open(&path).unwrap();
     let mut out = [0u8; 80];
     let (r, largest) = largest_allocation(|| sc.read_chunk_range(0, MIB - 100, &mut out));
     assert_eq!(r.unwrap_err().code(), -11, "BLOSC2_ERROR_INVALID_HEADER");
@@ -236,7 +236,7 @@ fn a_stored_file_chunk_claiming_more_data_than_it_holds_is_refused() {
         h[8..12].copy_from_slice(&64i32.to_le_bytes());
     });
 
-    let mut sc = SChunk::open(&path).unwrap();
+    let sc = SChunk::open(&path).unwrap();
     let mut out = [0u8; 80];
     let (r, largest) = largest_allocation(|| sc.read_chunk_range(0, 100, &mut out));
     assert_eq!(r.unwrap_err().code(), -11, "BLOSC2_ERROR_INVALID_HEADER");

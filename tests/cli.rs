@@ -117,7 +117,7 @@ fn write_schunk(path: &Path, n: i32) -> Vec<Vec<u8>> {
 fn chunk_spans(path: &Path) -> Vec<(usize, usize)> {
     let bytes = std::fs::read(path).unwrap();
     let header_len = u32::from_be_bytes(bytes[11..15].try_into().unwrap()) as usize;
-    let mut sc = SChunk::open(path).unwrap();
+    let sc = SChunk::open(path).unwrap();
     let offsets = sc.frame_offsets().unwrap().unwrap();
     (0..sc.nchunks())
         .map(|n| {
@@ -357,8 +357,8 @@ fn recover_gives_back_the_chunks_before_the_cut() {
     assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
     let report = stdout(&o);
 
-    let mut orig = SChunk::open(&p).unwrap();
-    let mut rec = SChunk::open(&out).unwrap();
+    let orig = SChunk::open(&p).unwrap();
+    let rec = SChunk::open(&out).unwrap();
     assert_eq!(rec.nchunks(), 10);
     let mut whole = 0;
     for (n, &(start, len)) in spans.iter().enumerate() {

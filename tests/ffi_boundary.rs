@@ -41,6 +41,9 @@ const GUARDS: &[&str] = &[
     "with_",
     "set_global",
     "get_global",
+    "read_schunk",
+    "read_schunk_chunk",
+    "read_array",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -102,7 +102,7 @@ fn lazy_chunks_follow_the_reference_layout_and_decode_lazily() {
         write_frame(&path, contiguous, filters);
         let counts = Arc::new(Counts::default());
         let io: b2nd::frame::IoRef = Arc::new(CountingIo(counts.clone()));
-        let mut s = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
+        let s = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
         let offsets = s.frame_offsets().unwrap().unwrap();
         let whole = s.get_chunk(2).unwrap().into_owned();
         let mut expect = vec![0u8; ITEMS * 4];
@@ -224,7 +224,7 @@ fn lazy_trailers_that_lie_are_errors() {
     neg[trailer + 4..trailer + 12].copy_from_slice(&(-5i64).to_le_bytes());
     assert!(s.lazy_block_source(&neg).is_err());
     // In-memory super-chunks hand out whole chunks, and have no block source.
-    let mut mem = SChunk::from_vec(s.to_buffer().unwrap()).unwrap();
+    let mem = SChunk::from_vec(s.to_buffer().unwrap()).unwrap();
     let c = mem.get_lazychunk(1).unwrap().into_owned();
     assert_eq!(c[31] & 0x08, 0);
     assert!(mem.lazy_block_source(&lazy).is_err());
@@ -259,7 +259,7 @@ fn memcpyed_and_vl_block_chunks_decode_lazily_too() {
         drop(s);
         let counts = Arc::new(Counts::default());
         let io: b2nd::frame::IoRef = Arc::new(CountingIo(counts.clone()));
-        let mut s = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
+        let s = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
         let whole = s.get_chunk(0).unwrap().into_owned();
         let h = b2nd::chunk::header::ChunkHeader::parse(&whole).unwrap();
         let mut expect = vec![0u8; h.nbytes()];
@@ -320,7 +320,7 @@ fn a_memcpyed_chunk_claiming_vl_blocks_has_no_lazy_chunk() {
     bytes[at + 30] |= 1;
     std::fs::write(&path, &bytes).unwrap();
 
-    let mut s = SChunk::open(&path).unwrap();
+    let s = SChunk::open(&path).unwrap();
     let e = s.get_lazychunk(0).err().expect("lazy chunk refused");
     assert_eq!(e.code(), -11, "{}", e.detail());
     let mut out = vec![0u8; ITEMS * 4];

@@ -238,7 +238,7 @@ for path, contiguous in ((sys.argv[1], True), (sys.argv[2], False)):
     );
     assert_eq!(lines.len(), 8);
     for (k, path) in [&cframe, &sframe].into_iter().enumerate() {
-        let mut s = SChunk::open(path).unwrap();
+        let s = SChunk::open(path).unwrap();
         assert_eq!(s.nchunks(), 4);
         assert_eq!(s.typesize(), 4);
         assert_eq!(s.chunksize(), 40000);

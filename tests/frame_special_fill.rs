@@ -65,7 +65,7 @@ fn special_fill_stores_a_repeated_value_index() {
     };
     s.update_chunk(7, &c).unwrap();
     drop(s);
-    let mut s = SChunk::open(&big).unwrap();
+    let s = SChunk::open(&big).unwrap();
     s.decompress_chunk(7, &mut out).unwrap();
     assert_eq!(out, data);
     s.decompress_chunk(8, &mut out).unwrap();
@@ -130,7 +130,7 @@ fn a_repeated_index_of_2_pow_27_chunks_opens_without_expanding() {
     assert!(frame.len() < 1024, "frame of {} bytes", frame.len());
     let before = rss();
     let started = std::time::Instant::now();
-    let mut r = SChunk::from_buffer(&frame, false).unwrap();
+    let r = SChunk::from_buffer(&frame, false).unwrap();
     assert_eq!(r.nchunks(), nchunks);
     let mut out = [1u8; 16];
     assert_eq!(r.decompress_chunk(nchunks - 1, &mut out).unwrap(), 16);

@@ -474,7 +474,7 @@ fn sparse_body_survives_mutated_sparse_frames() {
     let unpacked = dir.join("unpacked");
     for seed in &seeds {
         bodies::unpack_sparse(seed, &unpacked).unwrap();
-        let mut sc = SChunk::open(&unpacked).unwrap();
+        let sc = SChunk::open(&unpacked).unwrap();
         let mut out = vec![0u8; sc.chunksize() as usize];
         for n in 0..sc.nchunks() {
             sc.decompress_chunk(n, &mut out).unwrap();

@@ -194,7 +194,7 @@ fn stored(dir: &TempDir, place: Place) -> (SChunk, Vec<Vec<u8>>) {
 fn byte_ranges_of_stored_chunks_match_the_whole_chunk() {
     let dir = TempDir::new("partial_reads");
     for place in [Place::Memory, Place::File, Place::Sparse] {
-        let (mut sc, expect) = stored(&dir, place);
+        let (sc, expect) = stored(&dir, place);
         assert_eq!(sc.nchunks() as usize, expect.len());
         let mut d = Decompressor::new(DParams::default());
         for (n, src) in expect.iter().enumerate() {
@@ -237,7 +237,7 @@ fn byte_ranges_of_stored_chunks_match_the_whole_chunk() {
 #[test]
 fn a_range_outside_the_chunk_is_refused() {
     let dir = TempDir::new("partial_reads_bounds");
-    let (mut sc, _) = stored(&dir, Place::File);
+    let (sc, _) = stored(&dir, Place::File);
     let lazy = sc.get_lazychunk(0).unwrap().into_owned();
     let mut blocks = sc.lazy_block_source(&lazy).unwrap();
     let mut d = Decompressor::new(DParams::default());
@@ -341,7 +341,7 @@ impl b2nd::chunk::BlockSource for Counted {
 #[test]
 fn a_stored_chunk_on_disk_is_read_in_place_one_read_per_run_of_blocks() {
     let dir = TempDir::new("partial_reads_stored");
-    let (mut sc, expect) = stored(&dir, Place::File);
+    let (sc, expect) = stored(&dir, Place::File);
     let n = kinds().iter().position(|(k, _)| *k == "memcpyed").unwrap();
     let src = &expect[n];
     let lazy = sc.get_lazychunk(n as i64).unwrap().into_owned();
@@ -451,7 +451,7 @@ fn blocks_fetched_from_a_file_share_one_buffer_kept_from_call_to_call() {
     // Each fetched block had a zeroed buffer of its own: the zeroing alone
     // was a sixth of the instructions of slices of a file-backed array.
     let dir = TempDir::new("partial_reads_fetch_buf");
-    let (mut sc, expect) = stored(&dir, Place::File);
+    let (sc, expect) = stored(&dir, Place::File);
     let n = kinds()
         .iter()
         .position(|(k, _)| *k == "shuffle-lz4-split")
@@ -521,7 +521,7 @@ fn blocks_fetched_from_a_file_share_one_buffer_kept_from_call_to_call() {
         .collect();
     big.append_buffer(&data).unwrap();
     drop(big);
-    let mut big = SChunk::open(&big_path).unwrap();
+    let big = SChunk::open(&big_path).unwrap();
     let big_lazy = big.get_lazychunk(0).unwrap().into_owned();
     assert_eq!(
         big_lazy[2] & 0x02,

@@ -253,7 +253,7 @@ fn special_chunks_are_offsets_not_bytes() {
     .unwrap();
     s.fill_special(1001, Special::Nan, 400).unwrap();
     assert_eq!(s.nchunks(), 11);
-    let mut r = reopen(&mut s);
+    let r = reopen(&mut s);
     let mut out = vec![0u8; 1001 * 4];
     r.get_slice_buffer(0, 1001, &mut out).unwrap();
     assert!(out
@@ -419,7 +419,7 @@ fn file_frames_are_read_lazily() {
     let frame_len = std::fs::metadata(&path).unwrap().len();
     let read = Arc::new(AtomicU64::new(0));
     let io: Arc<dyn Io> = Arc::new(CountingIo { read: read.clone() });
-    let mut r = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
+    let r = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
     let at_open = read.load(Ordering::SeqCst);
     assert!(
         at_open < 2048,
@@ -477,7 +477,7 @@ fn truncated_and_corrupt_buffers_are_errors() {
         for v in [0u8, 0xff, 0x80] {
             let mut bad = good.clone();
             bad[pos] = v;
-            if let Ok(mut s) = SChunk::from_buffer(&bad, false) {
+            if let Ok(s) = SChunk::from_buffer(&bad, false) {
                 for i in 0..s.nchunks() {
                     let mut out = vec![0u8; 1 << 16];
                     let _ = s.decompress_chunk(i, &mut out);
@@ -539,7 +539,7 @@ fn missing_sparse_chunk_file_is_an_error_and_others_still_read() {
     }
     assert!(dir.join("00000002.chunk").exists());
     std::fs::remove_file(dir.join("00000001.chunk")).unwrap();
-    let mut r = SChunk::open(&dir).unwrap();
+    let r = SChunk::open(&dir).unwrap();
     let mut out = vec![0u8; 400];
     assert_eq!(r.decompress_chunk(0, &mut out).unwrap(), 400);
     let e = r.decompress_chunk(1, &mut out).unwrap_err();
@@ -604,7 +604,7 @@ fn get_items_reads_inside_one_chunk() {
         let mut s = SChunk::new(storage).unwrap();
         s.append_buffer(&data(0, 5000)).unwrap();
         s.append_buffer(&data(1, 5000)).unwrap();
-        let mut r = reopen(&mut s);
+        let r = reopen(&mut s);
         let mut out = vec![0u8; 40];
         assert_eq!(r.get_items(1, 4990, 10, &mut out).unwrap(), 40, "{name}");
         assert_eq!(out, data(1, 5000)[4990 * 4..], "{name}");
@@ -864,7 +864,7 @@ fn corrupt_sparse_index_and_files_do_not_panic() {
         let mut bad = good.clone();
         bad[pos] ^= 0x5a;
         std::fs::write(&index, &bad).unwrap();
-        if let Ok(mut r) = SChunk::open(&dir) {
+        if let Ok(r) = SChunk::open(&dir) {
             let mut out = vec![0u8; 1 << 12];
             for i in 0..r.nchunks().min(4) {
                 let _ = r.decompress_chunk(i, &mut out);
@@ -874,7 +874,7 @@ fn corrupt_sparse_index_and_files_do_not_panic() {
     std::fs::write(&index, &good).unwrap();
     for cut in [0, 10, chunk1.len() / 2, chunk1.len() - 1] {
         std::fs::write(dir.join("00000001.chunk"), &chunk1[..cut]).unwrap();
-        let mut r = SChunk::open(&dir).unwrap();
+        let r = SChunk::open(&dir).unwrap();
         let mut out = vec![0u8; 160];
         assert!(
             r.decompress_chunk(1, &mut out).is_err(),
@@ -906,7 +906,7 @@ fn variable_length_blocks_and_helpers() {
         assert!(s.vl_blocks(), "{name}");
         // Regular chunks cannot join a VL-block super-chunk.
         assert!(s.append_buffer(&data(0, 10)).is_err(), "{name}");
-        let mut r = reopen(&mut s);
+        let r = reopen(&mut s);
         assert!(r.vl_blocks(), "{name}");
         for (i, b) in blocks.iter().enumerate() {
             assert_eq!(r.get_vlblock(0, i).unwrap(), *b, "{name}");

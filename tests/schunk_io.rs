@@ -138,7 +138,7 @@ fn file_frame_bytes_equal_memory_frame_and_stay_valid_after_each_append() {
         assert_eq!(file.append_buffer(&src).unwrap(), i64::from(k) + 1);
         assert_eq!(mem.append_buffer(&src).unwrap(), i64::from(k) + 1);
         // Another handle sees a complete frame holding every chunk so far.
-        let mut back = SChunk::open(&path).unwrap();
+        let back = SChunk::open(&path).unwrap();
         assert_eq!(back.nchunks(), i64::from(k) + 1);
         let mut out = vec![0u8; src.len()];
         assert_eq!(
@@ -206,7 +206,7 @@ fn chunk_reads_fetch_each_stored_byte_once_across_sizes() {
     }
     let counts = Arc::new(Counts::default());
     let io: Arc<dyn Io> = Arc::new(CountingIo(counts.clone()));
-    let mut r = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
+    let r = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
     // Big, small, big... so the reused read buffer shrinks and grows.
     for &k in &[1i64, 0, 4, 2, 1, 5, 3, 0] {
         let want = mem.get_chunk(k).unwrap().into_owned();
@@ -262,7 +262,7 @@ fn sparse_counted(name: &str, nchunks: u32) -> (PathBuf, Arc<Counts>, SChunk) {
 
 #[test]
 fn sparse_chunk_reads_open_the_chunk_file_at_most_twice() {
-    let (dir, counts, mut r) = sparse_counted("sparse.b2frame", 4);
+    let (dir, counts, r) = sparse_counted("sparse.b2frame", 4);
     for k in [1i64, 0, 3] {
         let src = input(k as u32);
         let mut out = vec![0u8; src.len()];
@@ -285,7 +285,7 @@ fn a_partial_read_of_a_sparse_chunk_opens_its_file_a_fixed_number_of_times() {
     // One open for the header, one for the size check and the block starts,
     // one for all the blocks: the opens do not grow with the blocks read
     // (the reference opens the file once per block).
-    let (dir, counts, mut r) = sparse_counted("sparse-range.b2frame", 1);
+    let (dir, counts, r) = sparse_counted("sparse-range.b2frame", 1);
     let src = input(0);
     let stored = r.get_chunk(0).unwrap().into_owned();
     assert!(stored.len() < src.len() / 2, "the chunk is compressed");
@@ -385,7 +385,7 @@ fn deleting_many_stored_chunks_moves_the_data_once() {
     assert_eq!(file.cbytes(), mem.cbytes());
     drop(file);
     assert_eq!(std::fs::read(&path).unwrap(), mem.to_buffer().unwrap());
-    let mut back = SChunk::open(&path).unwrap();
+    let back = SChunk::open(&path).unwrap();
     let mut out = vec![0u8; 64 * 1024];
     for (i, k) in (1..40u32).step_by(2).enumerate() {
         back.decompress_chunk(i as i64, &mut out).unwrap();

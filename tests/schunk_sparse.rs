@@ -130,7 +130,7 @@ fn gathered_items_equal_the_items_read_one_by_one() {
     }
     for case in &cases {
         let nitems = 1000;
-        let (mut s, data) = build(case, &dir, nitems, 128, 32);
+        let (s, data) = build(case, &dir, nitems, 128, 32);
         let ts = case.typesize;
         let c = coords(nitems, 99);
         let mut got = vec![0xEEu8; c.len() * ts];
@@ -166,7 +166,7 @@ fn out_of_range_coordinates_and_short_buffers_are_refused() {
         filters: [0, 0, 0, 0, 0, 1],
         nthreads: 2,
     };
-    let (mut s, _) = build(&case, &dir, 1000, 128, 32);
+    let (s, _) = build(&case, &dir, 1000, 128, 32);
     let invalid = |r: b2nd::Result<()>| matches!(r, Err(b2nd::Error::InvalidParam(_)));
     let mut out = vec![0u8; 8];
     assert!(
@@ -262,9 +262,9 @@ fn an_external_executor_runs_the_tasks_of_small_chunks() {
         filters: [0, 0, 0, 0, 0, 1],
         nthreads,
     };
-    let (mut four, data) = build(&case(4, false), &dir, 1024, 128, 32);
-    let (mut on_disk, _) = build(&case(4, true), &dir, 1024, 128, 32);
-    let (mut one, _) = build(&case(1, false), &dir, 1024, 128, 32);
+    let (four, data) = build(&case(4, false), &dir, 1024, 128, 32);
+    let (on_disk, _) = build(&case(4, true), &dir, 1024, 128, 32);
+    let (one, _) = build(&case(1, false), &dir, 1024, 128, 32);
     let c = coords(1024, 5);
     let mut want = vec![0u8; c.len() * 4];
     four.get_sparse_buffer(&c, &mut want).unwrap();

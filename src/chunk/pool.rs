@@ -265,12 +265,15 @@ where
     let queue = Mutex::new(items.into_iter().enumerate());
     let first_err: Mutex<Option<(usize, crate::Error)>> = Mutex::new(None);
     let finished = AtomicUsize::new(0);
+    // Workers do this call's work: calls their callbacks make on the
+    // objects it works on are part of it (see `crate::gate`).
+    let call = crate::gate::current_call();
     let work = |w: &mut W, tid: usize| loop {
         let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
         let Some((k, item)) = next else {
             break;
         };
-        let r = catch_unwind(AssertUnwindSafe(|| f(w, tid, item)))
+        let r = catch_unwind(AssertUnwindSafe(|| crate::gate::adopt(call, || f(w, tid, item))))
             .unwrap_or_else(|_| Err(crate::err!(Failure, "a worker panicked on item {k}")));
         if let Err(e) = r {
             let mut slot = first_err.lock().unwrap_or_else(|p| p.into_inner());

@@ -37,7 +37,7 @@ use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;
 use std::sync::Arc;
 
-use super::schunk::{claim, this, SchunkBox, SchunkSlot};
+use super::schunk::{this, SchunkBox, SchunkSlot};
 use super::storage::{path_from_c, storage_from_c};
 use super::types::{
     b2nd_array_t, b2nd_context_t, blosc2_io, blosc2_metalayer, blosc2_schunk, blosc2_storage,
@@ -46,7 +46,7 @@ use super::types::{
 use super::{convert, guard};
 use crate::ndarray::array::{ArrayStorage, Context, NdArray};
 use crate::ndarray::padded;
-use crate::schunk::{SChunk, Storage};
+use crate::schunk::SharedSChunk;
 use crate::Result;
 
 /// Most dimensions of an array (the reference `B2ND_MAX_DIM`).
@@ -312,8 +312,8 @@ impl ArrayBox {
     /// Boxes `core`, moving its super-chunk into a new C super-chunk object
     /// (`io` is recorded as its storage's I/O backend).
     pub(crate) fn into_c(core: NdArray, io: Option<blosc2_io>) -> Result<*mut b2nd_array_t> {
-        let real = ArrayBox::take_schunk(&core)?;
-        Ok(ArrayBox::wrap(core, SchunkBox::into_c(real, io)))
+        let sc = ArrayBox::schunk_of(&core)?;
+        Ok(ArrayBox::wrap(core, SchunkBox::into_c_shared(sc, io)))
     }
 
     /// Like [`ArrayBox::into_c`], the super-chunk going into `slot`, the C
@@ -323,18 +323,14 @@ impl ArrayBox {
         io: Option<blosc2_io>,
         slot: SchunkSlot,
     ) -> Result<*mut b2nd_array_t> {
-        let real = ArrayBox::take_schunk(&core)?;
-        Ok(ArrayBox::wrap(core, slot.fill(real, io)))
+        let sc = ArrayBox::schunk_of(&core)?;
+        Ok(ArrayBox::wrap(core, slot.fill(sc, io)))
     }
 
-    /// The core's super-chunk, a stand-in left in its place.
-    fn take_schunk(core: &NdArray) -> Result<SChunk> {
-        let mut real = stand_in()?;
-        core.with_schunk(|sc| {
-            std::mem::swap(sc, &mut real);
-            Ok(())
-        })?;
-        Ok(real)
+    /// The core's super-chunk, which the C super-chunk object shares.
+    fn schunk_of(core: &NdArray) -> Result<SharedSChunk> {
+        core.schunk_handle()
+            .ok_or_else(|| crate::err!(NullPointer, "this array has no super-chunk (decoded storage)"))
     }
 
     /// Boxes `core` whose super-chunk already lives in the C object `sc`,
@@ -425,11 +421,6 @@ pub(crate) fn named(ctx: &Context, slot: &SchunkSlot) -> Context {
     ctx
 }
 
-/// An empty in-memory super-chunk, the array's stand-in between calls.
-fn stand_in() -> Result<SChunk> {
-    SChunk::new(Storage::default())
-}
-
 /// The box behind an array pointer, or `NullPointer`.
 ///
 /// # Safety
@@ -461,40 +452,23 @@ fn lend_with<T>(
     follow: bool,
     f: impl FnOnce(&mut NdArray) -> Result<T>,
 ) -> Result<T> {
-    let swap = |core: &mut NdArray, sc: *mut blosc2_schunk| {
-        // SAFETY: `sc` is the live super-chunk this box owns (or NULL:
-        // error); the `&mut` made here ends with this closure.
-        let mut sb = unsafe { this(sc) }?;
-        core.with_schunk(|s| {
-            std::mem::swap(s, &mut sb.core);
-            Ok(())
-        })
-    };
-    {
-        // What the caller wrote to `array->sc` (its contexts, chunk size,
-        // settings) first, as for every super-chunk call.
-        // SAFETY: as above.
-        let mut sb = unsafe { this(ab.c.sc) }?;
-        sb.pull()?;
-    }
-    swap(&mut ab.core, ab.c.sc)?;
-    // SAFETY: as above.
-    let r = unsafe { claim(ab.c.sc) }.and_then(|held| {
-        let r = if follow {
-            ab.core.refresh().and_then(|_| f(&mut ab.core))
-        } else {
-            f(&mut ab.core)
-        };
-        drop(held);
-        r
+    // SAFETY: `sc` is the live super-chunk this box owns (or NULL: error);
+    // the claim this makes is held until `sb` goes, after `f`.
+    let mut sb = unsafe { this(ab.c.sc) }?;
+    // What the caller wrote to `array->sc` (its contexts, chunk size,
+    // settings) first, as for every super-chunk call; and a chunk kept
+    // decoded is not trusted, as `array->sc` may have been changed.
+    let r = sb.pull().and_then(|()| {
+        ab.core.forget_cached();
+        if follow {
+            ab.core.refresh()?;
+        }
+        f(&mut ab.core)
     });
-    let back = swap(&mut ab.core, ab.c.sc);
-    // SAFETY: as above.
-    if let Ok(mut sb) = unsafe { this(ab.c.sc) } {
-        sb.sync();
-    }
+    sb.sync();
+    // Released before the array box syncs from it.
+    drop(sb);
     ab.sync();
-    back?;
     r
 }
 
@@ -508,6 +482,41 @@ unsafe fn with_array(p: *const b2nd_array_t, f: impl FnOnce(&mut NdArray) -> Res
         // SAFETY: forwarded contract.
         let ab = unsafe { array(p) }?;
         lend(ab, f)?;
+        Ok(0)
+    }) as c_int
+}
+
+/// Runs the read `f` on the array behind `p` and returns 0 or the error's
+/// code. Reads of an array (and of its views, which share its super-chunk)
+/// run together, admitted as reads of `array->sc`; when the call must
+/// first take in changes (see `SchunkBox::needs_exclusive`, and what other
+/// handles wrote to the file), it runs as [`with_array`] does, alone.
+///
+/// # Safety
+/// As for [`array`].
+unsafe fn read_array(p: *const b2nd_array_t, f: impl FnOnce(&NdArray) -> Result<()>) -> c_int {
+    super::guard_code(|| {
+        if p.is_null() {
+            crate::bail!(NullPointer, "array is NULL");
+        }
+        // SAFETY: a live box (see `array`); its `sc` field is written once,
+        // when the box is made, and read here through the raw pointer
+        // before any reference to the box exists.
+        let sc = unsafe { core::ptr::addr_of!((*p.cast::<ArrayBox>()).c.sc).read() };
+        {
+            // SAFETY: `sc` is NULL or the live super-chunk the box owns.
+            let sb = unsafe { super::schunk::this_shared(sc) }?;
+            // SAFETY: the box is changed only by calls admitted to change
+            // `sc` (see `lend`), which wait while this read claim lives.
+            let ab = unsafe { &*p.cast::<ArrayBox>() };
+            if !sb.needs_exclusive() && !ab.core.behind() {
+                f(&ab.core)?;
+                return Ok(0);
+            }
+        }
+        // SAFETY: forwarded contract.
+        let ab = unsafe { array(p) }?;
+        lend(ab, |a| f(a))?;
         Ok(0)
     }) as c_int
 }
@@ -854,22 +863,7 @@ pub(crate) unsafe fn adopt(schunk: *mut blosc2_schunk, out: *mut *mut b2nd_array
     if out.is_null() {
         crate::bail!(NullPointer, "array is NULL");
     }
-    let real = std::mem::replace(&mut sb.core, stand_in()?);
-    let core = match NdArray::from_schunk_or_back(real) {
-        Ok(a) => a,
-        Err((e, real)) => {
-            if let Some(real) = real {
-                sb.core = real;
-            }
-            sb.sync();
-            return Err(e);
-        }
-    };
-    // The array holds the stand-in between calls; the C object the real one.
-    core.with_schunk(|sc| {
-        std::mem::swap(sc, &mut sb.core);
-        Ok(())
-    })?;
+    let core = NdArray::from_shared_schunk(sb.core.clone())?;
     sb.sync();
     // Released before the array box syncs from it.
     drop(sb);
@@ -931,7 +925,7 @@ pub unsafe extern "C" fn b2nd_from_cframe(
             // SAFETY: forwarded contract.
             let frame =
                 unsafe { super::convert::bytes(cframe.cast_const().cast(), cframe_len, "cframe") }
-                    .and_then(|bytes| SChunk::from_buffer(bytes, false))
+                    .and_then(|bytes| crate::schunk::SChunk::from_buffer(bytes, false))
                     .map_err(|e| crate::err!(Failure, "not a contiguous frame: {}", e.detail()))?;
             let core = NdArray::from_frame(frame, true)?;
             // SAFETY: `array` is non-NULL and writable per the contract.

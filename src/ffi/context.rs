@@ -141,8 +141,10 @@ fn schunk_block_shape(schunk: *mut core::ffi::c_void) -> Option<Arc<[i64]>> {
     }
     // SAFETY: a non-NULL `schunk` in cparams/dparams is, by the C API's
     // contract, a live super-chunk from this library (every one is a
-    // `SchunkBox`) that outlives the context; one field is cloned here.
-    unsafe { (*sc).core.cparams().block_shape.clone() }
+    // `SchunkBox`) that outlives the context; one field is cloned here
+    // (what the last call on it showed: this may run inside a call
+    // changing it, from one of its callbacks).
+    unsafe { (*sc).shown_block_shape.clone() }
 }
 
 /// Per-thread scratch handed to C callbacks as `ttmp`.

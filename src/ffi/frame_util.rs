@@ -209,18 +209,18 @@ pub unsafe extern "C" fn blosc2_get_slice_nchunks(
 unsafe fn slice_chunks(b: &mut SchunkBox, start: *const i64, stop: *const i64) -> Result<Vec<i64>> {
     let nd_meta = ["b2nd", "caterva"]
         .iter()
-        .find_map(|n| b.core.meta_get(n).ok());
+        .find_map(|n| b.core.read().meta_get(n).ok());
     let Some(meta) = nd_meta else {
-        if b.core.nchunks() == 0 {
+        if b.core.read().nchunks() == 0 {
             return Ok(Vec::new());
         }
-        let cs = i64::from(b.core.chunksize());
+        let cs = i64::from(b.core.read().chunksize());
         if cs <= 0 {
             crate::bail!(InvalidParam, "variable-size chunks have no fixed slice map");
         }
         // SAFETY: one entry each per the contract.
         let (s, e) = unsafe { (*start, *stop) };
-        let ts = i64::from(b.core.typesize());
+        let ts = i64::from(b.core.read().typesize());
         let (bs, be) = s
             .checked_mul(ts)
             .zip(e.checked_mul(ts))
@@ -230,8 +230,8 @@ unsafe fn slice_chunks(b: &mut SchunkBox, start: *const i64, stop: *const i64) -
         let last = (be + cs - 1) / cs;
         return Ok((first..last).collect());
     };
-    let nd = crate::ndarray::meta::NdMeta::from_meta_bytes(&meta, b.core.typesize())?;
-    let geo = crate::ndarray::geometry::Geometry::from_meta(&nd, b.core.typesize())?;
+    let nd = crate::ndarray::meta::NdMeta::from_meta_bytes(&meta, b.core.read().typesize())?;
+    let geo = crate::ndarray::geometry::Geometry::from_meta(&nd, b.core.read().typesize())?;
     let n = nd.ndim();
     if n == 0 {
         return Ok(vec![0]);
@@ -264,13 +264,17 @@ pub unsafe extern "C" fn blosc2_frame_get_offsets(schunk: *mut blosc2_schunk) ->
     guard(core::ptr::null_mut(), || {
         let r = (|| {
             // SAFETY: forwarded contract.
-            let mut b = unsafe { this(schunk) }?;
-            if !b.core.is_frame() {
+            let b = unsafe { this(schunk) }?;
+            if !b.core.read().is_frame() {
                 crate::bail!(FrameType, "the super-chunk has no frame");
             }
-            let st = b.core.storage();
-            let io = st.io.clone().unwrap_or_else(crate::frame::StdIo::shared);
-            let place = match (&st.urlpath, st.contiguous) {
+            let (urlpath, contiguous, io) = {
+                let core = b.core.read();
+                let st = core.storage();
+                (st.urlpath.clone(), st.contiguous, st.io.clone())
+            };
+            let io = io.unwrap_or_else(crate::frame::StdIo::shared);
+            let place = match (&urlpath, contiguous) {
                 (Some(p), true) => crate::frame::Place::File {
                     io,
                     path: p.clone(),
@@ -278,7 +282,7 @@ pub unsafe extern "C" fn blosc2_frame_get_offsets(schunk: *mut blosc2_schunk) ->
                 },
                 (Some(p), false) => crate::frame::Place::Sparse { io, dir: p.clone() },
                 (None, _) => crate::frame::Place::Memory(crate::frame::MemFile {
-                    data: b.core.to_buffer()?,
+                    data: b.core.write().to_buffer()?,
                 }),
             };
             let (frame, _, _) = crate::frame::Frame::open(place)?;
@@ -315,7 +319,7 @@ pub unsafe extern "C" fn b2nd_packed_pack(schunk: *mut blosc2_schunk, packed: *m
             if packed.is_null() {
                 crate::bail!(NullPointer, "packed is NULL");
             }
-            let bytes = crate::schunk::packed::pack(&mut b.core)?;
+            let bytes = crate::schunk::packed::pack(&mut b.core.write())?;
             *packed = malloc_copy(&bytes)?;
             Ok(bytes.len() as i64)
         })

@@ -15,7 +15,7 @@ use core::ffi::{c_char, c_int};
 
 use super::constants::BLOSC2_METALAYER_NAME_MAXLEN;
 use super::convert;
-use super::schunk::{claimed_vlmetas, malloc_copy, read_meta, with_schunk};
+use super::schunk::{claimed_vlmetas, malloc_copy, read_meta, read_schunk, with_schunk};
 use super::storage::cparams_from_c;
 use super::types::{blosc2_cparams, blosc2_schunk};
 use crate::Result;
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn blosc2_meta_add(
         with_schunk(schunk, |b| {
             let name = name_from_c(name)?;
             let content = content_from_c(content, content_len)?;
-            Ok(b.core.meta_add(name, content)? as i64)
+            Ok(b.core.write().meta_add(name, content)? as i64)
         }) as c_int
     }
 }
@@ -139,10 +139,11 @@ pub unsafe extern "C" fn blosc2_meta_update(
             let name = name_from_c(name)?;
             let i = b
                 .core
+                .read()
                 .meta_exists(name)
                 .ok_or_else(|| crate::err!(NotFound, "metalayer '{name}' not found"))?;
             let content = content_from_c(content, content_len)?;
-            match b.core.meta_update(name, content) {
+            match b.core.write().meta_update(name, content) {
                 Ok(i) => Ok(i as i64),
                 Err(crate::Error::InvalidParam(msg)) => {
                     // The reference's convention: rejected, index returned.
@@ -204,9 +205,10 @@ pub unsafe extern "C" fn blosc2_vlmeta_exists(
     }
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             let name = name_from_c(name)?;
             b.core
+                .read()
                 .vlmeta_exists(name)
                 .map(|i| i as i64)
                 .ok_or_else(|| crate::err!(NotFound, "vlmetalayer '{name}' not found"))
@@ -234,7 +236,7 @@ pub unsafe extern "C" fn blosc2_vlmeta_add(
             let name = name_from_c(name)?;
             let content = content_from_c(content, content_len)?;
             let cp = cparams_from_c(cparams);
-            Ok(b.core.vlmeta_add(name, content, Some(&cp))? as i64)
+            Ok(b.core.write().vlmeta_add(name, content, Some(&cp))? as i64)
         }) as c_int
     }
 }
@@ -255,13 +257,13 @@ pub unsafe extern "C" fn blosc2_vlmeta_update(
     unsafe {
         with_schunk(schunk, |b| {
             let name = name_from_c(name)?;
-            if b.core.vlmeta_exists(name).is_none() {
+            if b.core.read().vlmeta_exists(name).is_none() {
                 crate::bail!(NotFound, "vlmetalayer '{name}' not found");
             }
             let content = content_from_c(content, content_len)?;
             let cp = cparams_from_c(cparams);
             // sync() sees the new compressed content and bumps change_tick.
-            Ok(b.core.vlmeta_update(name, content, Some(&cp))? as i64)
+            Ok(b.core.write().vlmeta_update(name, content, Some(&cp))? as i64)
         }) as c_int
     }
 }
@@ -298,16 +300,17 @@ pub unsafe extern "C" fn blosc2_vlmeta_get(
     }
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             if name.is_null() || content.is_null() || content_len.is_null() {
                 crate::bail!(InvalidParam, "NULL argument");
             }
             let name = name_from_c(name)?;
             let i = b
                 .core
+                .read()
                 .vlmeta_exists(name)
                 .ok_or_else(|| crate::err!(NotFound, "vlmetalayer '{name}' not found"))?;
-            let bytes = b.core.vlmeta_get(name)?;
+            let bytes = b.core.read().vlmeta_get(name)?;
             hand_out(&bytes, content, content_len)?;
             Ok(i as i64)
         }) as c_int
@@ -327,10 +330,10 @@ pub unsafe extern "C" fn blosc2_vlmeta_delete(
     unsafe {
         with_schunk(schunk, |b| {
             let name = name_from_c(name)?;
-            if b.core.vlmeta_exists(name).is_none() {
+            if b.core.read().vlmeta_exists(name).is_none() {
                 crate::bail!(NotFound, "vlmetalayer '{name}' not found");
             }
-            Ok(b.core.vlmeta_delete(name)? as i64)
+            Ok(b.core.write().vlmeta_delete(name)? as i64)
         }) as c_int
     }
 }

@@ -56,7 +56,7 @@ use super::types::{
     blosc2_cparams, blosc2_dparams, blosc2_frame, blosc2_io, blosc2_metalayer, blosc2_schunk,
     blosc2_storage,
 };
-use crate::schunk::SChunk;
+use crate::schunk::{SChunk, SharedSChunk};
 use crate::Result;
 
 /// A metalayer entry whose name and content the box owns.
@@ -138,7 +138,8 @@ impl Published {
 pub(crate) struct SchunkBox {
     /// Must stay first: the C pointer is the box's address.
     pub(crate) c: blosc2_schunk,
-    pub(crate) core: SChunk,
+    /// Shared with the arrays built on this super-chunk (`b2nd_array_t`).
+    pub(crate) core: SharedSChunk,
     /// `c.storage` points here, and its `cparams`/`dparams` to the two
     /// below: set when the super-chunk is made or opened and then the
     /// caller's to change, as in the reference (python-blosc2 sets its
@@ -164,6 +165,9 @@ pub(crate) struct SchunkBox {
     /// The caller's frame buffer given to `from_buffer` without copy.
     borrowed_cframe: *mut u8,
     avoid_cframe_free: bool,
+    /// The cell filters' block shape of the core, as the last call left it
+    /// (for contexts made inside a call, see `context::schunk_block_shape`).
+    pub(crate) shown_block_shape: Option<std::sync::Arc<[i64]>>,
     /// The metalayers `metas` and `vlmetas` show, as a claim hands them to
     /// codecs and filters reading them during a call (see [`busy`]).
     meta_snapshot: busy::Shown,
@@ -179,9 +183,23 @@ impl SchunkBox {
         SchunkBox::into_c_with(core, io, None, None)
     }
 
+    /// Like [`SchunkBox::into_c`], for a super-chunk an array holds too.
+    pub(crate) fn into_c_shared(core: SharedSChunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
+        SchunkBox::into_c_full(core, io, None, None)
+    }
+
     /// Like [`SchunkBox::into_c`], with the caller's parameter structs.
     pub(crate) fn into_c_with(
         core: SChunk,
+        io: Option<blosc2_io>,
+        user_cparams: Option<blosc2_cparams>,
+        user_dparams: Option<blosc2_dparams>,
+    ) -> *mut blosc2_schunk {
+        SchunkBox::into_c_full(SharedSChunk::new(core), io, user_cparams, user_dparams)
+    }
+
+    fn into_c_full(
+        core: SharedSChunk,
         io: Option<blosc2_io>,
         user_cparams: Option<blosc2_cparams>,
         user_dparams: Option<blosc2_dparams>,
@@ -219,6 +237,7 @@ impl SchunkBox {
             core::ptr::addr_of_mut!((*p).borrowed_cframe).write(core::ptr::null_mut());
             core::ptr::addr_of_mut!((*p).avoid_cframe_free).write(true);
             core::ptr::addr_of_mut!((*p).meta_snapshot).write(busy::Shown::default());
+            core::ptr::addr_of_mut!((*p).shown_block_shape).write(None);
             Box::from_raw(p)
         };
         b.c.current_nchunk = -1;
@@ -249,6 +268,7 @@ impl SchunkBox {
             borrowed_cframe: _,
             avoid_cframe_free: _,
             meta_snapshot: _,
+            shown_block_shape: _,
         } = b;
     }
 
@@ -259,18 +279,19 @@ impl SchunkBox {
     fn bind(&mut self, user_cparams: Option<blosc2_cparams>, user_dparams: Option<blosc2_dparams>) {
         self.urlpath = self
             .core
+            .read()
             .storage()
             .urlpath
             .as_ref()
             .and_then(|p| CString::new(p.to_string_lossy().as_bytes()).ok());
         let me = (self as *mut SchunkBox).cast::<c_void>();
-        let (cp, dp) = naming(self.core.cparams(), self.core.dparams(), me);
-        self.core.set_user_data(Some(cp), Some(dp));
+        let (cp, dp) = naming(self.core.read().cparams(), self.core.read().dparams(), me);
+        self.core.write().set_user_data(Some(cp), Some(dp));
         // The storage's parameters are the core's, with what only C has
         // (pre/postfilters and their params, codec and filter params, tuner
         // params) kept from the caller's structs.
-        let own_c = cparams_to_c(self.core.cparams(), me);
-        let own_d = dparams_to_c(self.core.dparams(), self.core.typesize(), me);
+        let own_c = cparams_to_c(self.core.read().cparams(), me);
+        let own_d = dparams_to_c(self.core.read().dparams(), self.core.read().typesize(), me);
         self.cparams = match user_cparams {
             Some(u) => blosc2_cparams {
                 prefilter: u.prefilter,
@@ -291,7 +312,7 @@ impl SchunkBox {
             None => own_d,
         };
         self.storage = blosc2_storage {
-            contiguous: self.core.storage().contiguous,
+            contiguous: self.core.read().storage().contiguous,
             urlpath: self
                 .urlpath
                 .as_ref()
@@ -337,7 +358,7 @@ impl SchunkBox {
     pub(crate) fn pull(&mut self) -> Result<()> {
         let now = Published::of(&self.c);
         if now.settings_differ(&self.published) {
-            let mut cp = self.core.cparams().clone();
+            let mut cp = self.core.read().cparams().clone();
             cp.compcode = now.compcode;
             cp.compcode_meta = now.compcode_meta;
             cp.clevel = now.clevel;
@@ -347,15 +368,12 @@ impl SchunkBox {
             cp.use_dict = now.use_dict != 0;
             cp.filters = now.filters;
             cp.filters_meta = now.filters_meta;
-            let r = self.core.record_cparams(&cp);
-            self.published = Published {
-                chunksize: self.published.chunksize,
-                ..now
-            };
+            let r = self.core.write().record_cparams(&cp);
+            self.published = Published { chunksize: self.published.chunksize, ..now };
             r?;
         }
         if now.chunksize != self.published.chunksize {
-            let r = self.core.declare_chunksize(now.chunksize);
+            let r = self.core.write().declare_chunksize(now.chunksize);
             self.published.chunksize = now.chunksize;
             r?;
         }
@@ -376,15 +394,40 @@ impl SchunkBox {
         }
         let cp = match cctx.and_then(|c| c.comp.as_ref()) {
             Some(comp) => comp.cparams().clone(),
-            None => self.core.codec_cparams().clone(),
+            None => self.core.read().codec_cparams().clone(),
         };
         let dp = match dctx {
             Some(d) => d.decomp.dparams().clone(),
-            None => self.core.codec_dparams().clone(),
+            None => self.core.read().codec_dparams().clone(),
         };
         self.installed_cctx = cctx.map_or(self.installed_cctx, |c| c.id);
         self.installed_dctx = dctx.map_or(self.installed_dctx, |d| d.id);
-        self.core.set_codec_params(cp, dp)
+        self.core.write().set_codec_params(cp, dp)
+    }
+
+    /// Whether a read must run alone, as a change does: the caller wrote to
+    /// the public fields or put other contexts in `cctx`/`dctx` since the
+    /// last call (see [`SchunkBox::pull`]), another handle changed the file,
+    /// or locking is on.
+    pub(crate) fn needs_exclusive(&self) -> bool {
+        let now = Published::of(&self.c);
+        if now.settings_differ(&self.published) || now.chunksize != self.published.chunksize {
+            return true;
+        }
+        // SAFETY: as in `pull`: NULL or live contexts of this library, read only.
+        let (cctx, dctx) = unsafe {
+            (
+                super::context::ctx_ref(self.c.cctx),
+                super::context::ctx_ref(self.c.dctx),
+            )
+        };
+        if cctx.is_some_and(|c| c.id != self.installed_cctx)
+            || dctx.is_some_and(|d| d.id != self.installed_dctx)
+        {
+            return true;
+        }
+        let core = self.core.read();
+        core.locking() || core.stale()
     }
 
     /// Refreshes every field of the C struct the library writes from the
@@ -392,24 +435,27 @@ impl SchunkBox {
     /// [`SchunkBox::pull`]).
     pub(crate) fn sync(&mut self) {
         let me = self as *mut SchunkBox;
-        let cp = self.core.cparams();
+        let core = self.core.clone();
+        let core = core.read();
+        let cp = core.cparams();
+        self.shown_block_shape = cp.block_shape.clone();
         let c = &mut self.c;
         c.compcode = cp.compcode;
         c.compcode_meta = cp.compcode_meta;
         c.clevel = cp.clevel;
         c.splitmode = u8::try_from(cp.splitmode).unwrap_or(0);
-        c.typesize = self.core.typesize();
-        c.blocksize = self.core.blocksize();
-        c.chunksize = self.core.chunksize();
-        c.flags2 = u8::from(self.core.vl_blocks());
+        c.typesize = core.typesize();
+        c.blocksize = core.blocksize();
+        c.chunksize = core.chunksize();
+        c.flags2 = u8::from(self.core.read().vl_blocks());
         c.use_dict = u8::from(cp.use_dict);
         c.filters = cp.filters;
         c.filters_meta = cp.filters_meta;
-        c.nchunks = self.core.nchunks();
-        c.nbytes = self.core.nbytes();
-        c.cbytes = self.core.cbytes();
+        c.nchunks = self.core.read().nchunks();
+        c.nbytes = self.core.read().nbytes();
+        c.cbytes = self.core.read().cbytes();
         c.tuner_id = cp.tuner_id;
-        c.frame = if self.core.is_frame() {
+        c.frame = if self.core.read().is_frame() {
             me.cast::<blosc2_frame>()
         } else {
             core::ptr::null_mut()
@@ -434,7 +480,9 @@ impl SchunkBox {
     /// bytes, grown by 4 KiB at a time as the reference does. NULL and 0 for
     /// frames, which have no such array in the reference either.
     fn sync_chunk_ptrs(&mut self) {
-        let Some(list) = self.core.chunk_list() else {
+        let core = self.core.clone();
+        let core = core.read();
+        let Some(list) = core.chunk_list() else {
             self.chunk_ptrs = Vec::new();
             self.c.data = core::ptr::null_mut();
             self.c.data_len = 0;
@@ -456,7 +504,9 @@ impl SchunkBox {
 
     /// Rebuilds the metalayer entries if the core's differ; true if they did.
     fn sync_metas(&mut self) -> bool {
-        let current = self.core.metalayers();
+        let core = self.core.clone();
+        let core = core.read();
+        let current = core.metalayers();
         if same_layers(current, &self.metas) {
             return false;
         }
@@ -480,7 +530,9 @@ impl SchunkBox {
     /// contents differ; true if they did. As in the reference, each entry's
     /// `content`/`content_len` are the compressed bytes the trailer stores.
     fn sync_vlmetas(&mut self) -> bool {
-        let current = self.core.vlmetalayers_stored();
+        let core = self.core.clone();
+        let core = core.read();
+        let current = core.vlmetalayers_stored();
         if same_layers(current, &self.vlmetas) {
             return false;
         }
@@ -542,7 +594,7 @@ impl SchunkSlot {
     }
 
     /// Moves `core` into the slot's super-chunk and returns it.
-    pub(crate) fn fill(mut self, core: SChunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
+    pub(crate) fn fill(mut self, core: SharedSChunk, io: Option<blosc2_io>) -> *mut blosc2_schunk {
         let (p, claim) = (self.p, self.claim.take());
         std::mem::forget(self);
         // SAFETY: `p` is the live box this slot made and alone refers to;
@@ -614,7 +666,7 @@ fn resolve_lazy(
     // changed while the context decodes; it is only read here, and the block
     // source opens its own file handle, keeping no borrow of it.
     let b = unsafe { &*(sc as *const SchunkBox) };
-    b.core.lazy_block_source(chunk)
+    b.core.read().lazy_block_source(chunk)
 }
 
 /// Whether the C entries already mirror `layers` (names and contents).
@@ -674,6 +726,36 @@ pub(crate) unsafe fn this<'a>(p: *mut blosc2_schunk) -> Result<Held<'a>> {
     // every other call from making a reference to it while this one lives.
     let b = unsafe { &mut *p.cast::<SchunkBox>() };
     Ok(Held { b, _claim: claim })
+}
+
+/// The box behind a C pointer, admitted for a read until the returned
+/// [`SharedHeld`] is dropped: other reads may hold it at the same time.
+///
+/// # Safety
+/// `p` is NULL or a pointer returned by this library and not yet freed.
+pub(crate) unsafe fn this_shared<'a>(p: *mut blosc2_schunk) -> Result<SharedHeld<'a>> {
+    let raw = p.cast::<SchunkBox>().cast_const();
+    if raw.is_null() {
+        crate::bail!(NullPointer, "schunk is NULL");
+    }
+    let claim = busy::claim_read(raw as usize)?;
+    // SAFETY: `p` is a live box (see `claim`); while the read claim lives
+    // no call holds a `&mut` to it (changes wait for reads to end).
+    let b = unsafe { &*raw };
+    Ok(SharedHeld { b, _claim: claim })
+}
+
+/// A super-chunk's box shared by the reads running on it (see [`this_shared`]).
+pub(crate) struct SharedHeld<'a> {
+    b: &'a SchunkBox,
+    _claim: busy::Claim,
+}
+
+impl core::ops::Deref for SharedHeld<'_> {
+    type Target = SchunkBox;
+    fn deref(&self) -> &SchunkBox {
+        self.b
+    }
 }
 
 /// A super-chunk's box with the claim that makes this `&mut` the only way
@@ -787,8 +869,47 @@ pub(crate) unsafe fn with_schunk(
         // stale frame on each access; a no-op otherwise).
         let r = b
             .pull()
-            .and_then(|_| b.core.sync_if_stale())
+            .and_then(|_| b.core.write().sync_if_stale())
             .and_then(|_| f(&mut b));
+        b.sync();
+        r
+    })
+}
+
+/// Runs the read `f` on the box behind `p` and returns its value or the
+/// error's code. Reads run together; when the call must first take in what
+/// the caller wrote to the public fields, or what another handle wrote to
+/// the file, or when locking is on (each read is then one access under the
+/// cross-process lock), it runs as [`with_schunk`] does, alone.
+///
+/// # Safety
+/// As for [`this`].
+pub(crate) unsafe fn read_schunk(p: *mut blosc2_schunk, f: impl FnOnce(&SchunkBox) -> Result<i64>) -> i64 {
+    super::guard_code(|| {
+        {
+            // SAFETY: forwarded contract.
+            let b = unsafe { this_shared(p) }?;
+            if !b.needs_exclusive() {
+                return f(&b);
+            }
+        }
+        // SAFETY: forwarded contract.
+        let mut b = unsafe { this(p) }?;
+        let r = b.pull().and_then(|_| b.core.write().sync_if_stale());
+        let r = r.and_then(|_| {
+            if !b.core.read().locking() {
+                return f(&b);
+            }
+            // One access under the cross-process lock (taken whole: the
+            // bracket a caller's `blosc2_schunk_lock` nests in), which also
+            // catches up with what other handles wrote first.
+            b.core.write().lock()?;
+            let r = f(&b);
+            let u = b.core.write().unlock();
+            let v = r?;
+            u?;
+            Ok(v)
+        });
         b.sync();
         r
     })
@@ -860,7 +981,7 @@ pub unsafe extern "C" fn blosc2_schunk_copy(
             let mut b = unsafe { this(schunk) }?;
             // SAFETY: forwarded contract.
             let st = unsafe { storage_from_c(storage) }?;
-            let copy = b.core.copy(st);
+            let copy = b.core.write().copy(st);
             b.sync();
             // SAFETY: forwarded contract.
             Ok(SchunkBox::into_c(copy?, unsafe { io_copy(storage) }))
@@ -990,7 +1111,7 @@ pub unsafe extern "C" fn blosc2_schunk_avoid_cframe_free(
     guard((), || {
         // SAFETY: forwarded contract.
         if let Ok(mut b) = unsafe { this(schunk) } {
-            if b.core.is_frame() {
+            if b.core.read().is_frame() {
                 b.avoid_cframe_free = avoid_cframe_free;
             }
         }
@@ -1012,7 +1133,7 @@ pub unsafe extern "C" fn blosc2_schunk_lock(schunk: *mut blosc2_schunk) -> c_int
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
-            b.core.lock()?;
+            b.core.write().lock()?;
             Ok(0)
         }) as c_int
     }
@@ -1028,7 +1149,7 @@ pub unsafe extern "C" fn blosc2_schunk_unlock(schunk: *mut blosc2_schunk) -> c_i
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
-            b.core.unlock()?;
+            b.core.write().unlock()?;
             Ok(0)
         }) as c_int
     }
@@ -1045,7 +1166,7 @@ pub unsafe extern "C" fn blosc2_schunk_refresh(schunk: *mut blosc2_schunk) -> c_
     super::guard_code(|| {
         // SAFETY: forwarded contract.
         let mut b = unsafe { this(schunk) }?;
-        let r = b.pull().and_then(|_| b.core.sync_if_stale());
+        let r = b.pull().and_then(|_| b.core.write().sync_if_stale());
         b.sync();
         Ok(i64::from(r?))
     }) as c_int
@@ -1071,7 +1192,7 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
             if cframe.is_null() || needs_free.is_null() {
                 crate::bail!(NullPointer, "cframe or needs_free is NULL");
             }
-            if let Some(own) = b.core.frame_bytes() {
+            if let Some(own) = b.core.read().frame_bytes() {
                 // SAFETY: both out-pointers are non-NULL and writable per the
                 // contract; the pointer is into the frame's buffer, which the
                 // box owns and only a later call on it can move or free.
@@ -1079,7 +1200,7 @@ pub unsafe extern "C" fn blosc2_schunk_to_buffer(
                 *needs_free = false;
                 return Ok(own.len() as i64);
             }
-            let bytes = b.core.to_buffer()?;
+            let bytes = b.core.write().to_buffer()?;
             let p = malloc_copy(&bytes)?;
             // SAFETY: both out-pointers are non-NULL and writable per the contract.
             *cframe = p;
@@ -1114,7 +1235,7 @@ pub unsafe extern "C" fn blosc2_schunk_to_file(
     unsafe {
         with_schunk(schunk, |b| {
             let path = path_from_c(urlpath, "urlpath")?;
-            Ok(b.core.to_file(&path)? as i64)
+            Ok(b.core.write().to_file(&path)? as i64)
         })
     }
 }
@@ -1133,7 +1254,7 @@ pub unsafe extern "C" fn blosc2_schunk_append_file(
     unsafe {
         with_schunk(schunk, |b| {
             let path = path_from_c(urlpath, "urlpath")?;
-            Ok(b.core.append_file(&path)? as i64)
+            Ok(b.core.write().append_file(&path)? as i64)
         })
     }
 }
@@ -1169,7 +1290,7 @@ pub unsafe extern "C" fn blosc2_schunk_free(schunk: *mut blosc2_schunk) -> c_int
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_schunk_frame_len(schunk: *mut blosc2_schunk) -> i64 {
     // SAFETY: forwarded contract.
-    unsafe { with_schunk(schunk, |b| Ok(b.core.frame_len()? as i64)) }
+    unsafe { with_schunk(schunk, |b| Ok(b.core.write().frame_len()? as i64)) }
 }
 
 /// Stores in `*cparams` a `malloc`ed struct with the super-chunk's
@@ -1190,7 +1311,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_cparams(
                 crate::bail!(NullPointer, "cparams is NULL");
             }
             let me = (b as *mut SchunkBox).cast::<c_void>();
-            let mut out = cparams_to_c(b.core.cparams(), me);
+            let mut out = cparams_to_c(b.core.read().cparams(), me);
             // SAFETY: NULL or a live context (see `SchunkBox::pull`).
             out.nthreads = match super::context::ctx_ref(b.c.cctx) {
                 Some(ctx) => ctx.cparams.nthreads,
@@ -1222,7 +1343,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_dparams(
                 crate::bail!(NullPointer, "dparams is NULL");
             }
             let me = (b as *mut SchunkBox).cast::<c_void>();
-            let mut out = dparams_to_c(b.core.dparams(), 0, me);
+            let mut out = dparams_to_c(b.core.read().dparams(), 0, me);
             // SAFETY: NULL or a live context (see `SchunkBox::pull`).
             out.nthreads = match super::context::ctx_ref(b.c.dctx) {
                 Some(ctx) => ctx.dparams.nthreads,

@@ -257,16 +257,24 @@ pub struct MemFile {
     pub data: Vec<u8>,
 }
 
-impl IoFile for MemFile {
-    fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
+impl MemFile {
+    /// Copies the bytes at `pos` into `buf`, as many as there are; returns
+    /// how many.
+    pub(crate) fn read_into(&self, pos: u64, buf: &mut [u8]) -> usize {
         let len = self.data.len() as u64;
         if pos >= len {
-            return Ok(0);
+            return 0;
         }
         let start = pos as usize;
         let n = buf.len().min(self.data.len() - start);
         buf[..n].copy_from_slice(&self.data[start..start + n]);
-        Ok(n)
+        n
+    }
+}
+
+impl IoFile for MemFile {
+    fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
+        Ok(self.read_into(pos, buf))
     }
 
     fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {

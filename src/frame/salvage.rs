@@ -413,7 +413,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("out.b2frame");
         drop(rebuild(&s, cut, &path).unwrap());
-        let mut sc = SChunk::open(&path).unwrap();
+        let sc = SChunk::open(&path).unwrap();
         assert_eq!(sc.nchunks(), 10);
         for (n, c) in s.chunks.iter().enumerate() {
             let mut out = vec![1u8; 4000];

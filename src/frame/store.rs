@@ -18,6 +18,8 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use super::codec::{self, ChunkInfo, EXTENDED_HEADER_LEN};
 use super::header::{FrameHeader, FrameType, Metalayer, Pos};
@@ -59,8 +61,8 @@ enum ChunkAt {
     Special(SpecialOffset),
     /// In the memory buffer, this many bytes from this position.
     Memory(usize, usize),
-    /// The first bytes of `chunk_buf`, read from a file.
-    Buffer(usize),
+    /// Read from a file.
+    Read(Vec<u8>),
 }
 
 /// A chunk as stored in the frame.
@@ -73,11 +75,15 @@ pub enum FrameChunk<'a> {
 pub struct Frame {
     place: Place,
     /// Open handle to the frame file (contiguous) or index file (sparse).
-    file: Option<Handle>,
+    /// Behind a mutex so that reads through `&self` from several threads
+    /// share it: each read is one positioned read, so the mutex is held
+    /// for that system call only.
+    file: Mutex<Option<Handle>>,
     /// The handle is closed when an operation ends (see [`Frame::op`]).
     transient: bool,
-    /// How many operations are running, one inside another (see [`Frame::op`]).
-    depth: u32,
+    /// How many operations are running, one inside another or on other
+    /// threads (see [`Frame::op`]).
+    depth: AtomicU32,
     header_len: u64,
     data_len: u64,
     offsets: OffsetIndex,
@@ -87,9 +93,6 @@ pub struct Frame {
     /// then never truncated, so that a shrinking frame leaves them where
     /// they are. A growing frame still writes over them, as the reference.
     tail_follows: bool,
-    /// Chunk bytes read from a file, reused from read to read so that a
-    /// chunk read neither allocates nor zeroes (grows only).
-    chunk_buf: Vec<u8>,
     /// Whether the stored chunks of a contiguous frame share no byte,
     /// which is when dropping one's bytes leaves the others as they were.
     layout: ChunkLayout,
@@ -174,14 +177,13 @@ impl Frame {
         let mut f = Frame {
             transient: !place_keeps_files_open(&place),
             place,
-            file: None,
-            depth: 0,
+            file: Mutex::new(None),
+            depth: AtomicU32::new(0),
             header_len: 0,
             data_len: 0,
             offsets: OffsetIndex::default(),
             frame_len: 0,
             tail_follows: false,
-            chunk_buf: Vec::new(),
             layout: ChunkLayout::Disjoint,
             gaps: Vec::new(),
             order: Default::default(),
@@ -204,14 +206,13 @@ impl Frame {
         let mut f = Frame {
             transient: !place_keeps_files_open(&place),
             place,
-            file: None,
-            depth: 0,
+            file: Mutex::new(None),
+            depth: AtomicU32::new(0),
             header_len: 0,
             data_len: 0,
             offsets: OffsetIndex::default(),
             frame_len: 0,
             tail_follows: false,
-            chunk_buf: Vec::new(),
             layout: ChunkLayout::Unchecked,
             gaps: Vec::new(),
             order: Default::default(),
@@ -238,19 +239,46 @@ impl Frame {
     /// result, a handle that the backend does not keep between operations
     /// is closed.
     pub(crate) fn op<T>(&mut self, f: impl FnOnce(&mut Frame) -> Result<T>) -> Result<T> {
-        self.depth += 1;
+        *self.depth.get_mut() += 1;
         let r = f(self);
-        self.depth -= 1;
-        if self.depth == 0 && self.transient {
-            self.file = None;
+        *self.depth.get_mut() -= 1;
+        if *self.depth.get_mut() == 0 && self.transient {
+            *self.slot_mut() = None;
         }
         r
+    }
+
+    /// [`Frame::op`] for reads through `&self`, which may run on several
+    /// threads at once: the last one to end closes a transient handle.
+    pub(crate) fn read_op<T>(&self, f: impl FnOnce(&Frame) -> Result<T>) -> Result<T> {
+        self.depth.fetch_add(1, Ordering::AcqRel);
+        let r = f(self);
+        if self.depth.fetch_sub(1, Ordering::AcqRel) == 1 && self.transient {
+            *self.slot() = None;
+        }
+        r
+    }
+
+    fn slot(&self) -> MutexGuard<'_, Option<Handle>> {
+        // A handle stays usable after a panic elsewhere: at worst a read
+        // through it fails and reports so.
+        self.file.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn slot_mut(&mut self) -> &mut Option<Handle> {
+        self.file.get_mut().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Opens the frame file (the index file of a sparse frame) in `mode`,
     /// closing the handle open before, if any, first.
     fn open_handle(&mut self, mode: OpenMode) -> Result<()> {
-        self.file = None;
+        *self.slot_mut() = None;
+        let handle = self.new_handle(mode)?;
+        *self.slot_mut() = Some(handle);
+        Ok(())
+    }
+
+    fn new_handle(&self, mode: OpenMode) -> Result<Handle> {
         let file = match &self.place {
             Place::Memory(_) => crate::bail!(Failure, "an in-memory frame has no file"),
             Place::File { io, .. } | Place::Sparse { io, .. } if self.shadow_path().is_some() => {
@@ -259,33 +287,57 @@ impl Frame {
             Place::File { io, path, .. } => io.open(path, mode)?,
             Place::Sparse { io, dir } => io.open(&dir.join(SPARSE_INDEX), mode)?,
         };
-        self.file = Some(Handle { file, mode });
-        Ok(())
+        Ok(Handle { file, mode })
+    }
+
+    /// Whether a handle open in `mode` may serve a read.
+    fn reads_through(&self, mode: OpenMode) -> bool {
+        // A created file of a backend that keeps files open is read through
+        // the same handle (the file system's reads); one closed after each
+        // operation may not read it ("wb"), and is reopened.
+        mode != OpenMode::Create || !self.transient
     }
 
     /// The open frame file, to write to it when `write` (else to read it),
     /// opened (or reopened, when the handle open does not allow that) now.
     fn handle(&mut self, write: bool) -> Result<&mut dyn IoFile> {
-        let fits = match self.file.as_ref().map(|h| h.mode) {
+        let fits = match self.slot_mut().as_ref().map(|h| h.mode) {
             None => false,
             Some(OpenMode::Read) => !write,
             Some(OpenMode::ReadWrite) => true,
-            // A created file of a backend that keeps files open is read
-            // through the same handle (the file system's reads); one closed
-            // after each operation may not read it ("wb"), and is reopened.
-            Some(OpenMode::Create) => write || !self.transient,
+            Some(mode @ OpenMode::Create) => write || self.reads_through(mode),
         };
         if !fits {
             // Written once, the file stays open for writing.
-            let mode = if write || self.file.is_some() {
+            let mode = if write || self.slot_mut().is_some() {
                 OpenMode::ReadWrite
             } else {
                 OpenMode::Read
             };
             self.open_handle(mode)?;
         }
-        match self.file.as_mut() {
+        match self.slot_mut().as_mut() {
             Some(h) => Ok(h.file.as_mut()),
+            None => crate::bail!(Failure, "the frame file did not open"),
+        }
+    }
+
+    /// Runs `f` on the open frame file for a read through `&self`, opening
+    /// it first (for reading, or for writing if it was open so before).
+    fn with_reader<T>(&self, f: impl FnOnce(&mut dyn IoFile) -> Result<T>) -> Result<T> {
+        let mut slot = self.slot();
+        let fits = slot.as_ref().is_some_and(|h| self.reads_through(h.mode));
+        if !fits {
+            let mode = if slot.is_some() {
+                OpenMode::ReadWrite
+            } else {
+                OpenMode::Read
+            };
+            *slot = None;
+            *slot = Some(self.new_handle(mode)?);
+        }
+        match slot.as_mut() {
+            Some(h) => f(h.file.as_mut()),
             None => crate::bail!(Failure, "the frame file did not open"),
         }
     }
@@ -306,15 +358,23 @@ impl Frame {
     }
 
     /// Reads `buf.len()` bytes at frame position `pos`.
-    fn read(&mut self, pos: u64, buf: &mut [u8], what: &str) -> Result<()> {
+    fn read(&self, pos: u64, buf: &mut [u8], what: &str) -> Result<()> {
         let abs = self
             .base()
             .checked_add(pos)
             .ok_or_else(|| crate::err!(ReadBuffer, "{what}: position overflow"))?;
-        if let Place::Memory(m) = &mut self.place {
-            return read_exact_at(m, abs, buf, what);
+        if let Place::Memory(m) = &self.place {
+            let got = m.read_into(abs, buf);
+            if got != buf.len() {
+                crate::bail!(
+                    FileRead,
+                    "{what}: wanted {} bytes at {abs}, the frame ends after {got}",
+                    buf.len()
+                );
+            }
+            return Ok(());
         }
-        read_exact_at(self.handle(false)?, abs, buf, what)
+        self.with_reader(|f| read_exact_at(f, abs, buf, what))
     }
 
     fn write(&mut self, pos: u64, data: &[u8]) -> Result<()> {
@@ -524,16 +584,20 @@ impl Frame {
     /// dropped, so the next read opens the new file). `None` when the header
     /// cannot be read right now (another writer mid-write, or a frame in
     /// memory): the caller keeps its view and polls again later.
-    pub(crate) fn poll_len(&mut self) -> Option<(u64, bool)> {
+    pub(crate) fn poll_len(&self) -> Option<(u64, bool)> {
         if matches!(self.place, Place::Memory(_)) {
             return None;
         }
-        let replaced = self.file.as_ref().is_some_and(|h| h.file.replaced());
-        if replaced {
-            self.file = None;
-        }
+        let replaced = {
+            let mut slot = self.slot();
+            let replaced = slot.as_ref().is_some_and(|h| h.file.replaced());
+            if replaced {
+                *slot = None;
+            }
+            replaced
+        };
         let mut field = [0u8; 9];
-        let read = self.op(|f| f.read(Pos::FRAME_LEN as u64 - 1, &mut field, "frame header"));
+        let read = self.read_op(|f| f.read(Pos::FRAME_LEN as u64 - 1, &mut field, "frame header"));
         // A msgpack uint64 (0xcf, then 8 bytes big-endian), as every frame writes it.
         if read.is_err() || field[0] != 0xcf {
             return None;
@@ -584,11 +648,11 @@ impl Frame {
 
     /// Reads `buf.len()` bytes at `pos` inside stored chunk `n`, checking
     /// the range against the chunk's own size limit `limit`.
-    pub fn read_stored(&mut self, n: usize, pos: u64, buf: &mut [u8]) -> Result<()> {
-        self.op(|f| f.read_stored_in_op(n, pos, buf))
+    pub fn read_stored(&self, n: usize, pos: u64, buf: &mut [u8]) -> Result<()> {
+        self.read_op(|f| f.read_stored_in_op(n, pos, buf))
     }
 
-    fn read_stored_in_op(&mut self, n: usize, pos: u64, buf: &mut [u8]) -> Result<()> {
+    fn read_stored_in_op(&self, n: usize, pos: u64, buf: &mut [u8]) -> Result<()> {
         match self.loc(n)? {
             ChunkLoc::Special(_) => {
                 crate::bail!(Failure, "chunk {n} is special and has no stored bytes")
@@ -637,7 +701,7 @@ impl Frame {
 
     /// The header (first 32 bytes) of chunk `n`, or its special kind.
     pub(crate) fn chunk_info(
-        &mut self,
+        &self,
         n: usize,
     ) -> Result<std::result::Result<ChunkInfo, SpecialOffset>> {
         Ok(self.chunk_header(n)?.map(|(info, _)| info))
@@ -645,7 +709,7 @@ impl Frame {
 
     /// Like [`Frame::chunk_info`], also giving the header bytes.
     pub(crate) fn chunk_header(
-        &mut self,
+        &self,
         n: usize,
     ) -> Result<std::result::Result<(ChunkInfo, [u8; EXTENDED_HEADER_LEN]), SpecialOffset>> {
         if let ChunkLoc::Special(s) = self.loc(n)? {
@@ -668,7 +732,7 @@ impl Frame {
     /// (returned open, for the read that follows). So nothing sized by a
     /// header is allocated for bytes that are not there.
     pub(crate) fn check_stored_len(
-        &mut self,
+        &self,
         n: usize,
         cbytes: usize,
     ) -> Result<Option<Box<dyn IoFile>>> {
@@ -699,19 +763,19 @@ impl Frame {
     }
 
     /// Chunk `n` as stored: its bytes, or the special kind its offset encodes.
-    pub fn chunk(&mut self, n: usize) -> Result<FrameChunk<'_>> {
-        Ok(match self.op(|f| f.find_chunk(n))? {
+    pub fn chunk(&self, n: usize) -> Result<FrameChunk<'_>> {
+        Ok(match self.read_op(|f| f.find_chunk(n))? {
             ChunkAt::Special(s) => FrameChunk::Special(s),
             ChunkAt::Memory(start, len) => match &self.place {
                 Place::Memory(m) => FrameChunk::Bytes(Cow::Borrowed(&m.data[start..start + len])),
                 _ => crate::bail!(Failure, "frame place changed"),
             },
-            ChunkAt::Buffer(len) => FrameChunk::Bytes(Cow::Borrowed(&self.chunk_buf[..len])),
+            ChunkAt::Read(bytes) => FrameChunk::Bytes(Cow::Owned(bytes)),
         })
     }
 
-    /// Where chunk `n`'s bytes are, reading them into `chunk_buf` from a file.
-    fn find_chunk(&mut self, n: usize) -> Result<ChunkAt> {
+    /// Where chunk `n`'s bytes are, reading them from a file.
+    fn find_chunk(&self, n: usize) -> Result<ChunkAt> {
         let (info, header) = match self.chunk_header(n)? {
             Err(s) => return Ok(ChunkAt::Special(s)),
             Ok(i) => i,
@@ -723,18 +787,15 @@ impl Frame {
             return Ok(ChunkAt::Memory(self.header_len as usize + off as usize, cb));
         }
         // The header was just read by `chunk_header`: fetch only the rest.
-        let mut buf = std::mem::take(&mut self.chunk_buf);
-        if buf.len() < cb {
-            buf.resize(cb, 0);
-        }
+        // (`check_stored_len` bounded `cb` by the bytes stored.)
+        let mut buf = crate::mem::zeroed(cb)?;
         buf[..EXTENDED_HEADER_LEN].copy_from_slice(&header);
         let dst = &mut buf[EXTENDED_HEADER_LEN..cb];
-        let rest = match sparse_file.as_mut() {
-            Some(f) => read_exact_at(f.as_mut(), EXTENDED_HEADER_LEN as u64, dst, "sparse chunk"),
-            None => self.read_stored(n, EXTENDED_HEADER_LEN as u64, dst),
-        };
-        self.chunk_buf = buf;
-        rest.map(|()| ChunkAt::Buffer(cb))
+        match sparse_file.as_mut() {
+            Some(f) => read_exact_at(f.as_mut(), EXTENDED_HEADER_LEN as u64, dst, "sparse chunk")?,
+            None => self.read_stored(n, EXTENDED_HEADER_LEN as u64, dst)?,
+        }
+        Ok(ChunkAt::Read(buf))
     }
 
     /// Stores `chunk` and returns its offset entry (contiguous: appended to
@@ -1133,7 +1194,7 @@ mod tests {
 
     #[test]
     fn chunks_round_trip_in_memory() {
-        let mut f = reopen(memory_frame(3)).unwrap();
+        let f = reopen(memory_frame(3)).unwrap();
         assert_eq!(f.nchunks(), 3);
         for k in 0..3 {
             match f.chunk(k).unwrap() {

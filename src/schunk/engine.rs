@@ -1,7 +1,7 @@
 //! The chunk-engine surface the super-chunk uses, in one place: parameters,
 //! special kinds, and compression/decompression contexts.
 
-use crate::chunk::{BlockNeeds, Compressor, Decompressor};
+use crate::chunk::{Compressor, Decompressor};
 pub use crate::chunk::{BlockSource, CParams, DParams, Special};
 use crate::Result;
 
@@ -15,6 +15,9 @@ pub(crate) struct Engine {
     /// Output buffer reused by [`Engine::compress_reusing`], so appending
     /// does not allocate and zero a chunk-sized buffer per call.
     out: Vec<u8>,
+    /// A compressor like `comp` for compressions through `&self` (see
+    /// [`Engine::compress_shared`]), kept from one to the next.
+    spare: std::sync::Mutex<Option<Compressor>>,
 }
 
 impl Engine {
@@ -23,6 +26,7 @@ impl Engine {
             comp: Compressor::new(cparams)?,
             dec: Decompressor::new(dparams),
             out: Vec::new(),
+            spare: std::sync::Mutex::new(None),
         })
     }
 
@@ -49,6 +53,7 @@ impl Engine {
     ) {
         self.comp.set_user_data(cparams);
         self.dec.set_user_data(dparams);
+        *self.spare.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// Compresses `src` into the engine's reusable buffer and hands that
@@ -80,6 +85,25 @@ impl Engine {
         self.out = buf;
     }
 
+    /// Compresses `src` as chunk `nchunk` through `&self`: the callbacks it
+    /// runs (prefilters, user codecs and filters) may read the super-chunk
+    /// meanwhile. One such compression runs at a time; another waits.
+    pub(crate) fn compress_shared(&self, nchunk: i64, src: &[u8]) -> Result<Vec<u8>> {
+        let mut slot = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+        let comp = match slot.as_mut() {
+            Some(c) => c,
+            None => slot.insert(Compressor::new(self.comp.cparams().clone())?),
+        };
+        comp.set_nchunk(nchunk);
+        let mut dst = crate::mem::zeroed(src.len() + MAX_OVERHEAD)?;
+        let n = comp.compress(src, &mut dst)?;
+        if n == 0 {
+            crate::bail!(WriteBuffer, "compressed chunk did not fit in {} bytes", dst.len());
+        }
+        dst.truncate(n);
+        Ok(dst)
+    }
+
     pub(crate) fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
         let mut dst = crate::mem::zeroed(src.len() + MAX_OVERHEAD)?;
         let n = self.comp.compress(src, &mut dst)?;
@@ -94,13 +118,14 @@ impl Engine {
         Ok(dst)
     }
 
-    pub(crate) fn decompress(&mut self, chunk: &[u8], dst: &mut [u8]) -> Result<usize> {
-        self.dec.decompress(chunk, dst)
-    }
-
-    /// Block `nblock` of a variable-length-block chunk.
-    pub(crate) fn vl_block(&mut self, chunk: &[u8], nblock: usize) -> Result<Vec<u8>> {
-        self.dec.decompress_vl_block(chunk, nblock)
+    /// A decoder for one read through `&self`, told which chunk it decodes
+    /// (postfilters see it): reads on several threads at once each use
+    /// their own. It is the parameters and nothing more; the scratch a
+    /// decode needs is the thread's.
+    pub(crate) fn decoder(&self, nchunk: i64) -> Decompressor {
+        let mut d = Decompressor::new(self.dec.dparams().clone());
+        d.set_nchunk(nchunk);
+        d
     }
 
     /// Compresses `blocks` into one variable-length-block chunk.
@@ -117,43 +142,6 @@ impl Engine {
         }
         dst.truncate(n);
         Ok(dst)
-    }
-
-    /// Decodes bytes `lo..lo + dst.len()` of `chunk`, decoding only the
-    /// blocks that hold them.
-    pub(crate) fn decompress_range(
-        &mut self,
-        chunk: &[u8],
-        lo: usize,
-        dst: &mut [u8],
-    ) -> Result<()> {
-        self.dec.decompress_range(chunk, lo, dst)
-    }
-
-    /// Decodes a chunk whose blocks come from `source`, as much of each
-    /// block as `needs` asks for (all of every block when `None`).
-    pub(crate) fn decompress_with_source(
-        &mut self,
-        header_and_bstarts: &[u8],
-        source: &mut dyn BlockSource,
-        dst: &mut [u8],
-        needs: Option<&BlockNeeds>,
-    ) -> Result<usize> {
-        self.dec
-            .decompress_with_source_needs(header_and_bstarts, source, dst, needs)
-    }
-
-    /// Decodes bytes `lo..lo + dst.len()` of a chunk whose blocks come from
-    /// `source`, fetching and decoding only the blocks that hold them.
-    pub(crate) fn decompress_range_with_source(
-        &mut self,
-        header_and_bstarts: &[u8],
-        source: &mut dyn BlockSource,
-        lo: usize,
-        dst: &mut [u8],
-    ) -> Result<()> {
-        self.dec
-            .decompress_range_with_source(header_and_bstarts, source, lo, dst)
     }
 }
 

@@ -20,7 +20,8 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use super::engine::{BlockSource, Engine};
+use super::engine::BlockSource;
+use crate::chunk::Decompressor;
 use super::{Backend, SChunk};
 use crate::chunk::BlockNeeds;
 use crate::frame::codec::{ChunkInfo, EXTENDED_HEADER_LEN};
@@ -183,8 +184,8 @@ pub(super) struct FrameSite {
 }
 
 impl SChunk {
-    fn disk_frame(&mut self) -> Option<&mut Frame> {
-        match &mut self.backend {
+    fn disk_frame(&self) -> Option<&Frame> {
+        match &self.backend {
             Backend::Frame(f) if !matches!(f.place(), Place::Memory(_)) => Some(f),
             _ => None,
         }
@@ -193,12 +194,12 @@ impl SChunk {
     /// The reference's lazy chunk for stored chunk `n` of an on-disk frame
     /// (see the module notes), or `None` when the chunk is handed out whole:
     /// in-memory storage, special offsets, special chunks.
-    pub(super) fn lazy_chunk(&mut self, n: usize) -> Result<Option<Vec<u8>>> {
+    pub(super) fn lazy_chunk(&self, n: usize) -> Result<Option<Vec<u8>>> {
         let Some(f) = self.disk_frame() else {
             return Ok(None);
         };
         // One operation: header and block starts through one file handle.
-        f.op(|f| {
+        f.read_op(|f| {
             let Ok((info, header)) = f.chunk_header(n)? else {
                 return Ok(None);
             };
@@ -213,7 +214,7 @@ impl SChunk {
     /// blocks; `None` when that is not possible and the caller must decode
     /// the whole chunk.
     pub(super) fn lazy_range(
-        &mut self,
+        &self,
         n: usize,
         lo: usize,
         dst: &mut [u8],
@@ -246,8 +247,8 @@ impl SChunk {
         // range is then one read into `dst`: `BlockSource::read_raw`.)
         let lazy = build_lazy_chunk(f, n, &info, &header)?;
         let len = dst.len();
-        let done = self.with_lazy_blocks(n, &lazy, |engine, src| {
-            engine.decompress_range_with_source(&lazy, src, lo, dst)
+        let done = self.with_lazy_blocks(n, &lazy, |dec, src| {
+            dec.decompress_range_with_source(&lazy, src, lo, dst)
         })?;
         Ok(done.map(|()| len))
     }
@@ -256,28 +257,28 @@ impl SChunk {
     /// blocks of stored chunk `n` of the on-disk frame, whose lazy chunk is
     /// `lazy`; `None` when the super-chunk has no frame.
     fn with_lazy_blocks<T>(
-        &mut self,
+        &self,
         n: usize,
         lazy: &[u8],
-        decode: impl FnOnce(&mut Engine, &mut dyn BlockSource) -> Result<T>,
+        decode: impl FnOnce(&mut Decompressor, &mut dyn BlockSource) -> Result<T>,
     ) -> Result<Option<T>> {
+        let mut dec = self.engine.decoder(n as i64);
         if self.frame_site().is_some_and(|site| site.sparse) {
             // A sparse chunk is a file of its own: opened once here for all
             // the blocks, where the frame opens it on every read.
             let mut src = self.lazy_block_source(lazy)?;
-            return decode(&mut self.engine, &mut *src).map(Some);
+            return decode(&mut dec, &mut *src).map(Some);
         }
         let trailer = LazyTrailer::parse(lazy)?;
-        let Backend::Frame(frame) = &mut self.backend else {
+        let Backend::Frame(frame) = &self.backend else {
             return Ok(None);
         };
-        let engine = &mut self.engine;
         // One operation: every block through one file handle.
-        frame.op(|frame| {
+        frame.read_op(|frame| {
             let mut src = LazyBlocks::new(trailer, |pos, buf: &mut [u8]| {
                 frame.read_stored(n, pos, buf)
             });
-            decode(engine, &mut src).map(Some)
+            decode(&mut dec, &mut src).map(Some)
         })
     }
 
@@ -288,26 +289,24 @@ impl SChunk {
     /// are not the ones `needs` counts or `dst` holds: the caller then
     /// decodes it whole.
     pub fn decompress_blocks(
-        &mut self,
+        &self,
         n: i64,
         dst: &mut [u8],
         needs: &BlockNeeds,
     ) -> Result<Option<usize>> {
-        self.locked(false, |s| {
-            let idx = s.check_index(n)?;
-            let Some(lazy) = s.lazy_chunk(idx)? else {
-                return Ok(None);
-            };
-            let info = ChunkInfo::parse(&lazy)?;
-            let fits = info.flags2 & 1 == 0
-                && info.nbytes as usize == dst.len()
-                && nblocks_of(&info)? == needs.len();
-            if !fits {
-                return Ok(None);
-            }
-            s.with_lazy_blocks(idx, &lazy, |engine, src| {
-                engine.decompress_with_source(&lazy, src, dst, Some(needs))
-            })
+        let idx = self.check_index(n)?;
+        let Some(lazy) = self.lazy_chunk(idx)? else {
+            return Ok(None);
+        };
+        let info = ChunkInfo::parse(&lazy)?;
+        let fits = info.flags2 & 1 == 0
+            && info.nbytes as usize == dst.len()
+            && nblocks_of(&info)? == needs.len();
+        if !fits {
+            return Ok(None);
+        }
+        self.with_lazy_blocks(idx, &lazy, |dec, src| {
+            dec.decompress_with_source_needs(&lazy, src, dst, Some(needs))
         })
     }
 
@@ -385,7 +384,7 @@ impl FrameSite {
 /// The lazy chunk of stored, non-special chunk `n` of `f`, whose header was
 /// read as `info` and `header` (see the module notes).
 fn build_lazy_chunk(
-    f: &mut Frame,
+    f: &Frame,
     n: usize,
     info: &ChunkInfo,
     header: &[u8; EXTENDED_HEADER_LEN],

@@ -43,6 +43,7 @@ mod meta;
 pub mod packed;
 mod read;
 mod serial;
+mod shared;
 mod sparse;
 mod write;
 
@@ -52,6 +53,7 @@ use std::sync::Arc;
 
 pub use crate::frame::Metalayer;
 pub use engine::{BlockSource, CParams, DParams, Special};
+pub use shared::SharedSChunk;
 
 use crate::frame::header::{FrameHeader, FrameType};
 use crate::frame::lock::{self as frame_lock, FrameLock};
@@ -180,7 +182,7 @@ struct SpecialSpec {
 }
 
 /// Chunk `n` of `backend`, borrowed when it is in memory.
-fn fetch_chunk(backend: &mut Backend, n: usize, spec: SpecialSpec) -> Result<Cow<'_, [u8]>> {
+fn fetch_chunk(backend: &Backend, n: usize, spec: SpecialSpec) -> Result<Cow<'_, [u8]>> {
     match backend {
         Backend::Chunks(c) => Ok(Cow::Borrowed(&c[n][..])),
         Backend::Frame(f) => match f.chunk(n)? {
@@ -399,7 +401,7 @@ impl SChunk {
     /// threads its reader starts: pools are kept per thread count for the
     /// life of the process, so a header's could start and keep thousands.
     fn attach(place: Place, mut storage: Storage) -> Result<SChunk> {
-        let (mut frame, h, vlmeta) = Frame::open(place)?;
+        let (frame, h, vlmeta) = Frame::open(place)?;
         storage.cparams = CParams {
             compcode: h.compcode,
             compcode_meta: h.compcode_meta,
@@ -699,12 +701,19 @@ impl SChunk {
     /// or another file now lives at the path. A rewrite that keeps the
     /// length goes unseen this way (the generation counter of locking sees
     /// it). An unreadable header (a writer mid-write) is not a change.
-    fn changed_on_disk(&mut self) -> bool {
+    /// Whether another handle or process changed the frame since this one
+    /// last looked, so that [`SChunk::sync_if_stale`] would re-read it
+    /// (with locking off; with locking on only the lock tells).
+    pub fn stale(&self) -> bool {
+        self.is_frame() && self.lock.is_none() && self.changed_on_disk()
+    }
+
+    fn changed_on_disk(&self) -> bool {
         if self.defer_flush {
             // Our own edits are not on disk yet.
             return false;
         }
-        let Backend::Frame(f) = &mut self.backend else {
+        let Backend::Frame(f) = &self.backend else {
             return false;
         };
         match f.poll_len() {
@@ -830,6 +839,19 @@ impl SChunk {
         Ok(v)
     }
 
+    /// Runs the reads of `f` as one access the way the reference runs each
+    /// read: first following what other handles wrote (see
+    /// [`SChunk::sync_if_stale`]), and with locking on under the shared
+    /// lock, so that no locking writer is half-way through meanwhile. The
+    /// reads through `&self` alone see this handle's view as it is.
+    pub fn read_locked<T>(&mut self, f: impl FnOnce(&SChunk) -> Result<T>) -> Result<T> {
+        if self.lock.is_none() {
+            self.sync_if_stale()?;
+            return f(self);
+        }
+        self.locked(false, |s| f(s))
+    }
+
     /// Runs `f` under the frame lock (exclusive for mutations), first
     /// re-reading the frame if another handle wrote it since this one last
     /// held the lock. Without locking, just runs `f`.
@@ -921,6 +943,12 @@ impl SChunk {
         flushed
     }
 }
+
+/// Reads through `&self` may run on many threads at once.
+const _: () = {
+    const fn shared_between_threads<T: Send + Sync>() {}
+    shared_between_threads::<SChunk>();
+};
 
 #[cfg(test)]
 mod tests {

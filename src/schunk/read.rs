@@ -33,20 +33,9 @@ impl SChunk {
     }
 
     /// The compressed chunk `n` (special offsets are expanded into special chunks).
-    /// With locking on, the chunk is read under the shared lock and
-    /// returned as a copy.
-    pub fn get_chunk(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
-        if self.lock.is_some() {
-            return self
-                .locked(false, |s| s.get_chunk_unlocked(n).map(Cow::into_owned))
-                .map(Cow::Owned);
-        }
-        self.get_chunk_unlocked(n)
-    }
-
-    fn get_chunk_unlocked(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
+    pub fn get_chunk(&self, n: i64) -> Result<Cow<'_, [u8]>> {
         let (n, spec) = self.chunk_request(n)?;
-        fetch_chunk(&mut self.backend, n, spec)
+        fetch_chunk(&self.backend, n, spec)
     }
 
     /// Index check plus what is needed to expand a special offset.
@@ -64,11 +53,8 @@ impl SChunk {
     /// returns the reference's lazy chunk: header, block starts and a
     /// trailer locating the blocks, which stay on disk (decode it with
     /// [`SChunk::lazy_block_source`]). Other chunks are returned whole.
-    pub fn get_lazychunk(&mut self, n: i64) -> Result<Cow<'_, [u8]>> {
-        let lazy = self.locked(false, |s| {
-            let idx = s.check_index(n)?;
-            s.lazy_chunk(idx)
-        })?;
+    pub fn get_lazychunk(&self, n: i64) -> Result<Cow<'_, [u8]>> {
+        let lazy = self.lazy_chunk(self.check_index(n)?)?;
         match lazy {
             Some(p) => Ok(Cow::Owned(p)),
             None => self.get_chunk(n),
@@ -76,19 +62,14 @@ impl SChunk {
     }
 
     /// Decompresses chunk `n` into `dst`; returns the bytes written.
-    pub fn decompress_chunk(&mut self, n: i64, dst: &mut [u8]) -> Result<usize> {
-        self.locked(false, |s| s.decompress_chunk_unlocked(n, dst))
-    }
-
-    fn decompress_chunk_unlocked(&mut self, n: i64, dst: &mut [u8]) -> Result<usize> {
+    pub fn decompress_chunk(&self, n: i64, dst: &mut [u8]) -> Result<usize> {
         let (n, spec) = self.chunk_request(n)?;
-        self.engine.set_nchunk(n as i64);
-        let chunk = fetch_chunk(&mut self.backend, n, spec)?;
-        self.engine.decompress(&chunk, dst)
+        let chunk = fetch_chunk(&self.backend, n, spec)?;
+        self.engine.decoder(n as i64).decompress(&chunk, dst)
     }
 
     /// Uncompressed size of each chunk.
-    pub(super) fn chunk_sizes(&mut self) -> Result<Vec<i64>> {
+    pub(super) fn chunk_sizes(&self) -> Result<Vec<i64>> {
         let nchunks = self.nchunks() as usize;
         if self.chunksize > 0 {
             return Ok((0..nchunks)
@@ -97,7 +78,7 @@ impl SChunk {
         }
         let mut out = Vec::with_capacity(nchunks);
         for i in 0..nchunks {
-            let nb = match &mut self.backend {
+            let nb = match &self.backend {
                 Backend::Chunks(c) => i64::from(ChunkInfo::parse(&c[i])?.nbytes),
                 Backend::Frame(f) => match f.chunk_info(i)? {
                     Ok(info) => i64::from(info.nbytes),
@@ -110,11 +91,7 @@ impl SChunk {
     }
 
     /// Reads items `start..stop` (in units of `typesize`) into `dst`.
-    pub fn get_slice_buffer(&mut self, start: i64, stop: i64, dst: &mut [u8]) -> Result<()> {
-        self.locked(false, |s| s.get_slice_buffer_unlocked(start, stop, dst))
-    }
-
-    fn get_slice_buffer_unlocked(&mut self, start: i64, stop: i64, dst: &mut [u8]) -> Result<()> {
+    pub fn get_slice_buffer(&self, start: i64, stop: i64, dst: &mut [u8]) -> Result<()> {
         let ts = i64::from(self.typesize());
         let nitems = self.nbytes / ts;
         if start < 0 || stop < start || stop > nitems {
@@ -151,13 +128,13 @@ impl SChunk {
 
     /// Reads bytes `lo..lo+dst.len()` of chunk `n`'s uncompressed data,
     /// fetching only the needed blocks for file frames.
-    pub fn read_chunk_range(&mut self, n: usize, lo: usize, dst: &mut [u8]) -> Result<()> {
+    pub fn read_chunk_range(&self, n: usize, lo: usize, dst: &mut [u8]) -> Result<()> {
         let (n, spec) = self.chunk_request(n as i64)?;
-        self.engine.set_nchunk(n as i64);
         if self.lazy_range(n, lo, dst)?.is_some() {
             return Ok(());
         }
-        let chunk = fetch_chunk(&mut self.backend, n, spec)?;
+        let chunk = fetch_chunk(&self.backend, n, spec)?;
+        let mut dec = self.engine.decoder(n as i64);
         let info = ChunkInfo::parse(&chunk)?;
         let nb = info.nbytes as usize;
         let len = dst.len();
@@ -168,28 +145,24 @@ impl SChunk {
             );
         }
         if lo == 0 && len == nb {
-            self.engine.decompress(&chunk, dst)?;
+            dec.decompress(&chunk, dst)?;
             return Ok(());
         }
         if info.flags2 & 1 == 0 {
-            return self.engine.decompress_range(&chunk, lo, dst);
+            return dec.decompress_range(&chunk, lo, dst);
         }
         // A VL-block chunk: its blocks are of any size, so it is decoded whole.
         let mut full = crate::mem::zeroed(nb)?;
-        self.engine.decompress(&chunk, &mut full)?;
+        dec.decompress(&chunk, &mut full)?;
         dst.copy_from_slice(&full[lo..lo + len]);
         Ok(())
     }
 
     /// Decompresses block `nblock` of chunk `n`, a variable-length-block chunk.
-    pub fn get_vlblock(&mut self, n: i64, nblock: usize) -> Result<Vec<u8>> {
-        self.locked(false, |s| s.get_vlblock_unlocked(n, nblock))
-    }
-
-    fn get_vlblock_unlocked(&mut self, n: i64, nblock: usize) -> Result<Vec<u8>> {
+    pub fn get_vlblock(&self, n: i64, nblock: usize) -> Result<Vec<u8>> {
         let (n, spec) = self.chunk_request(n)?;
-        let chunk = fetch_chunk(&mut self.backend, n, spec)?;
-        self.engine.vl_block(&chunk, nblock)
+        let chunk = fetch_chunk(&self.backend, n, spec)?;
+        self.engine.decoder(n as i64).decompress_vl_block(&chunk, nblock)
     }
 
     /// Compresses `blocks` into one variable-length-block chunk and appends
@@ -210,17 +183,7 @@ impl SChunk {
     /// Reads `nitems` items starting at item `start` of chunk `n` into
     /// `dst` (a getitem on one chunk); returns the bytes written.
     pub fn get_items(
-        &mut self,
-        n: i64,
-        start: usize,
-        nitems: usize,
-        dst: &mut [u8],
-    ) -> Result<usize> {
-        self.locked(false, |s| s.get_items_unlocked(n, start, nitems, dst))
-    }
-
-    fn get_items_unlocked(
-        &mut self,
+        &self,
         n: i64,
         start: usize,
         nitems: usize,

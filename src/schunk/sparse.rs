@@ -58,11 +58,7 @@ impl SChunk {
     /// allowed) into `dst`, one `typesize` item after another. Refused with
     /// `InvalidParam`: a coordinate out of range, or `dst` shorter than the
     /// items.
-    pub fn get_sparse_buffer(&mut self, coords: &[i64], dst: &mut [u8]) -> Result<()> {
-        self.locked(false, |s| s.get_sparse_buffer_unlocked(coords, dst))
-    }
-
-    fn get_sparse_buffer_unlocked(&mut self, coords: &[i64], dst: &mut [u8]) -> Result<()> {
+    pub fn get_sparse_buffer(&self, coords: &[i64], dst: &mut [u8]) -> Result<()> {
         if coords.is_empty() {
             return Ok(());
         }
@@ -165,7 +161,7 @@ impl SChunk {
     /// The items at `coords` into `dst`, each read on its own from the
     /// chunk holding it (chunks of any sizes).
     fn get_items_one_by_one(
-        &mut self,
+        &self,
         coords: &[i64],
         dst: &mut [u8],
         ts: usize,
@@ -187,7 +183,7 @@ impl SChunk {
     }
 
     /// Chunk `n` as the tasks read it.
-    fn hold_chunk(&mut self, n: usize) -> Result<Held> {
+    fn hold_chunk(&self, n: usize) -> Result<Held> {
         if let Backend::Chunks(c) = &self.backend {
             return Ok(Held::Shared(Arc::clone(&c[n])));
         }
@@ -196,7 +192,7 @@ impl SChunk {
         }
         let (n, spec) = self.chunk_request(n as i64)?;
         Ok(Held::Owned(
-            fetch_chunk(&mut self.backend, n, spec)?.into_owned(),
+            fetch_chunk(&self.backend, n, spec)?.into_owned(),
         ))
     }
 }

@@ -20,6 +20,14 @@ impl SChunk {
         r
     }
 
+    /// `src` compressed as the next chunk would be by
+    /// [`SChunk::append_buffer`], through `&self`: the callbacks the
+    /// compression runs may read this super-chunk meanwhile (append the
+    /// result with [`SChunk::append_chunk`]).
+    pub fn compress_next(&self, src: &[u8]) -> Result<Vec<u8>> {
+        self.engine.compress_shared(self.nchunks(), src)
+    }
+
     /// Appends a compressed chunk; returns the new number of chunks.
     pub fn append_chunk(&mut self, chunk: &[u8]) -> Result<i64> {
         self.locked(true, |s| s.append_chunk_unlocked(chunk))
@@ -640,7 +648,7 @@ mod tests {
         list.append_chunk(&nans).unwrap();
         let mut out = vec![0u8; 48];
         let e = list.decompress_chunk(0, &mut out).unwrap_err();
-        let mut framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
+        let framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
         let again = framed.decompress_chunk(0, &mut out).unwrap_err();
         assert_eq!(
             again.code(),
@@ -668,7 +676,7 @@ mod tests {
         let mut before = vec![0u8; 48];
         list.decompress_chunk(0, &mut before).unwrap();
         assert_eq!(before[..8], [0, 0, 0xc0, 0x7f, 0, 0, 0xc0, 0x7f]);
-        let mut framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
+        let framed = SChunk::from_vec(list.to_buffer().unwrap()).unwrap();
         let mut after = vec![0u8; 48];
         framed.decompress_chunk(0, &mut after).unwrap();
         assert_eq!(after, before);

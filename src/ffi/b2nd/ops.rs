@@ -4,7 +4,7 @@
 use core::ffi::{c_int, c_void};
 
 use super::{
-    array, context, coords, lend, named, put_array, slot_for, with_array, ArrayBox, CtxBox, MAX_DIM,
+    array, context, coords, lend, named, put_array, read_array, slot_for, with_array, ArrayBox, CtxBox, MAX_DIM,
 };
 use crate::ffi::convert;
 use crate::ffi::types::{b2nd_array_t, b2nd_context_t};
@@ -97,7 +97,7 @@ pub unsafe extern "C" fn b2nd_to_cbuffer(
     buffersize: i64,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_array(array, |a| a.to_cbuffer(out_buf(buffer, buffersize)?)) }
+    unsafe { read_array(array, |a| a.to_cbuffer(out_buf(buffer, buffersize)?)) }
 }
 
 /// Gathers the items at `ncoords` flat C-order indices into `buffer`.
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn b2nd_get_sparse_cbuffer(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_array(array, |a| {
+        read_array(array, |a| {
             let n = usize::try_from(ncoords)
                 .map_err(|_| crate::err!(InvalidParam, "ncoords {ncoords} is negative"))?;
             if n == 0 {
@@ -144,7 +144,7 @@ pub unsafe extern "C" fn b2nd_get_slice_cbuffer(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_array(array, |a| {
+        read_array(array, |a| {
             let (s, e, bs) = region(a.ndim(), start, stop, buffershape)?;
             a.get_slice_cbuffer(s, e, out_buf(buffer, buffersize)?, bs)
         })
@@ -576,7 +576,7 @@ pub unsafe extern "C" fn b2nd_get_orthogonal_selection(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_array(array, |a| {
+        read_array(array, |a| {
             let n = a.ndim();
             let sel = selection_of(selection, selection_size, n)?;
             let bs = coords(buffershape, n, "buffershape")?;

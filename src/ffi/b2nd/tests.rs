@@ -57,10 +57,10 @@ fn fields_follow_the_array_and_sc_is_the_real_super_chunk() {
         "<i4"
     );
     // SAFETY: `sc` is the array's live super-chunk.
-    let mut sb = unsafe { this(arr.sc) }.unwrap();
+    let sb = unsafe { this(arr.sc) }.unwrap();
     assert_eq!((sb.c.nchunks, sb.c.typesize, sb.c.chunksize), (3, 4, 32));
     let mut chunk = vec![0u8; 32];
-    assert_eq!(sb.core.decompress_chunk(1, &mut chunk).unwrap(), 32);
+    assert_eq!(sb.core.read().decompress_chunk(1, &mut chunk).unwrap(), 32);
     // Released: a claimed super-chunk refuses the array's calls.
     drop(sb);
     let items: Vec<i32> = chunk
@@ -93,9 +93,9 @@ fn a_failed_from_schunk_leaves_the_super_chunk_to_the_caller() {
     // SAFETY: NULL storage means in memory, defaults.
     let sc = unsafe { crate::ffi::schunk::blosc2_schunk_new(core::ptr::null_mut()) };
     // SAFETY: `sc` is live.
-    let mut sb = unsafe { this(sc) }.unwrap();
-    sb.core.meta_add("b2nd", &[0x97, 0, 3]).unwrap();
-    sb.core.append_buffer(&[1u8; 64]).unwrap();
+    let sb = unsafe { this(sc) }.unwrap();
+    sb.core.write().meta_add("b2nd", &[0x97, 0, 3]).unwrap();
+    sb.core.write().append_buffer(&[1u8; 64]).unwrap();
     // Released, so that the refusal below is about the metalayer.
     drop(sb);
     let mut a: *mut b2nd_array_t = core::ptr::null_mut();
@@ -104,8 +104,8 @@ fn a_failed_from_schunk_leaves_the_super_chunk_to_the_caller() {
     assert!(a.is_null());
     // SAFETY: still the caller's, still live.
     let sb = unsafe { this(sc) }.unwrap();
-    assert_eq!(sb.core.nchunks(), 1);
-    assert_eq!(sb.core.meta_get("b2nd").unwrap(), vec![0x97, 0, 3]);
+    assert_eq!(sb.core.read().nchunks(), 1);
+    assert_eq!(sb.core.read().meta_get("b2nd").unwrap(), vec![0x97, 0, 3]);
     // SAFETY: freed once.
     unsafe { crate::ffi::schunk::blosc2_schunk_free(sc) };
 }

@@ -150,11 +150,9 @@ impl ArrayBox {
             // SAFETY: forwarded contract; released at the end of the block,
             // before `adopt` claims it again.
             let sb = unsafe { crate::ffi::schunk::this(sc) }?;
-            let smeta = sb
-                .core
-                .meta_get("b2nd")
-                .or_else(|_| sb.core.meta_get("caterva"))?;
-            (smeta, sb.core.typesize())
+            let core = sb.core.read();
+            let smeta = core.meta_get("b2nd").or_else(|_| core.meta_get("caterva"))?;
+            (smeta, core.typesize())
         };
         let (m, _) = NdMeta::from_stored_bytes(&smeta, typesize)?;
         check_caterva_limits(m.ndim(), typesize)?;

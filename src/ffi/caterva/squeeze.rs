@@ -32,7 +32,6 @@
 
 use crate::ndarray::array::NdArray;
 use crate::ndarray::meta::NdMeta;
-use crate::schunk::{SChunk, Storage};
 use crate::Result;
 
 /// Removes the dimensions flagged in `index` (each of extent 1) from
@@ -102,24 +101,12 @@ pub(super) fn squeeze_in_place(core: &mut NdArray, index: &[bool]) -> Result<()>
     rebuild(core)
 }
 
-/// Re-reads the array from its (rewritten) super-chunk; on failure the
-/// super-chunk goes back into `core`.
+/// Re-reads the array from its (rewritten) super-chunk, the same one the
+/// C super-chunk object holds; on failure `core` stays as it was.
 fn rebuild(core: &mut NdArray) -> Result<()> {
-    let placeholder = SChunk::new(Storage::default())?;
-    let real = core.with_schunk(|sc| Ok(std::mem::replace(sc, placeholder)))?;
-    match NdArray::from_schunk_or_back(real) {
-        Ok(fresh) => {
-            *core = fresh;
-            Ok(())
-        }
-        Err((e, back)) => {
-            if let Some(mut back) = back {
-                core.with_schunk(|sc| {
-                    std::mem::swap(sc, &mut back);
-                    Ok(())
-                })?;
-            }
-            Err(e)
-        }
-    }
+    let sc = core
+        .schunk_handle()
+        .ok_or_else(|| crate::err!(NullPointer, "this array has no super-chunk"))?;
+    *core = NdArray::from_shared_schunk(sc)?;
+    Ok(())
 }

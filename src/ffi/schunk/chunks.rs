@@ -8,7 +8,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{malloc_copy, with_schunk, SchunkBox};
+use super::{malloc_copy, read_schunk, with_schunk, SchunkBox};
 use crate::ffi::constants::{
     BLOSC2_SPECIAL_NAN, BLOSC2_SPECIAL_UNINIT, BLOSC2_SPECIAL_VALUE, BLOSC2_SPECIAL_ZERO,
     BLOSC_EXTENDED_HEADER_LENGTH, BLOSC_MIN_HEADER_LENGTH,
@@ -50,7 +50,7 @@ unsafe fn chunk_slice<'a>(chunk: *const u8) -> Result<&'a [u8]> {
 /// The reference's index check: negative or past-the-end chunk numbers
 /// (past `nchunks` when `allow_end`) are `BLOSC2_ERROR_INVALID_PARAM`.
 fn check_nchunk(b: &SchunkBox, nchunk: i64, allow_end: bool) -> Result<()> {
-    let n = b.core.nchunks();
+    let n = b.core.read().nchunks();
     let ok = nchunk >= 0 && (nchunk < n || (allow_end && nchunk == n));
     if !ok {
         crate::bail!(InvalidParam, "chunk number {nchunk} outside the {n} chunks");
@@ -80,17 +80,28 @@ pub unsafe extern "C" fn blosc2_schunk_append_buffer(
     src: *const c_void,
     nbytes: i32,
 ) -> i64 {
+    // Compressed first, as a read of the super-chunk: the callbacks the
+    // compression runs (prefilter, user codecs and filters) may read it
+    // meanwhile. With the parameters of `sc->cctx` (see `SchunkBox::pull`),
+    // prefilter included, which is told the chunk number.
+    let mut chunk = None;
     // SAFETY: forwarded contract.
-    unsafe {
-        with_schunk(schunk, |b| {
+    let r = unsafe {
+        read_schunk(schunk, |b| {
             // SAFETY: NULL only with a zero count, else readable for
             // `nbytes` bytes per the contract.
             let data = convert::bytes(src, nbytes, "src")?;
-            // Compressed with the parameters of `sc->cctx` (see
-            // `SchunkBox::pull`), prefilter included, which is told the
-            // chunk number, as the reference's reads from `current_nchunk`.
-            b.c.current_nchunk = b.core.nchunks();
-            let r = b.core.append_buffer(data)?;
+            chunk = Some(b.core.read().compress_next(data)?);
+            Ok(0)
+        })
+    };
+    let Some(chunk) = chunk.filter(|_| r >= 0) else {
+        return r;
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_schunk(schunk, |b| {
+            let r = b.core.write().append_chunk(&chunk)?;
             b.c.current_nchunk = r - 1;
             Ok(r)
         })
@@ -113,7 +124,7 @@ pub unsafe extern "C" fn blosc2_schunk_append_chunk(
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
-            let r = b.core.append_chunk(chunk_slice(chunk)?)?;
+            let r = b.core.write().append_chunk(chunk_slice(chunk)?)?;
             take_chunk(chunk, copy);
             Ok(r)
         })
@@ -136,7 +147,7 @@ pub unsafe extern "C" fn blosc2_schunk_insert_chunk(
     unsafe {
         with_schunk(schunk, |b| {
             check_nchunk(b, nchunk, true)?;
-            let r = b.core.insert_chunk(nchunk, chunk_slice(chunk)?)?;
+            let r = b.core.write().insert_chunk(nchunk, chunk_slice(chunk)?)?;
             take_chunk(chunk, copy);
             Ok(r)
         })
@@ -159,7 +170,7 @@ pub unsafe extern "C" fn blosc2_schunk_update_chunk(
     unsafe {
         with_schunk(schunk, |b| {
             check_nchunk(b, nchunk, false)?;
-            let r = b.core.update_chunk(nchunk, chunk_slice(chunk)?)?;
+            let r = b.core.write().update_chunk(nchunk, chunk_slice(chunk)?)?;
             take_chunk(chunk, copy);
             Ok(r)
         })
@@ -179,7 +190,7 @@ pub unsafe extern "C" fn blosc2_schunk_delete_chunk(
     unsafe {
         with_schunk(schunk, |b| {
             check_nchunk(b, nchunk, false)?;
-            b.core.delete_chunk(nchunk)
+            b.core.write().delete_chunk(nchunk)
         })
     }
 }
@@ -198,7 +209,7 @@ pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
     // SAFETY: forwarded contract.
     unsafe {
         with_schunk(schunk, |b| {
-            let n = usize::try_from(b.core.nchunks()).unwrap_or(0);
+            let n = usize::try_from(b.core.read().nchunks()).unwrap_or(0);
             if offsets_order.is_null() {
                 crate::bail!(NullPointer, "offsets_order is NULL");
             }
@@ -212,7 +223,7 @@ pub unsafe extern "C" fn blosc2_schunk_reorder_offsets(
                     _ => crate::bail!(Data, "offsets_order is not a permutation (entry {o})"),
                 }
             }
-            b.core.reorder_offsets(order)?;
+            b.core.write().reorder_offsets(order)?;
             Ok(0)
         }) as c_int
     }
@@ -238,6 +249,30 @@ unsafe fn hand_out(c: Cow<'_, [u8]>, chunk: *mut *mut u8, needs_free: *mut bool)
     Ok(len)
 }
 
+/// [`read_schunk`] of chunk `nchunk`, which `current_nchunk` then names, as
+/// the reference leaves it after a chunk read.
+///
+/// # Safety
+/// As for [`read_schunk`].
+unsafe fn read_schunk_chunk(
+    schunk: *mut blosc2_schunk,
+    nchunk: i64,
+    f: impl FnOnce(&SchunkBox) -> crate::Result<i64>,
+) -> i64 {
+    // SAFETY: forwarded contract.
+    let r = unsafe { read_schunk(schunk, f) };
+    if r >= 0 {
+        // SAFETY: the read succeeded, so `schunk` is a live box; no
+        // reference to it is held here. The field is C's (callbacks read
+        // it): concurrent readers store to it with relaxed atomics.
+        unsafe {
+            let field = core::ptr::addr_of_mut!((*schunk).current_nchunk);
+            core::sync::atomic::AtomicI64::from_ptr(field).store(nchunk, core::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    r
+}
+
 /// Shared body of `get_chunk` and `get_lazychunk`.
 ///
 /// # Safety
@@ -251,16 +286,16 @@ unsafe fn get_chunk_with(
 ) -> c_int {
     // SAFETY: forwarded contract.
     let r = unsafe {
-        with_schunk(schunk, |b: &mut SchunkBox| {
+        read_schunk_chunk(schunk, nchunk, |b: &SchunkBox| {
             if chunk.is_null() || needs_free.is_null() {
                 crate::bail!(NullPointer, "chunk or needs_free is NULL");
             }
             check_nchunk(b, nchunk, false)?;
-            b.c.current_nchunk = nchunk;
+            let core = b.core.read();
             let c = if lazy {
-                b.core.get_lazychunk(nchunk)?
+                core.get_lazychunk(nchunk)?
             } else {
-                b.core.get_chunk(nchunk)?
+                core.get_chunk(nchunk)?
             };
             hand_out(c, chunk, needs_free)
         })
@@ -318,23 +353,22 @@ pub unsafe extern "C" fn blosc2_schunk_decompress_chunk(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk_chunk(schunk, nchunk, |b| {
             if dest.is_null() {
                 crate::bail!(NullPointer, "dest is NULL");
             }
             // SAFETY: writable for `nbytes` bytes per the contract.
             let dst = convert::bytes_mut(dest, nbytes, "dest")?;
             check_nchunk(b, nchunk, false)?;
-            b.c.current_nchunk = nchunk;
-            Ok(b.core.decompress_chunk(nchunk, dst)? as i64)
+            Ok(b.core.read().decompress_chunk(nchunk, dst)? as i64)
         }) as c_int
     }
 }
 
 /// Bytes between items `start` and `stop`, checked.
 fn slice_len(b: &SchunkBox, start: i64, stop: i64) -> Result<usize> {
-    let ts = i64::from(b.core.typesize());
-    let nitems = b.core.nbytes() / ts.max(1);
+    let ts = i64::from(b.core.read().typesize());
+    let nitems = b.core.read().nbytes() / ts.max(1);
     if start < 0 || stop < start || stop > nitems {
         crate::bail!(InvalidParam, "slice {start}..{stop} outside 0..{nitems}");
     }
@@ -355,14 +389,14 @@ pub unsafe extern "C" fn blosc2_schunk_get_slice_buffer(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             let n = slice_len(b, start, stop)?;
             if buffer.is_null() {
                 crate::bail!(NullPointer, "buffer is NULL");
             }
             // SAFETY: writable for `n` bytes per the contract.
             let dst = convert::bytes_mut(buffer, n, "buffer")?;
-            b.core.get_slice_buffer(start, stop, dst)?;
+            b.core.read().get_slice_buffer(start, stop, dst)?;
             Ok(0)
         }) as c_int
     }
@@ -389,7 +423,7 @@ pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
             }
             // SAFETY: readable for `n` bytes per the contract.
             let src = convert::bytes(buffer, n, "buffer")?;
-            b.core.set_slice_buffer(start, stop, src)?;
+            b.core.write().set_slice_buffer(start, stop, src)?;
             Ok(0)
         }) as c_int
     }
@@ -415,7 +449,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             let n = usize::try_from(ncoords)
                 .map_err(|_| crate::err!(InvalidParam, "ncoords {ncoords} is negative"))?;
             if n == 0 {
@@ -424,7 +458,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
             if coords.is_null() || buffer.is_null() {
                 crate::bail!(InvalidParam, "coords and buffer must not be NULL");
             }
-            let ts = usize::try_from(b.core.typesize())
+            let ts = usize::try_from(b.core.read().typesize())
                 .ok()
                 .filter(|&t| t > 0)
                 .ok_or_else(|| crate::err!(InvalidParam, "the super-chunk has no typesize"))?;
@@ -435,7 +469,7 @@ pub unsafe extern "C" fn blosc2_schunk_get_sparse_buffer(
             // bytes per the contract.
             let coords = convert::items(coords, n, "coords")?;
             let dst = convert::bytes_mut(buffer, total, "buffer")?;
-            b.core.get_sparse_buffer(coords, dst)?;
+            b.core.read().get_sparse_buffer(coords, dst)?;
             Ok(0)
         }) as c_int
     }
@@ -464,7 +498,7 @@ pub unsafe extern "C" fn blosc2_schunk_fill_special(
                 BLOSC2_SPECIAL_VALUE => Special::Value,
                 other => crate::bail!(InvalidParam, "special value {other} not supported"),
             };
-            b.core.fill_special(nitems, kind, chunksize)
+            b.core.write().fill_special(nitems, kind, chunksize)
         })
     }
 }
@@ -486,15 +520,16 @@ pub unsafe extern "C" fn blosc2_schunk_get_vlblock(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
+        read_schunk(schunk, |b| {
             if dest.is_null() || destsize.is_null() {
                 crate::bail!(InvalidParam, "dest or destsize is NULL");
             }
             let nb = usize::try_from(nblock)
                 .map_err(|_| crate::err!(InvalidParam, "block {nblock} is negative"))?;
             check_nchunk(b, nchunk, false)?;
-            let dparams = b.core.dparams().clone();
-            let chunk = b.core.get_chunk(nchunk)?;
+            let core = b.core.read();
+            let dparams = core.dparams().clone();
+            let chunk = core.get_chunk(nchunk)?;
             let block = crate::chunk::Decompressor::new(dparams)
                 .decompress_vl_block(&chunk, nb)
                 .map_err(|e| match e {

@@ -45,7 +45,7 @@ impl Frame {
         if durable::fsync_enabled() {
             io.sync_dir(target.parent().unwrap_or(std::path::Path::new("")))?;
         }
-        self.file = None;
+        *self.slot_mut() = None;
         self.load()?;
         Ok(before.saturating_sub(self.frame_len))
     }

@@ -148,18 +148,17 @@ mod tests {
     fn raw(place: Place, file: Option<Box<dyn crate::frame::io::IoFile>>) -> Frame {
         Frame {
             place,
-            file: file.map(|file| super::super::Handle {
+            file: std::sync::Mutex::new(file.map(|file| super::super::Handle {
                 file,
                 mode: crate::frame::io::OpenMode::ReadWrite,
-            }),
+            })),
             transient: false,
-            depth: 0,
+            depth: Default::default(),
             header_len: 0,
             data_len: 0,
             offsets: Default::default(),
             frame_len: 0,
             tail_follows: false,
-            chunk_buf: Vec::new(),
             layout: super::super::ChunkLayout::Unchecked,
             gaps: Vec::new(),
             order: Default::default(),

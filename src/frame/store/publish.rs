@@ -199,7 +199,7 @@ impl Frame {
                 done += n as u64;
             }
         }
-        self.file = Some(Handle {
+        *self.slot_mut() = Some(Handle {
             file: out,
             mode: OpenMode::Create,
         });
@@ -215,7 +215,7 @@ impl Frame {
         }
         let synced = self.sync_point();
         let tmp = self.order.shadow.take().unwrap_or_default();
-        self.file = None;
+        *self.slot_mut() = None;
         let Some((io, target, _)) = self.shadow_target() else {
             crate::bail!(Failure, "the frame's place lost its shadow");
         };
@@ -233,7 +233,7 @@ impl Frame {
     /// Drops a shadow left by a failed write: the frame file is as published.
     pub(super) fn abandon_shadow(&mut self) {
         if let Some(tmp) = self.order.shadow.take() {
-            self.file = None;
+            *self.slot_mut() = None;
             if let Some((io, _, _)) = self.shadow_target() {
                 let _ = io.remove(&tmp);
             }

@@ -2,20 +2,46 @@
 //! over a super-chunk without losing the super-chunk when that fails (the C
 //! caller of `b2nd_from_schunk` still owns it after an error).
 
+use super::schunk_store::SChunkStore;
+use super::shared_store::SharedStore;
 use super::NdArray;
-use crate::schunk::SChunk;
-use crate::Error;
+use crate::schunk::SharedSChunk;
+use crate::Result;
 
 impl NdArray {
-    /// [`NdArray::from_schunk`], handing `sc` back with the error when the
-    /// metalayer or the chunks do not describe an array. (A failure after
-    /// those checks, while setting up the codec, gives `None`.)
-    pub(crate) fn from_schunk_or_back(
-        sc: SChunk,
-    ) -> std::result::Result<NdArray, (Error, Option<SChunk>)> {
-        match NdArray::check_describes_array(&sc) {
-            Err(e) => Err((e, Some(sc))),
-            Ok(()) => NdArray::from_schunk(sc).map_err(|e| (e, None)),
-        }
+    /// An array over `sc`, which the C super-chunk object holds too, so that
+    /// calls on either reach the same super-chunk (see
+    /// [`NdArray::from_schunk`]).
+    pub(crate) fn from_shared_schunk(sc: SharedSChunk) -> Result<NdArray> {
+        let (layout, dtype, dtype_format, expect, blocksize) = {
+            let s = sc.read();
+            NdArray::check_describes_array(&s)?;
+            let (layout, dtype, dtype_format, expect) = NdArray::described_geometry(&s)?;
+            let blocksize = NdArray::block_nbytes(&layout, s.typesize())?;
+            (layout, dtype, dtype_format, expect, blocksize)
+        };
+        let store = Box::new(SChunkStore::shared(sc, expect, blocksize)?);
+        Ok(NdArray {
+            store: SharedStore::new(store),
+            layout,
+            dtype,
+            dtype_format,
+        })
+    }
+
+    /// The super-chunk behind the array, shared; `None` for decoded storage.
+    pub(crate) fn schunk_handle(&self) -> Option<SharedSChunk> {
+        self.store.schunk_handle()
+    }
+
+    /// Whether [`NdArray::refresh`] has something to take in.
+    pub(crate) fn behind(&self) -> bool {
+        self.store.behind()
+    }
+
+    /// Drops the chunk kept decoded for repeated reads: a C caller may have
+    /// changed the super-chunk through `array->sc` since the last call.
+    pub(crate) fn forget_cached(&self) {
+        self.store.forget_cached();
     }
 }

@@ -6,23 +6,21 @@
 //! parameters, so reads can skip blocks with a mask; the super-chunk stores
 //! and fetches the compressed chunks.
 //!
-//! Reads take `&self` in the array API while the super-chunk fetches through
-//! `&mut self` (it owns file handles), so super-chunk and decoder sit behind
-//! a mutex.
+//! Reads take `&self` and run on many threads at once: the super-chunk is
+//! a [`SharedSChunk`] (the C layer's super-chunk object holds the same
+//! one) read under its shared lock, each read with a decoder of its own.
 
 use std::sync::{Mutex, MutexGuard};
 
 use super::store::{ChunkStore, Fill};
 use crate::chunk::{BlockNeeds, ChunkHeader, Compressor, Decompressor};
-use crate::schunk::SChunk;
+use crate::schunk::{SChunk, SharedSChunk};
 use crate::Result;
 
-struct Inner {
-    sc: SChunk,
-    dec: Decompressor,
-    /// The super-chunk's `codec_id` `dec` was built from.
-    dec_codec: u64,
-    /// The last chunk decoded by a cached read (see [`ChunkCache`]).
+/// What cached reads keep (see [`ChunkCache`]).
+#[derive(Default)]
+struct Cached {
+    /// The last chunk decoded by a cached read.
     cache: Option<ChunkCache>,
     /// The chunk the previous cached read asked for (-1: none since the
     /// last change). A chunk is kept only when it is asked for twice in a
@@ -32,27 +30,22 @@ struct Inner {
     last_read: i64,
 }
 
-impl Inner {
-    /// Hands the decoder the super-chunk's current user data. The store's
-    /// decoder is built once, but the user data changes after: the C layer
-    /// sets it when it wraps the super-chunk, so that C codecs and filters
-    /// see the C super-chunk in `dparams->schunk` (plugins read the "b2nd"
-    /// metalayer through it). One `Arc` clone per read.
-    ///
-    /// When the super-chunk's codec parameters changed (a C caller replaced
-    /// `array->sc->dctx`, whose postfilter the reference's reads then run),
-    /// the decoder is rebuilt from them instead, and the cached chunk goes.
-    fn follow_user_data(&mut self) {
-        if self.dec_codec != self.sc.codec_id() {
-            self.dec = Decompressor::new(self.sc.codec_dparams().clone());
-            self.dec_codec = self.sc.codec_id();
-            self.cache = None;
-            self.last_read = -1;
-            return;
-        }
-        self.dec
-            .set_user_data(self.sc.codec_dparams().user_data.clone());
+impl Cached {
+    fn forget(&mut self) {
+        self.cache = None;
+        self.last_read = -1;
     }
+}
+
+/// A decoder for chunk `n` of `sc` with its current codec parameters and
+/// user data: C codecs and filters see the C super-chunk in
+/// `dparams->schunk` (plugins read the "b2nd" metalayer through it), and
+/// a C caller that replaced `array->sc->dctx` has its postfilter run, as
+/// the reference's reads do.
+fn decoder(sc: &SChunk, n: i64) -> Decompressor {
+    let mut dec = Decompressor::new(sc.codec_dparams().clone());
+    dec.set_nchunk(n);
+    dec
 }
 
 /// One decoded chunk kept for repeated small reads (the job the reference's
@@ -70,6 +63,8 @@ impl Inner {
 /// just the blocks they need.
 struct ChunkCache {
     nchunk: i64,
+    /// The super-chunk's `codec_id` when it was decoded.
+    codec: u64,
     /// Bytes per entry of `decoded` (a block, or the whole chunk).
     bsize: usize,
     /// The decoded chunk; only the blocks flagged in `decoded` are valid.
@@ -102,7 +97,8 @@ fn blocks_needed(need: Option<&BlockNeeds>, nblocks: usize) -> Vec<bool> {
 }
 
 pub(crate) struct SChunkStore {
-    inner: Mutex<Inner>,
+    sc: SharedSChunk,
+    cached: Mutex<Cached>,
     comp: Compressor,
     /// The super-chunk's `codec_id` `comp` was built from.
     comp_codec: u64,
@@ -129,16 +125,24 @@ impl std::fmt::Debug for SChunkStore {
 
 impl SChunkStore {
     pub(crate) fn new(sc: SChunk, chunksize: i32, blocksize: i32) -> Result<SChunkStore> {
-        let typesize = sc.typesize();
-        let persistent = sc.storage().urlpath.is_some();
-        let (comp, dec) = SChunkStore::contexts(&sc, blocksize)?;
-        let codec = sc.codec_id();
-        let seen_rereads = sc.rereads();
+        SChunkStore::shared(SharedSChunk::new(sc), chunksize, blocksize)
+    }
+
+    /// A store over `sc`, which other owners may hold too.
+    pub(crate) fn shared(sc: SharedSChunk, chunksize: i32, blocksize: i32) -> Result<SChunkStore> {
+        let (typesize, persistent, comp, codec, seen_rereads) = {
+            let s = sc.read();
+            (
+                s.typesize(),
+                s.storage().urlpath.is_some(),
+                SChunkStore::compressor(&s, blocksize)?,
+                s.codec_id(),
+                s.rereads(),
+            )
+        };
         Ok(SChunkStore {
-            inner: Mutex::new(Inner {
-                sc,
-                dec,
-                dec_codec: codec,
+            sc,
+            cached: Mutex::new(Cached {
                 cache: None,
                 last_read: -1,
             }),
@@ -152,15 +156,38 @@ impl SChunkStore {
         })
     }
 
-    /// The array's own codec contexts, from the super-chunk's codec
-    /// parameters with the array's block size.
-    fn contexts(sc: &SChunk, blocksize: i32) -> Result<(Compressor, Decompressor)> {
+    /// The super-chunk, shared.
+    pub(crate) fn handle(&self) -> &SharedSChunk {
+        &self.sc
+    }
+
+    /// Whether the super-chunk re-read its frame (or would, having been
+    /// changed by another handle) since the store last followed it, which
+    /// [`ChunkStore::sync_if_stale`] then takes in.
+    pub(crate) fn behind(&self) -> bool {
+        let sc = self.sc.read();
+        sc.rereads() != self.seen_rereads || sc.stale()
+    }
+
+    /// Drops what cached reads keep, for a caller that may have changed the
+    /// super-chunk through another of its owners (the C layer, at the start
+    /// of each call on the array).
+    pub(crate) fn forget_cached(&self) {
+        self.cache_state().forget();
+    }
+
+    fn cache_state(&self) -> MutexGuard<'_, Cached> {
+        // What is kept is dropped whole or replaced whole: a panic while
+        // holding the lock leaves it consistent.
+        self.cached.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The array's own compressor, from the super-chunk's codec parameters
+    /// with the array's block size.
+    fn compressor(sc: &SChunk, blocksize: i32) -> Result<Compressor> {
         let mut cp = sc.codec_cparams().clone();
         cp.blocksize = blocksize;
-        Ok((
-            Compressor::new(cp)?,
-            Decompressor::new(sc.codec_dparams().clone()),
-        ))
+        Compressor::new(cp)
     }
 
     /// Rebuilds the codec contexts after a metalayer change (a new "b2nd"
@@ -189,44 +216,28 @@ impl SChunkStore {
     }
 
     fn follow_params(&mut self) -> Result<()> {
-        let blocksize = self.blocksize;
-        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
-        if inner.sc.cparams().block_shape == self.comp.cparams().block_shape
-            && inner.sc.codec_id() == self.comp_codec
-            && inner.dec_codec == self.comp_codec
+        let sc = self.sc.read();
+        if sc.cparams().block_shape == self.comp.cparams().block_shape
+            && sc.codec_id() == self.comp_codec
         {
             return Ok(());
         }
-        let (comp, dec) = SChunkStore::contexts(&inner.sc, blocksize)?;
+        let comp = SChunkStore::compressor(&sc, self.blocksize)?;
+        self.comp_codec = sc.codec_id();
+        drop(sc);
         self.comp = comp;
-        self.comp_codec = inner.sc.codec_id();
-        inner.dec = dec;
-        inner.dec_codec = self.comp_codec;
-        inner.cache = None;
-        inner.last_read = -1;
+        self.forget_cached();
         Ok(())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        // A panic while holding the lock cannot leave the super-chunk in a
-        // state worse than the error it reported; keep using it.
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn sc(&self) -> MappedSc<'_> {
-        MappedSc(self.lock())
-    }
-
     /// The super-chunk, for a change: the cached chunk is dropped first.
-    fn sc_mut(&self) -> MappedSc<'_> {
-        let mut inner = self.lock();
-        inner.cache = None;
-        inner.last_read = -1;
-        MappedSc(inner)
+    fn sc_mut(&self) -> std::sync::RwLockWriteGuard<'_, SChunk> {
+        self.forget_cached();
+        self.sc.write()
     }
 
-    /// Exclusive access to the super-chunk (serialization, copies, the C
-    /// layer's lending). The caller may change it: the cached chunk goes.
+    /// Exclusive access to the super-chunk (serialization, copies). The
+    /// caller may change it: the cached chunk goes.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut SChunk) -> Result<T>) -> Result<T> {
         f(&mut self.sc_mut())
     }
@@ -237,9 +248,8 @@ impl SChunkStore {
         self.follow_params()?;
         // As for reads (`Inner::follow_user_data`): C codecs see the
         // super-chunk's current user data.
-        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
         self.comp
-            .set_user_data(inner.sc.codec_cparams().user_data.clone());
+            .set_user_data(self.sc.read().codec_cparams().user_data.clone());
         self.comp.set_nchunk(nchunk);
         let mut out = crate::mem::zeroed(data.len() + 32)?;
         let n = self.comp.compress(data, &mut out)?;
@@ -250,48 +260,14 @@ impl SChunkStore {
         Ok(out)
     }
 
-    fn special_chunk(&self, fill: &Fill) -> Result<Vec<u8>> {
-        use crate::chunk::{make_special_with, Special};
-        // Built with the array's parameters so the header's blocksize is the
-        // array's block (readers mask blocks by the array's block count).
-        let cp = self.comp.cparams();
-        let nbytes = self.chunksize as usize;
-        match fill {
-            Fill::Zero => make_special_with(cp, Special::Zero, nbytes, None),
-            Fill::Nan => make_special_with(cp, Special::Nan, nbytes, None),
-            Fill::Uninit => make_special_with(cp, Special::Uninit, nbytes, None),
-            Fill::Value(v) => make_special_with(cp, Special::Value, nbytes, Some(v)),
-        }
-    }
-
-    fn chunk_items(&self) -> i64 {
-        self.chunksize as i64 / self.typesize as i64
-    }
-}
-
-impl ChunkStore for SChunkStore {
-    fn typesize(&self) -> i32 {
-        self.typesize
-    }
-    fn chunksize(&self) -> i32 {
-        self.chunksize
-    }
-    fn nchunks(&self) -> i64 {
-        self.sc().nchunks()
-    }
-
-    fn read_chunk(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
-        if dst.len() != self.chunksize as usize {
-            crate::bail!(
-                InvalidParam,
-                "chunk buffer of {} bytes, expected {}",
-                dst.len(),
-                self.chunksize
-            );
-        }
-        let mut inner = self.lock();
-        inner.follow_user_data();
-        let Inner { sc, dec, .. } = &mut *inner;
+    /// Decodes chunk `n` of `sc` into `dst` (see [`ChunkStore::read_chunk`]).
+    fn read_chunk_of(
+        &self,
+        sc: &SChunk,
+        n: i64,
+        dst: &mut [u8],
+        need: Option<&BlockNeeds>,
+    ) -> Result<()> {
         // On disk, when few blocks are needed, fetch just those (the
         // reference's compact path): the super-chunk reads the chunk's
         // block starts once and then only the wanted blocks' bytes.
@@ -324,6 +300,7 @@ impl ChunkStore for SChunkStore {
                 dst.len()
             );
         }
+        let mut dec = decoder(sc, n);
         // The needs are in array blocks; use them when the chunk's blocks
         // are the array's blocks (always, for chunks written by b2nd).
         if let Some(need) = need {
@@ -335,41 +312,93 @@ impl ChunkStore for SChunkStore {
         Ok(())
     }
 
+    fn special_chunk(&self, fill: &Fill) -> Result<Vec<u8>> {
+        use crate::chunk::{make_special_with, Special};
+        // Built with the array's parameters so the header's blocksize is the
+        // array's block (readers mask blocks by the array's block count).
+        let cp = self.comp.cparams();
+        let nbytes = self.chunksize as usize;
+        match fill {
+            Fill::Zero => make_special_with(cp, Special::Zero, nbytes, None),
+            Fill::Nan => make_special_with(cp, Special::Nan, nbytes, None),
+            Fill::Uninit => make_special_with(cp, Special::Uninit, nbytes, None),
+            Fill::Value(v) => make_special_with(cp, Special::Value, nbytes, Some(v)),
+        }
+    }
+
+    fn chunk_items(&self) -> i64 {
+        self.chunksize as i64 / self.typesize as i64
+    }
+}
+
+impl ChunkStore for SChunkStore {
+    fn typesize(&self) -> i32 {
+        self.typesize
+    }
+    fn chunksize(&self) -> i32 {
+        self.chunksize
+    }
+    fn nchunks(&self) -> i64 {
+        self.sc.read().nchunks()
+    }
+
+    fn read_chunk(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
+        if dst.len() != self.chunksize as usize {
+            crate::bail!(
+                InvalidParam,
+                "chunk buffer of {} bytes, expected {}",
+                dst.len(),
+                self.chunksize
+            );
+        }
+        let sc = self.sc.read();
+        if !sc.locking() {
+            return self.read_chunk_of(&sc, n, dst, need);
+        }
+        // With locking on, a read is one access under the shared lock,
+        // after catching up with other handles: that takes the handle.
+        drop(sc);
+        self.sc
+            .write()
+            .read_locked(|sc| self.read_chunk_of(sc, n, dst, need))
+    }
+
     fn read_chunk_cached(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
         if self.persistent {
             return self.read_chunk(n, dst, need);
         }
-        let mut inner = self.lock();
-        inner.follow_user_data();
-        let Inner {
-            sc,
-            dec,
-            cache,
-            last_read,
-            ..
-        } = &mut *inner;
-        // A hit: every block asked for is decoded already.
-        if let Some(c) = cache.as_ref() {
-            if c.nchunk == n && c.data.len() == dst.len() {
-                let blocks = blocks_needed(need, c.decoded.len());
-                if blocks.iter().zip(&c.decoded).all(|(n, d)| !n || *d) {
-                    c.copy_out(&blocks, dst);
-                    return Ok(());
+        let sc = self.sc.read();
+        let codec = sc.codec_id();
+        // The kept chunk is taken out while this read decodes, so that
+        // reads on other threads decode at the same time (without it).
+        let mut kept = {
+            let mut state = self.cache_state();
+            // A hit: every block asked for is decoded already.
+            if let Some(c) = state.cache.as_ref() {
+                if c.nchunk == n && c.codec == codec && c.data.len() == dst.len() {
+                    let blocks = blocks_needed(need, c.decoded.len());
+                    if blocks.iter().zip(&c.decoded).all(|(n, d)| !n || *d) {
+                        c.copy_out(&blocks, dst);
+                        return Ok(());
+                    }
                 }
             }
-        }
-        let first_ask = std::mem::replace(last_read, n) != n;
-        if first_ask || sc.codec_dparams().postfilter.is_some() {
-            // A postfilter may have effects beyond its output: run it each time.
-            drop(inner);
-            return self.read_chunk(n, dst, need);
-        }
+            let first_ask = std::mem::replace(&mut state.last_read, n) != n;
+            if first_ask || sc.codec_dparams().postfilter.is_some() {
+                // A postfilter may have effects beyond its output: run it each time.
+                None
+            } else {
+                Some(state.cache.take())
+            }
+        };
+        let Some(kept) = kept.take() else {
+            return self.read_chunk_of(&sc, n, dst, need);
+        };
         let chunk = sc.get_chunk(n)?;
         let Ok(h) = ChunkHeader::parse(&chunk) else {
             // Special offsets: nothing worth keeping.
             drop(chunk);
-            drop(inner);
-            return self.read_chunk(n, dst, need);
+            return self.read_chunk_of(&sc, n, dst, need);
         };
         if h.nbytes() != dst.len() {
             crate::bail!(
@@ -387,14 +416,16 @@ impl ChunkStore for SChunkStore {
             _ => (1, dst.len().max(1)),
         };
         let blocks = blocks_needed(need, nblocks);
-        let mut c = cache.take().unwrap_or_else(|| ChunkCache {
+        let mut c = kept.unwrap_or_else(|| ChunkCache {
             nchunk: -1,
+            codec,
             bsize,
             data: Vec::new(),
             decoded: Vec::new(),
         });
         // Keep what is already decoded of this very chunk, add the rest.
-        let want: Vec<bool> = if c.nchunk == n && c.decoded.len() == nblocks && c.bsize == bsize {
+        let same = c.nchunk == n && c.codec == codec && c.decoded.len() == nblocks && c.bsize == bsize;
+        let want: Vec<bool> = if same {
             blocks
                 .iter()
                 .zip(&c.decoded)
@@ -405,16 +436,25 @@ impl ChunkStore for SChunkStore {
         };
         crate::mem::grow(&mut c.data, dst.len())?;
         c.data.truncate(dst.len());
+        let mut dec = decoder(&sc, n);
         if want.iter().any(|w| !w) {
             let mask: Vec<bool> = want.iter().map(|w| !w).collect();
             dec.set_maskout(&mask)?;
         }
         dec.decompress(&chunk, &mut c.data)?;
         c.nchunk = n;
+        c.codec = codec;
         c.bsize = bsize;
         c.decoded = want;
         c.copy_out(&blocks, dst);
-        *cache = Some(c);
+        drop(chunk);
+        drop(sc);
+        let mut state = self.cache_state();
+        // Kept unless a change came meanwhile (which forgot the chunk read
+        // before it, and may have changed this one).
+        if state.last_read == n {
+            state.cache = Some(c);
+        }
         Ok(())
     }
 
@@ -483,7 +523,7 @@ impl ChunkStore for SChunkStore {
     }
 
     fn raw_chunk(&self, n: i64) -> Result<Vec<u8>> {
-        Ok(self.sc().get_chunk(n)?.into_owned())
+        Ok(self.sc.read().get_chunk(n)?.into_owned())
     }
 
     fn write_raw_chunk(&mut self, n: i64, raw: &[u8]) -> Result<()> {
@@ -491,17 +531,17 @@ impl ChunkStore for SChunkStore {
     }
 
     fn meta_names(&self) -> Vec<String> {
-        self.sc().meta_names()
+        self.sc.read().meta_names()
     }
     fn meta_get(&self, name: &str) -> Option<Vec<u8>> {
-        self.sc().meta_get(name).ok()
+        self.sc.read().meta_get(name).ok()
     }
     fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        self.sc().meta_add(name, content)?;
+        self.sc_mut().meta_add(name, content)?;
         self.follow_params()
     }
     fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        let mut sc = self.sc();
+        let mut sc = self.sc_mut();
         let old = sc.meta_get(name)?;
         if old.len() != content.len() {
             crate::bail!(
@@ -516,13 +556,13 @@ impl ChunkStore for SChunkStore {
         self.follow_params()
     }
     fn vlmeta_names(&self) -> Vec<String> {
-        self.sc().vlmeta_names()
+        self.sc.read().vlmeta_names()
     }
     fn vlmeta_get(&self, name: &str) -> Option<Vec<u8>> {
-        self.sc().vlmeta_get(name).ok()
+        self.sc.read().vlmeta_get(name).ok()
     }
     fn vlmeta_add(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        let mut sc = self.sc();
+        let mut sc = self.sc_mut();
         let cparams = sc.cparams().clone();
         sc.vlmeta_add(name, content, Some(&cparams)).map(|_| ())
     }
@@ -555,26 +595,10 @@ impl ChunkStore for SChunkStore {
         if !self.persistent {
             return Ok(());
         }
-        self.sc().unlock()
+        self.sc.write().unlock()
     }
     fn as_schunk(&self) -> Option<&SChunkStore> {
         Some(self)
-    }
-}
-
-/// The super-chunk part of the locked state.
-struct MappedSc<'a>(MutexGuard<'a, Inner>);
-
-impl std::ops::Deref for MappedSc<'_> {
-    type Target = SChunk;
-    fn deref(&self) -> &SChunk {
-        &self.0.sc
-    }
-}
-
-impl std::ops::DerefMut for MappedSc<'_> {
-    fn deref_mut(&mut self) -> &mut SChunk {
-        &mut self.0.sc
     }
 }
 
@@ -595,7 +619,7 @@ mod tests {
     }
 
     fn decoded_blocks(s: &SChunkStore) -> Option<(i64, Vec<bool>)> {
-        s.lock()
+        s.cache_state()
             .cache
             .as_ref()
             .map(|c| (c.nchunk, c.decoded.clone()))
@@ -649,7 +673,7 @@ mod tests {
         let chunk = s.encode(0, &new).unwrap();
         s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();
         assert!(decoded_blocks(&s).is_some());
-        assert_eq!(s.lock().last_read, 0);
+        assert_eq!(s.cache_state().last_read, 0);
         s.with(|sc| sc.update_chunk(0, &chunk).map(|_| ())).unwrap();
         assert_eq!(decoded_blocks(&s), None);
         s.read_chunk_cached(0, &mut buf, Some(&only(1))).unwrap();

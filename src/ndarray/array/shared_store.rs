@@ -113,6 +113,24 @@ impl SharedStore {
         Some(sc.with(f))
     }
 
+    /// The super-chunk behind the store, shared; `None` for decoded storage.
+    pub(crate) fn schunk_handle(&self) -> Option<crate::schunk::SharedSChunk> {
+        Some(self.read().as_schunk()?.handle().clone())
+    }
+
+    /// Whether the store must follow what others changed before a read
+    /// (see `SChunkStore::behind`).
+    pub(crate) fn behind(&self) -> bool {
+        self.read().as_schunk().is_some_and(|sc| sc.behind())
+    }
+
+    /// Drops what cached reads keep (see `SChunkStore::forget_cached`).
+    pub(crate) fn forget_cached(&self) {
+        if let Some(sc) = self.read().as_schunk() {
+            sc.forget_cached();
+        }
+    }
+
     /// The super-chunk's compression parameters, if there is one.
     pub(crate) fn cparams(&self) -> Option<CParams> {
         self.with_sc(|sc| Ok(sc.cparams().clone()))?.ok()
