@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static double now(void) {
@@ -573,6 +575,86 @@ static int slice_row(b2nd_array_t *arr, const double *src, const int64_t shape[3
   return 0;
 }
 
+/* Concurrent readers of one file-backed array: `nthreads` threads each read SLICES_PER_THREAD
+   random edge^3 regions of `arr` at once; the row is the regions read per second by all of them.
+   The threads run in a child process, so that a library that cannot take concurrent reads (the
+   reference aborts) ends only the child: its row then says "crashed" on stderr and is left out. */
+enum { SLICES_PER_THREAD = 400 };
+typedef struct {
+  b2nd_array_t *arr;
+  const double *src;
+  const int64_t *shape;
+  int edge;
+  uint64_t seed;
+  int bad;
+} reader_job;
+
+static void *reader_thread(void *arg) {
+  reader_job *j = arg;
+  double slice[1000];
+  int64_t sshape[3] = {j->edge, j->edge, j->edge};
+  int64_t sbytes = (int64_t)j->edge * j->edge * j->edge * (int64_t)sizeof(double);
+  uint64_t s = j->seed;
+  for (int i = 0; i < SLICES_PER_THREAD; i++) {
+    int64_t start[3], stop[3];
+    for (int d = 0; d < 3; d++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      start[d] = (int64_t)((s >> 33) % (uint64_t)(j->shape[d] - j->edge));
+      stop[d] = start[d] + j->edge;
+    }
+    if (b2nd_get_slice_cbuffer(j->arr, start, stop, slice, sshape, sbytes) < 0) {
+      j->bad++;
+      continue;
+    }
+    /* The first item of each region, against the data. */
+    if (slice[0] != j->src[(start[0] * j->shape[1] + start[1]) * j->shape[2] + start[2]]) j->bad++;
+  }
+  return NULL;
+}
+
+static int threads_row(b2nd_array_t *arr, const double *src, const int64_t shape[3], int edge, int nthreads,
+                       const char *row, const char *name, const char *metric) {
+  int fds[2];
+  if (pipe(fds) != 0) return 1;
+  fflush(out);
+  pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    close(fds[0]);
+    reader_job jobs[4];
+    pthread_t th[4];
+    double t0 = now();
+    for (int t = 0; t < nthreads; t++) {
+      jobs[t] = (reader_job){.arr = arr, .src = src, .shape = shape, .edge = edge, .seed = 1000u + (uint64_t)t};
+      pthread_create(&th[t], NULL, reader_thread, &jobs[t]);
+    }
+    int bad = 0;
+    for (int t = 0; t < nthreads; t++) {
+      pthread_join(th[t], NULL);
+      bad += jobs[t].bad;
+    }
+    double rate = bad ? -1.0 : (double)nthreads * SLICES_PER_THREAD / (now() - t0);
+    ssize_t w = write(fds[1], &rate, sizeof rate);
+    _exit(w == (ssize_t)sizeof rate ? 0 : 1);
+  }
+  close(fds[1]);
+  double rate = 0;
+  ssize_t got = read(fds[0], &rate, sizeof rate);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != (ssize_t)sizeof rate || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "%s/%s: crashed with %d reading threads (left out)\n", row, name, nthreads);
+    return 0;
+  }
+  if (rate < 0) {
+    fprintf(stderr, "%s/%s: reads failed or were wrong with %d threads\n", row, name, nthreads);
+    return 1;
+  }
+  fprintf(out, "%s/%s\t%s\t%.1f\n", row, name, metric, rate);
+  return 0;
+}
+
 /* b2nd rows: from_cbuffer, to_cbuffer, random 10x10x10 slices, full read of a file-backed array
    and the same slices from that file, then random single items in memory and from the file. */
 static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int quick) {
@@ -633,6 +715,14 @@ static int bench_b2nd(const char *only, double mintime, const char *tmpdir, int 
        slice_row in this order: slices in memory, from the file, items in memory, from the file. */
     if (slice_row(arr, src, shape, 1, row, "item") != 0) return 1;
     if (slice_row(farr, src, shape, 1, row, "file_item") != 0) return 1;
+    /* 1, 2 and 4 threads reading the file-backed array at once. */
+    for (int nt = 1; nt <= 4; nt *= 2) {
+      char name[64];
+      snprintf(name, sizeof name, "file_slice10x10x10_threads%d", nt);
+      if (threads_row(farr, src, shape, 10, nt, row, name, "slices_ps") != 0) return 1;
+      snprintf(name, sizeof name, "file_item_threads%d", nt);
+      if (threads_row(farr, src, shape, 1, nt, row, name, "items_ps") != 0) return 1;
+    }
     fflush(out);
     b2nd_free(farr);
     b2nd_free(arr);

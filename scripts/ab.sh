@@ -58,7 +58,7 @@ print(new[:-1].decode())
 EOF
 )"
 plugin() { # OUT LIBDIR LIB
-  cc -O2 -fPIC -shared -DBENCH_PLUGIN -std=c99 -Wall -Wextra -Iinclude benches/bench.c \
+  cc -O2 -fPIC -shared -pthread -DBENCH_PLUGIN -std=c99 -Wall -Wextra -Iinclude benches/bench.c \
     -L"$2" -l:"$3" -lm -Wl,-rpath,"$2" -o "$1"
 }
 plugin "$work/a.so" "$work/a" "$a_soname"

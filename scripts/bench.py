@@ -29,11 +29,11 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HIGHER_IS_BETTER = {"cMBps": True, "dMBps": True, "ratio": True, "memcpy_MBps": True, "slice_us": False,
-                    "call_ns": False}
+                    "call_ns": False, "slices_ps": True, "items_ps": True}
 
 
 def build_plugin(out: pathlib.Path, include: pathlib.Path, libdir: pathlib.Path, lib: str, defines=()) -> None:
-    cmd = ["cc", "-O2", "-fPIC", "-shared", "-DBENCH_PLUGIN", *defines, "-std=c99", "-Wall", "-Wextra",
+    cmd = ["cc", "-O2", "-fPIC", "-shared", "-pthread", "-DBENCH_PLUGIN", *defines, "-std=c99", "-Wall", "-Wextra",
            f"-I{include}", str(ROOT / "benches" / "bench.c"), f"-L{libdir}", f"-l{lib}", "-lm",
            f"-Wl,-rpath,{libdir}", "-o", str(out)]
     subprocess.run(cmd, check=True)
@@ -152,12 +152,13 @@ def report(opts, blosc2, ours: dict, ref: dict) -> None:
 
 
 # One line per benchmarked configuration, one column group (b2nd, ref, b2nd/ref) per metric.
-COLUMNS = ("cMBps", "dMBps", "ratio", "slice_us", "call_ns")
+COLUMNS = ("cMBps", "dMBps", "ratio", "slice_us", "call_ns", "slices_ps", "items_ps")
 
 
 def cell(o, r) -> str:
     if r is None:
-        return " " * 27
+        # A row the reference has no figure for (its concurrent readers crash).
+        return " " * 27 if o is None else f"{o:8.1f} {'-':>8} {'':>9}"
     if o is None:
         return f"{'missing':>8} {r:8.1f} {'':>9}"
     q = o / r if r else float("nan")
@@ -165,7 +166,7 @@ def cell(o, r) -> str:
 
 
 def print_table(ours: dict, ref: dict) -> None:
-    rows = sorted({row for row, _ in ref if row != "memcpy"})
+    rows = sorted({row for row, _ in [*ref, *ours] if row != "memcpy"})
     width = max(len(r) for r in rows) if rows else 10
     print(f"{'':{width}} " + " | ".join(f"{m:^27}" for m in COLUMNS))
     header = f"{'row':{width}} " + " | ".join(f"{'b2nd':>8} {'ref':>8} {'b2nd/ref':>9}" for _ in COLUMNS)
@@ -193,6 +194,14 @@ def print_summary(ours: dict, ref: dict, memcpy: float) -> None:
         counted[metric] = counted.get(metric, 0) + 1
         if (q < 1.0) if hib else (q > 1.0):
             below[metric] = below.get(metric, 0) + 1
+    # Concurrent readers: each side's rate with N threads over its own rate with one.
+    for (row, metric), o in sorted(ours.items()):
+        if metric in ("slices_ps", "items_ps") and not row.endswith("_threads1"):
+            one = row.rsplit("_threads", 1)[0] + "_threads1"
+            base_o, base_r, r = ours.get((one, metric)), ref.get((one, metric)), ref.get((row, metric))
+            if base_o:
+                ref_part = f", reference {r / base_r:.2f}x" if r and base_r else ", reference: no figure"
+                print(f"{row} {metric}: b2nd {o / base_o:.2f}x its one-thread rate{ref_part}")
     for metric in COLUMNS:
         if metric in counted:
             side = "below" if HIGHER_IS_BETTER[metric] else "worse than"

@@ -40,9 +40,9 @@ b2nd_soname_link
 wheel="$("$B2ND_PYTHON" -c 'import blosc2, os; print(os.path.dirname(blosc2.__file__))')"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cc -O2 -std=c99 benches/bench.c -Iinclude -Ltarget/release -lb2nd -Wl,-rpath,"$PWD/target/release" -lm \
+cc -O2 -pthread -std=c99 benches/bench.c -Iinclude -Ltarget/release -lb2nd -Wl,-rpath,"$PWD/target/release" -lm \
   -o "$work/bench_b2nd"
-cc -O2 -std=c99 benches/bench.c -I"$wheel/include" -L"$wheel/lib" -lblosc2 -Wl,-rpath,"$wheel/lib" -lm \
+cc -O2 -pthread -std=c99 benches/bench.c -I"$wheel/include" -L"$wheel/lib" -lblosc2 -Wl,-rpath,"$wheel/lib" -lm \
   -o "$work/bench_ref"
 if [ -n "$only" ]; then
   mapfile -t -O "${#rows[@]}" rows < <("$work/bench_b2nd" --list | grep '^chunk/.*/t1$' | grep -F -- "$only")

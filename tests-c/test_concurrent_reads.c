@@ -2,7 +2,9 @@
  * on an in-memory array, a contiguous file and a sparse directory, each
  * checked against the data; and readers running while a writer rewrites
  * the whole array, each read seeing one whole write (never refused, never
- * half-applied). Issue 58. */
+ * half-applied); and a prefilter that reads the super-chunk it compresses
+ * into, on the calling thread and on workers, while its writes to it are
+ * refused instead of waiting for themselves. Issue 58. */
 #include "test_common.h"
 
 #include <pthread.h>
@@ -119,8 +121,60 @@ static void *writer(void *arg) {
   return NULL;
 }
 
+/* A prefilter that reads the super-chunk it compresses into (chunk 0, whole)
+ * and tries to append to it, which must be refused, not hang. */
+#define PCHUNK 4096
+static blosc2_schunk *pf_schunk;
+static int pf_reads_ok, pf_reads_bad, pf_writes_refused, pf_writes_done;
+
+static int reading_prefilter(blosc2_prefilter_params *p) {
+  if (p->nchunk >= 1) {
+    int32_t buf[PCHUNK];
+    int rc = blosc2_schunk_decompress_chunk(pf_schunk, 0, buf, sizeof buf);
+    int good = rc == (int)sizeof buf;
+    for (int i = 0; good && i < PCHUNK; i++) good = buf[i] == i;
+    __atomic_add_fetch(good ? &pf_reads_ok : &pf_reads_bad, 1, __ATOMIC_RELAXED);
+    if (blosc2_schunk_append_buffer(pf_schunk, buf, sizeof buf) < 0)
+      __atomic_add_fetch(&pf_writes_refused, 1, __ATOMIC_RELAXED);
+    else
+      __atomic_add_fetch(&pf_writes_done, 1, __ATOMIC_RELAXED);
+  }
+  memcpy(p->output, p->input, (size_t)p->output_size);
+  return 0;
+}
+
+static void test_prefilter_reads_its_super_chunk(int nthreads) {
+  blosc2_prefilter_params pp = {0};
+  blosc2_cparams cparams = BLOSC2_CPARAMS_DEFAULTS;
+  cparams.typesize = 4;
+  cparams.nthreads = (int16_t)nthreads;
+  cparams.blocksize = 4096;
+  cparams.prefilter = reading_prefilter;
+  cparams.preparams = &pp;
+  blosc2_dparams dparams = BLOSC2_DPARAMS_DEFAULTS;
+  blosc2_storage storage = {.cparams = &cparams, .dparams = &dparams, .contiguous = false};
+  pf_schunk = blosc2_schunk_new(&storage);
+  pf_reads_ok = pf_reads_bad = pf_writes_refused = pf_writes_done = 0;
+  int32_t data[PCHUNK];
+  for (int i = 0; i < PCHUNK; i++) data[i] = i;
+  CHECK_EQ_INT(blosc2_schunk_append_buffer(pf_schunk, data, sizeof data), 1);
+  CHECK_EQ_INT(blosc2_schunk_append_buffer(pf_schunk, data, sizeof data), 2);
+  /* 4 blocks of 4 KiB in chunk 1: each read chunk 0 whole, each write was refused. */
+  CHECK_EQ_INT(pf_reads_ok, 4);
+  CHECK_EQ_INT(pf_reads_bad, 0);
+  CHECK_EQ_INT(pf_writes_refused, 4);
+  CHECK_EQ_INT(pf_writes_done, 0);
+  CHECK_EQ_INT(pf_schunk->nchunks, 2);
+  int32_t back[PCHUNK];
+  CHECK_EQ_INT(blosc2_schunk_decompress_chunk(pf_schunk, 1, back, sizeof back), (int)sizeof back);
+  CHECK(memcmp(back, data, sizeof data) == 0);
+  blosc2_schunk_free(pf_schunk);
+}
+
 int main(void) {
   blosc2_init();
+  test_prefilter_reads_its_super_chunk(1);
+  test_prefilter_reads_its_super_chunk(2);
   const char *paths[3] = {NULL, "concurrent_reads.b2nd", "concurrent_reads_sparse.b2nd"};
   bool contiguous[3] = {false, true, false};
   for (int k = 0; k < 3; k++) {

@@ -27,7 +27,8 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "bench exited with ${rc} on ${B2ND_ROW}")
 endif()
 foreach(m from_cbuffer\tcMBps from_cbuffer\tratio to_cbuffer\tdMBps slice10x10x10\tslice_us
-          file_full_read\tdMBps file_slice10x10x10\tslice_us item\tslice_us file_item\tslice_us)
+          file_full_read\tdMBps file_slice10x10x10\tslice_us item\tslice_us file_item\tslice_us
+          file_slice10x10x10_threads2\tslices_ps file_item_threads4\titems_ps)
   if(NOT out MATCHES "${B2ND_ROW}/${m}\t[0-9.]+\n")
     message(FATAL_ERROR "bench printed no ${m} for ${B2ND_ROW}:\n${out}")
   endif()
