@@ -126,6 +126,13 @@ pub(crate) fn enter(key: usize, access: Access) -> Result<Entry> {
     Ok(Entry { key, call })
 }
 
+/// Whether the current call (this thread's, or the one it works for) is
+/// already admitted to `key`: a call it makes now is nested in it.
+pub(crate) fn nested(key: usize) -> bool {
+    let call = current_call();
+    holders().iter().any(|h| h.key == key && h.call == call)
+}
+
 #[cfg(test)]
 /// Whether a call writes `key` right now (any thread's).
 pub(crate) fn written(key: usize) -> bool {

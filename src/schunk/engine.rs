@@ -87,16 +87,19 @@ impl Engine {
 
     /// Compresses `src` as chunk `nchunk` through `&self`: the callbacks it
     /// runs (prefilters, user codecs and filters) may read the super-chunk
-    /// meanwhile. One such compression runs at a time; another waits.
+    /// meanwhile. The kept compressor is taken out for the compression, so
+    /// that another one running at the same time (another thread's, or one
+    /// a callback starts) makes its own instead of waiting.
     pub(crate) fn compress_shared(&self, nchunk: i64, src: &[u8]) -> Result<Vec<u8>> {
-        let mut slot = self.spare.lock().unwrap_or_else(|p| p.into_inner());
-        let comp = match slot.as_mut() {
+        let kept = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let mut comp = match kept {
             Some(c) => c,
-            None => slot.insert(Compressor::new(self.comp.cparams().clone())?),
+            None => Compressor::new(self.comp.cparams().clone())?,
         };
         comp.set_nchunk(nchunk);
         let mut dst = crate::mem::zeroed(src.len() + MAX_OVERHEAD)?;
         let n = comp.compress(src, &mut dst)?;
+        *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = Some(comp);
         if n == 0 {
             crate::bail!(WriteBuffer, "compressed chunk did not fit in {} bytes", dst.len());
         }

@@ -85,6 +85,15 @@ pub unsafe extern "C" fn blosc2_schunk_append_buffer(
     // meanwhile. With the parameters of `sc->cctx` (see `SchunkBox::pull`),
     // prefilter included, which is told the chunk number.
     let mut chunk = None;
+    if crate::gate::nested(schunk as usize) {
+        // Refused before compressing: the compression would run the
+        // callback that asks for it again.
+        let e = crate::err!(
+            Failure,
+            "an append from inside a call on the same super-chunk (a callback of it): refused"
+        );
+        return crate::ffi::guard::guard_code(|| Err::<i64, _>(e));
+    }
     // SAFETY: forwarded contract.
     let r = unsafe {
         read_schunk(schunk, |b| {
