@@ -510,6 +510,9 @@ unsafe fn read_array(p: *const b2nd_array_t, f: impl FnOnce(&NdArray) -> Result<
             // `sc` (see `lend`), which wait while this read claim lives.
             let ab = unsafe { &*p.cast::<ArrayBox>() };
             if !sb.needs_exclusive() && !ab.core.behind() {
+                // As in `lend`: `array->sc` may have been changed directly
+                // since the last call, so a chunk kept decoded is dropped.
+                ab.core.forget_cached();
                 f(&ab.core)?;
                 return Ok(0);
             }

@@ -133,7 +133,7 @@ impl SharedStore {
 
     /// The super-chunk's compression parameters, if there is one.
     pub(crate) fn cparams(&self) -> Option<CParams> {
-        self.with_sc(|sc| Ok(sc.cparams().clone()))?.ok()
+        Some(self.read().as_schunk()?.handle().read().cparams().clone())
     }
 
     /// True when a super-chunk (not decoded storage) holds the chunks.
