@@ -674,15 +674,16 @@ impl SChunk {
             },
             Backend::Chunks(_) => return Ok(()),
         };
-        let fresh = SChunk::attach(place, self.storage.clone())?;
+        let mut fresh = SChunk::attach(place, self.storage.clone())?;
         self.chunksize = fresh.chunksize;
         self.nbytes = fresh.nbytes;
         self.cbytes = fresh.cbytes;
         self.blocksize = fresh.blocksize;
         self.vl_blocks = fresh.vl_blocks;
-        self.metalayers = fresh.metalayers;
-        self.vlmetalayers = fresh.vlmetalayers;
-        self.backend = fresh.backend;
+        self.metalayers = std::mem::take(&mut fresh.metalayers);
+        self.vlmetalayers = std::mem::take(&mut fresh.vlmetalayers);
+        // What is left of `fresh` (an empty chunk list) is dropped.
+        self.backend = std::mem::replace(&mut fresh.backend, Backend::Chunks(Vec::new()));
         self.rereads += 1;
         self.bind_cell_geometry()
     }
