@@ -478,8 +478,11 @@ fn edits_leave_bounded_space_that_compaction_reclaims() {
     delete(&mut s).unwrap();
     let want_after = contents(&mut s).unwrap();
     assert!(want != want_after);
+    // A delete that frees more than 4 KiB and a sixteenth of the frame is
+    // compacted at once (SChunk::reclaim_if_worth); otherwise it leaves
+    // its bytes for compaction.
     let unused = s.unused_bytes();
-    assert!(unused > 0);
+    assert!(unused > 0 || std::fs::metadata(&path).unwrap().len() == s.frame_len().unwrap());
     let saved = s.compact().unwrap();
     assert_eq!(saved, unused);
     assert_eq!(s.unused_bytes(), 0);

@@ -33,31 +33,41 @@ impl SChunk {
     }
 }
 
-/// Unused bytes past which a handle that made them reclaims them when it
-/// goes (see the `Drop` below).
-const RECLAIM_AT_CLOSE: u64 = 4096;
+/// Unused bytes past which a handle that made them reclaims them (see
+/// [`SChunk::reclaim_if_worth`]).
+const RECLAIM_AT: u64 = 4096;
 
-/// A contiguous frame file that this handle's edits left with more than
-/// 4 KiB of unused bytes, a sixteenth of the frame or more, is compacted
-/// when the handle goes: C-Blosc2's own `test_b2nd_resize` expects a frame
-/// grown by many small resizes to end within 4 KiB of one written in one
-/// go, and the reference reclaims as it writes. The compaction writes a new
-/// file and renames it over the old one, so a crash meanwhile loses
-/// nothing; a frame with few unused bytes is left as it is, since
-/// rewriting a large file for them on every close would cost more than
-/// the space (docs/crash-safety.md). Errors leave the file as it was.
-impl Drop for SChunk {
-    fn drop(&mut self) {
+impl SChunk {
+    /// Compacts a contiguous frame file whose unused bytes (which this
+    /// handle's edits left) exceed 4 KiB and a sixteenth of the frame: run
+    /// after every published edit and when the handle goes. The reference
+    /// closes such gaps as it writes, and its clients count on the file
+    /// shrinking (C-Blosc2's `test_b2nd_resize`: an incrementally grown
+    /// frame within 4 KiB of a one-go one; python-blosc2's bounded disk
+    /// caches). Compaction writes a new file and renames it over the old,
+    /// so a crash meanwhile loses nothing; the sixteenth keeps its cost
+    /// proportional to the bytes edits free, not to the file on every
+    /// edit. Its errors leave the file as it was and are not the edit's.
+    pub(super) fn reclaim_if_worth(&mut self) {
         let unused = self.unused_bytes();
-        if unused <= RECLAIM_AT_CLOSE {
+        if unused <= RECLAIM_AT {
             return;
         }
         let len = match &self.backend {
-            Backend::Frame(f) if !f.is_sparse() => f.frame_len(),
+            Backend::Frame(f) if !f.is_sparse() && !matches!(f.place(), crate::frame::Place::Memory(_)) => {
+                f.frame_len()
+            }
             _ => return,
         };
         if unused.saturating_mul(16) >= len {
             let _ = self.compact();
         }
+    }
+}
+
+/// See [`SChunk::reclaim_if_worth`].
+impl Drop for SChunk {
+    fn drop(&mut self) {
+        self.reclaim_if_worth();
     }
 }

@@ -929,6 +929,9 @@ impl SChunk {
             }),
             Backend::Chunks(_) => Ok(()),
         };
+        if flushed.is_ok() {
+            self.reclaim_if_worth();
+        }
         flushed
     }
 
