@@ -648,8 +648,15 @@ static int threads_row(b2nd_array_t *arr, const double *src, const int64_t shape
     return 0;
   }
   if (rate < 0) {
+#ifdef BENCH_REFERENCE
+    /* The reference's concurrent readers, where they do not abort, can return errors or wrong
+       bytes: that is its figure missing, not this library failing. */
+    fprintf(stderr, "%s/%s: reads failed or were wrong with %d threads (left out)\n", row, name, nthreads);
+    return 0;
+#else
     fprintf(stderr, "%s/%s: reads failed or were wrong with %d threads\n", row, name, nthreads);
     return 1;
+#endif
   }
   fprintf(out, "%s/%s\t%s\t%.1f\n", row, name, metric, rate);
   return 0;

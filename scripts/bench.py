@@ -95,11 +95,12 @@ def measure(opts, wheel: pathlib.Path, work: pathlib.Path) -> tuple:
             print(f"note: libb2nd does not export{symbol}: {define[9:].lower().replace('_', ' ')} rows left out")
             defines.append(define)
     ours_so, ref_so, driver = work / "bench_b2nd.so", work / "bench_ref.so", work / "driver"
+    reference = [*defines, "-DBENCH_REFERENCE"]
     if opts.aa:
-        build_plugin(ours_so, wheel / "include", wheel / "lib", "blosc2", defines)
+        build_plugin(ours_so, wheel / "include", wheel / "lib", "blosc2", reference)
     else:
         build_plugin(ours_so, ROOT / "include", ROOT / "target" / "release", "b2nd", defines)
-    build_plugin(ref_so, wheel / "include", wheel / "lib", "blosc2", defines)
+    build_plugin(ref_so, wheel / "include", wheel / "lib", "blosc2", reference)
     subprocess.run(["cc", "-O2", "-std=c99", "-Wall", "-Wextra", str(ROOT / "benches" / "driver.c"), "-ldl",
                     "-o", str(driver)], check=True)
 
