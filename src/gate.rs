@@ -19,7 +19,7 @@
 //! do for that call ([`adopt`], used by `chunk::pool`).
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::Result;
@@ -41,8 +41,12 @@ struct Holder {
 
 /// Admitted calls: few at a time (one per call in flight), so a list does.
 static HOLDERS: Mutex<Vec<Holder>> = Mutex::new(Vec::new());
-/// Signalled whenever a call leaves an object.
+/// Signalled when a call leaves an object while others wait.
 static LEFT: Condvar = Condvar::new();
+/// How many calls wait on [`LEFT`]; changed under the [`HOLDERS`] lock, so a
+/// leaving call that sees 0 has nobody to wake and skips the system call a
+/// notification costs (one per call otherwise, on every read).
+static WAITING: AtomicUsize = AtomicUsize::new(0);
 
 fn holders() -> MutexGuard<'static, Vec<Holder>> {
     // Each change is one push, one counter step or one swap_remove: the
@@ -115,7 +119,9 @@ pub(crate) fn enter(key: usize, access: Access) -> Result<Entry> {
             .any(|h| h.key == key && (access == Access::Write || h.access == Access::Write))
     };
     while busy(&list) {
+        WAITING.fetch_add(1, Ordering::Relaxed);
         list = LEFT.wait(list).unwrap_or_else(|p| p.into_inner());
+        WAITING.fetch_sub(1, Ordering::Relaxed);
     }
     list.push(Holder {
         key,
@@ -151,7 +157,9 @@ impl Drop for Entry {
             list[i].depth -= 1;
             if list[i].depth == 0 {
                 list.swap_remove(i);
-                LEFT.notify_all();
+                if WAITING.load(Ordering::Relaxed) > 0 {
+                    LEFT.notify_all();
+                }
             }
         }
     }
@@ -160,7 +168,6 @@ impl Drop for Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
     use std::time::Duration;
 

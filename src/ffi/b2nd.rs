@@ -509,7 +509,9 @@ unsafe fn read_array(p: *const b2nd_array_t, f: impl FnOnce(&NdArray) -> Result<
             // SAFETY: the box is changed only by calls admitted to change
             // `sc` (see `lend`), which wait while this read claim lives.
             let ab = unsafe { &*p.cast::<ArrayBox>() };
-            if !sb.needs_exclusive() && !ab.core.behind() {
+            // `needs_exclusive` has looked at the file (`SChunk::stale`)
+            // for the super-chunk the array shares: once per read is enough.
+            if !sb.needs_exclusive() && !ab.core.missed_rereads() {
                 // As in `lend`: `array->sc` may have been changed directly
                 // since the last call, so a chunk kept decoded is dropped.
                 ab.core.forget_cached();

@@ -353,6 +353,10 @@ struct CallbackFile {
 
 // SAFETY: see `Backend`; the stream is used by one thread at a time.
 unsafe impl Send for CallbackFile {}
+// SAFETY: every method that touches the stream takes `&mut self`; the
+// `&self` ones (`replaced`, `read_at_shared`) keep the trait's defaults and
+// do not touch it, so shared borrows on several threads never reach C.
+unsafe impl Sync for CallbackFile {}
 
 impl Drop for CallbackFile {
     fn drop(&mut self) {

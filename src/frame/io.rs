@@ -19,10 +19,17 @@ pub enum OpenMode {
 }
 
 /// One open file.
-pub trait IoFile: Send {
+pub trait IoFile: Send + Sync {
     /// Reads up to `buf.len()` bytes at `pos`; returns how many were read
     /// (fewer only at end of file).
     fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize>;
+    /// [`IoFile::read_at`] through a shared borrow, for backends whose
+    /// reads keep no cursor (`pread`) and so may run on several threads at
+    /// once. `None`: this backend reads through `&mut self` only, and
+    /// readers of one frame take turns.
+    fn read_at_shared(&self, _pos: u64, _buf: &mut [u8]) -> Option<Result<usize>> {
+        None
+    }
     /// Writes all of `data` at `pos`, growing the file if needed.
     fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()>;
     /// Sets the file size.
@@ -96,15 +103,34 @@ impl StdIo {
 struct StdFile {
     file: File,
     path: PathBuf,
+    /// Device and inode of the open file, taken once: they cannot change,
+    /// and `replaced` runs on every read of a frame another handle may
+    /// have rewritten.
+    #[cfg(unix)]
+    id: Option<(u64, u64)>,
 }
 
-impl IoFile for StdFile {
-    // Positioned reads and writes (pread/pwrite): one system call each, no seek.
-    fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
+impl StdFile {
+    fn new(file: File, path: &Path) -> StdFile {
+        #[cfg(unix)]
+        let id = {
+            use std::os::unix::fs::MetadataExt;
+            file.metadata().ok().map(|m| (m.dev(), m.ino()))
+        };
+        StdFile {
+            file,
+            path: path.to_owned(),
+            #[cfg(unix)]
+            id,
+        }
+    }
+
+    // Positioned reads (pread): one system call each, no cursor to share.
+    fn read_positioned(&self, pos: u64, buf: &mut [u8]) -> Result<usize> {
         let mut done = 0;
         while done < buf.len() {
             let at = pos + done as u64;
-            match positioned::read(&mut self.file, at, &mut buf[done..]) {
+            match positioned::read(&self.file, at, &mut buf[done..]) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -112,6 +138,17 @@ impl IoFile for StdFile {
             }
         }
         Ok(done)
+    }
+}
+
+impl IoFile for StdFile {
+    fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> Result<usize> {
+        self.read_positioned(pos, buf)
+    }
+
+    #[cfg(unix)]
+    fn read_at_shared(&self, pos: u64, buf: &mut [u8]) -> Option<Result<usize>> {
+        Some(self.read_positioned(pos, buf))
     }
 
     fn write_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
@@ -137,10 +174,10 @@ impl IoFile for StdFile {
         use std::os::unix::fs::MetadataExt;
         // A path that is gone leaves the open file perfectly readable, as an
         // open descriptor is on POSIX: only another file there counts.
-        match (self.file.metadata(), std::fs::metadata(&self.path)) {
-            (Ok(open), Ok(now)) => open.dev() != now.dev() || open.ino() != now.ino(),
-            (Err(_), _) => true,
-            (Ok(_), Err(_)) => false,
+        match (self.id, std::fs::metadata(&self.path)) {
+            (Some(open), Ok(now)) => open != (now.dev(), now.ino()),
+            (None, _) => true,
+            (Some(_), Err(_)) => false,
         }
     }
 
@@ -157,7 +194,7 @@ mod positioned {
     use std::fs::File;
 
     #[cfg(unix)]
-    pub(super) fn read(f: &mut File, pos: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+    pub(super) fn read(f: &File, pos: u64, buf: &mut [u8]) -> std::io::Result<usize> {
         std::os::unix::fs::FileExt::read_at(f, buf, pos)
     }
 
@@ -167,7 +204,7 @@ mod positioned {
     }
 
     #[cfg(not(unix))]
-    pub(super) fn read(f: &mut File, pos: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+    pub(super) fn read(mut f: &File, pos: u64, buf: &mut [u8]) -> std::io::Result<usize> {
         use std::io::{Read, Seek, SeekFrom};
         f.seek(SeekFrom::Start(pos))?;
         f.read(buf)
@@ -192,10 +229,7 @@ impl Io for StdIo {
         let file = o
             .open(path)
             .map_err(|e| crate::err!(FileOpen, "{}: {e}", path.display()))?;
-        Ok(Box::new(StdFile {
-            file,
-            path: path.to_owned(),
-        }))
+        Ok(Box::new(StdFile::new(file, path)))
     }
 
     fn remove(&self, path: &Path) -> Result<()> {
@@ -241,12 +275,13 @@ pub(crate) fn read_exact_at(
     what: &str,
 ) -> Result<()> {
     let n = f.read_at(pos, buf)?;
-    if n != buf.len() {
-        crate::bail!(
-            FileRead,
-            "{what}: wanted {} bytes at {pos}, file ends after {n}",
-            buf.len()
-        );
+    check_read_len(n, pos, buf.len(), what)
+}
+
+/// Fails with a message naming `what` unless a read at `pos` got all `want` bytes.
+pub(crate) fn check_read_len(n: usize, pos: u64, want: usize, what: &str) -> Result<()> {
+    if n != want {
+        crate::bail!(FileRead, "{what}: wanted {want} bytes at {pos}, file ends after {n}");
     }
     Ok(())
 }

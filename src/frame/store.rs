@@ -19,12 +19,12 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::codec::{self, ChunkInfo, EXTENDED_HEADER_LEN};
 use super::header::{FrameHeader, FrameType, Metalayer, Pos};
 use super::index::OffsetIndex;
-use super::io::{read_exact_at, IoFile, IoRef, MemFile, OpenMode};
+use super::io::{check_read_len, read_exact_at, IoFile, IoRef, MemFile, OpenMode};
 use super::offsets::{ChunkLoc, SpecialOffset};
 use super::trailer::{self, TRAILER_MINLEN};
 use crate::Result;
@@ -75,10 +75,11 @@ pub enum FrameChunk<'a> {
 pub struct Frame {
     place: Place,
     /// Open handle to the frame file (contiguous) or index file (sparse).
-    /// Behind a mutex so that reads through `&self` from several threads
-    /// share it: each read is one positioned read, so the mutex is held
-    /// for that system call only.
-    file: Mutex<Option<Handle>>,
+    /// Behind a lock so that reads through `&self` from several threads
+    /// share it: a backend with positioned reads serves them all at once
+    /// under the shared lock; another takes turns under the exclusive one,
+    /// held for one read.
+    file: RwLock<Option<Handle>>,
     /// The handle is closed when an operation ends (see [`Frame::op`]).
     transient: bool,
     /// How many operations are running, one inside another or on other
@@ -177,7 +178,7 @@ impl Frame {
         let mut f = Frame {
             transient: !place_keeps_files_open(&place),
             place,
-            file: Mutex::new(None),
+            file: RwLock::new(None),
             depth: AtomicU32::new(0),
             header_len: 0,
             data_len: 0,
@@ -206,7 +207,7 @@ impl Frame {
         let mut f = Frame {
             transient: !place_keeps_files_open(&place),
             place,
-            file: Mutex::new(None),
+            file: RwLock::new(None),
             depth: AtomicU32::new(0),
             header_len: 0,
             data_len: 0,
@@ -259,10 +260,14 @@ impl Frame {
         r
     }
 
-    fn slot(&self) -> MutexGuard<'_, Option<Handle>> {
+    fn slot(&self) -> RwLockWriteGuard<'_, Option<Handle>> {
         // A handle stays usable after a panic elsewhere: at worst a read
         // through it fails and reports so.
-        self.file.lock().unwrap_or_else(|p| p.into_inner())
+        self.file.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn slot_shared(&self) -> RwLockReadGuard<'_, Option<Handle>> {
+        self.file.read().unwrap_or_else(|p| p.into_inner())
     }
 
     fn slot_mut(&mut self) -> &mut Option<Handle> {
@@ -373,6 +378,14 @@ impl Frame {
                 );
             }
             return Ok(());
+        }
+        {
+            let slot = self.slot_shared();
+            if let Some(h) = slot.as_ref().filter(|h| self.reads_through(h.mode)) {
+                if let Some(n) = h.file.read_at_shared(abs, buf) {
+                    return check_read_len(n?, abs, buf.len(), what);
+                }
+            }
         }
         self.with_reader(|f| read_exact_at(f, abs, buf, what))
     }
@@ -588,14 +601,10 @@ impl Frame {
         if matches!(self.place, Place::Memory(_)) {
             return None;
         }
-        let replaced = {
-            let mut slot = self.slot();
-            let replaced = slot.as_ref().is_some_and(|h| h.file.replaced());
-            if replaced {
-                *slot = None;
-            }
-            replaced
-        };
+        let replaced = self.slot_shared().as_ref().is_some_and(|h| h.file.replaced());
+        if replaced {
+            *self.slot() = None;
+        }
         let mut field = [0u8; 9];
         let read = self.read_op(|f| f.read(Pos::FRAME_LEN as u64 - 1, &mut field, "frame header"));
         // A msgpack uint64 (0xcf, then 8 bytes big-endian), as every frame writes it.

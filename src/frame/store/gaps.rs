@@ -148,7 +148,7 @@ mod tests {
     fn raw(place: Place, file: Option<Box<dyn crate::frame::io::IoFile>>) -> Frame {
         Frame {
             place,
-            file: std::sync::Mutex::new(file.map(|file| super::super::Handle {
+            file: std::sync::RwLock::new(file.map(|file| super::super::Handle {
                 file,
                 mode: crate::frame::io::OpenMode::ReadWrite,
             })),

@@ -34,9 +34,10 @@ impl NdArray {
         self.store.schunk_handle()
     }
 
-    /// Whether [`NdArray::refresh`] has something to take in.
-    pub(crate) fn behind(&self) -> bool {
-        self.store.behind()
+    /// Whether [`NdArray::refresh`] has something to take in, once the
+    /// super-chunk is known not to be stale (`SChunk::stale`).
+    pub(crate) fn missed_rereads(&self) -> bool {
+        self.store.missed_rereads()
     }
 
     /// Drops the chunk kept decoded for repeated reads: a C caller may have

@@ -161,12 +161,12 @@ impl SChunkStore {
         &self.sc
     }
 
-    /// Whether the super-chunk re-read its frame (or would, having been
-    /// changed by another handle) since the store last followed it, which
-    /// [`ChunkStore::sync_if_stale`] then takes in.
-    pub(crate) fn behind(&self) -> bool {
-        let sc = self.sc.read();
-        sc.rereads() != self.seen_rereads || sc.stale()
+    /// Whether the super-chunk re-read its frame since the store last
+    /// followed it, which [`ChunkStore::sync_if_stale`] then takes in. (Whether
+    /// it should re-read, having been changed by another handle, is
+    /// `SChunk::stale`: a look at the file the caller makes once per read.)
+    pub(crate) fn missed_rereads(&self) -> bool {
+        self.sc.read().rereads() != self.seen_rereads
     }
 
     /// Drops what cached reads keep, for a caller that may have changed the

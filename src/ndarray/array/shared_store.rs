@@ -118,10 +118,10 @@ impl SharedStore {
         Some(self.read().as_schunk()?.handle().clone())
     }
 
-    /// Whether the store must follow what others changed before a read
-    /// (see `SChunkStore::behind`).
-    pub(crate) fn behind(&self) -> bool {
-        self.read().as_schunk().is_some_and(|sc| sc.behind())
+    /// Whether the store must follow what its super-chunk re-read before a
+    /// read (see `SChunkStore::missed_rereads`).
+    pub(crate) fn missed_rereads(&self) -> bool {
+        self.read().as_schunk().is_some_and(|sc| sc.missed_rereads())
     }
 
     /// Drops what cached reads keep (see `SChunkStore::forget_cached`).
