@@ -16,7 +16,7 @@
 
 mod blocksize;
 mod compress;
-mod decompress;
+mod decode;
 pub mod header;
 mod instr;
 mod needs;
@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 pub use blocksize::{compute_blocksize, split_block};
 pub use compress::Compressor;
-pub use decompress::{BlockSource, Decompressor};
+pub use decode::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
 pub use needs::BlockNeeds;
 pub(crate) use pool::{run_each, threads_for};
