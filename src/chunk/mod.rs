@@ -15,7 +15,7 @@
 //! - `special`: chunks of zeros, NaNs, a repeated value or uninitialised data.
 
 mod blocksize;
-mod compress;
+mod encode;
 mod decode;
 pub mod header;
 mod instr;
@@ -30,7 +30,7 @@ mod stream;
 use std::sync::Arc;
 
 pub use blocksize::{compute_blocksize, split_block};
-pub use compress::Compressor;
+pub use encode::Compressor;
 pub use decode::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
 pub use needs::BlockNeeds;
