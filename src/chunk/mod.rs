@@ -15,8 +15,8 @@
 //! - `special`: chunks of zeros, NaNs, a repeated value or uninitialised data.
 
 mod blocksize;
-mod compress;
-mod decompress;
+mod encode;
+mod decode;
 pub mod header;
 mod instr;
 mod needs;
@@ -30,8 +30,8 @@ mod stream;
 use std::sync::Arc;
 
 pub use blocksize::{compute_blocksize, split_block};
-pub use compress::Compressor;
-pub use decompress::{BlockSource, Decompressor};
+pub use encode::Compressor;
+pub use decode::{BlockSource, Decompressor};
 pub use header::ChunkHeader;
 pub use needs::BlockNeeds;
 pub(crate) use pool::{run_each, threads_for};

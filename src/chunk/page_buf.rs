@@ -2,15 +2,12 @@
 //! contents start on a page boundary.
 //!
 //! Why: a worker's scratch lives as long as its thread, so where it lands
-//! is decided once per process. As a plain `Vec<u8>` a 32 KiB block scratch
-//! came from the heap at an arbitrary offset in its page, spanning 9 pages,
-//! and LZ4 decoding of `noisysine-f4/lz4hc/c1/shuffle/t1` (`benches/bench.c
-//! --exact`, one fresh process each time) ran at full speed, about 10 GB/s,
-//! in 2 processes of 10 and at 6-8 GB/s in the rest, with the same
-//! instruction count. With this buffer it ran at full speed in 7 of 10 (the
-//! reference, whose block buffers come from `posix_memalign`, in 9 of 10).
-//! The alignment also keeps the SIMD filters' 32-byte loads within cache
-//! lines.
+//! is decided once per process. At an arbitrary offset in its page a 32 KiB
+//! scratch spans 9 pages, and block decoding ran at full speed in only some
+//! processes, at the same instruction count (`benches/bench.c --exact ROW`,
+//! one fresh process per run, shows the spread); the reference's block
+//! buffers come from `posix_memalign` too. The alignment also keeps the SIMD
+//! filters' 32-byte loads within cache lines.
 //!
 //! The buffer behaves like a `Vec<u8>` (new bytes are zero, contents are
 //! kept when it grows); only where the bytes live differs. The alignment is

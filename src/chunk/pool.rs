@@ -273,8 +273,10 @@ where
         let Some((k, item)) = next else {
             break;
         };
-        let r = catch_unwind(AssertUnwindSafe(|| crate::gate::adopt(call, || f(w, tid, item))))
-            .unwrap_or_else(|_| Err(crate::err!(Failure, "a worker panicked on item {k}")));
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            crate::gate::adopt(call, || f(w, tid, item))
+        }))
+        .unwrap_or_else(|_| Err(crate::err!(Failure, "a worker panicked on item {k}")));
         if let Err(e) = r {
             let mut slot = first_err.lock().unwrap_or_else(|p| p.into_inner());
             if slot.as_ref().map_or(true, |(k0, _)| k < *k0) {
@@ -361,13 +363,11 @@ where
 /// Copies `src` into `dst` (same length) with up to `nthreads` threads, the
 /// caller (with its scratch `caller`) included: the body of a stored
 /// (memcpyed) chunk, both ways. Each thread takes one contiguous range, not
-/// a queue item per block: on the small blocks of clevel 1 the queue's lock
-/// and the per-block decode steps made two threads copy random bytes at
-/// 0.88x the reference (`scripts/bench.sh --only randbytes`). A range is
-/// copied in [`COPY_PIECE`]-byte pieces, below the size (the L2 cache's,
+/// a queue item per block, whose lock and per-block steps cost more than the
+/// copy on small blocks (`bash scripts/bench.sh --only randbytes`). A range
+/// is copied in [`COPY_PIECE`]-byte pieces, below the size (the L2 cache's,
 /// on the machines seen) where glibc's memcpy leaves `rep movsb` for a
-/// vector loop: in an ad-hoc timing here, one 4 MiB memcpy ran at 0.98x the
-/// speed of the same bytes in 64 to 512 KiB pieces.
+/// slightly slower vector loop.
 pub(crate) fn copy<W: Scratch>(
     caller: &mut W,
     dst: &mut [u8],

@@ -172,27 +172,42 @@ fn blosclz_decode(src: &[u8], dst: &mut [u8]) -> crate::Result<usize> {
     blosclz::decompress(src, dst)
 }
 
+/// What decoding any stream of a chunk takes besides the stream: the codec
+/// named by the header, the chunk's dictionary and what a user codec or zfp
+/// is told. The same for every stream of a chunk, so built once per call.
+pub(crate) struct StreamCodec<'a> {
+    /// The header's codec format.
+    pub compformat: u8,
+    /// The codec id (user codecs).
+    pub compcode: u8,
+    pub compcode_meta: u8,
+    pub dict: Option<&'a DecDict>,
+    pub info: CallInfo<'a>,
+    /// The b2nd block shape (zfp needs it).
+    pub block_shape: Option<&'a [i64]>,
+}
+
 /// Decompresses one stream into exactly `dst.len()` bytes, for a caller
 /// that reads only the first `need` of them: BloscLZ and LZ4 streams stop
 /// once they have written those (the rest of `dst` is left as it was or
 /// holds anything; see [`decode_start`]), the other codecs decode the whole
 /// stream. A partial read of a split block needs the same prefix of each of
-/// its byte planes. `compformat` is the header's codec format; `compcode`
-/// the codec id (user codecs); `block_shape` the b2nd block shape (zfp
-/// needs it).
-#[allow(clippy::too_many_arguments)]
+/// its byte planes.
 pub(crate) fn decode(
     state: &mut CodecState,
-    compformat: u8,
-    compcode: u8,
-    compcode_meta: u8,
+    codec: &StreamCodec<'_>,
     src: &[u8],
     dst: &mut [u8],
     need: usize,
-    dict: Option<&DecDict>,
-    info: &CallInfo<'_>,
-    block_shape: Option<&[i64]>,
 ) -> crate::Result<()> {
+    let StreamCodec {
+        compformat,
+        compcode,
+        compcode_meta,
+        dict,
+        ref info,
+        block_shape,
+    } = *codec;
     if need < dst.len() {
         if let Some(got) = decode_start(compformat, dict, src, dst, need) {
             return match got {
@@ -318,36 +333,20 @@ mod tests {
             let n = encode(&mut st, &p, &src, &mut dst, None).unwrap();
             assert!(n > 0 && n < src.len() / 4, "codec {compcode}: {n}");
             let mut back = vec![0u8; src.len()];
-            decode(
-                &mut st,
-                Codec::format_of(compcode),
+            let codec = StreamCodec {
+                compformat: Codec::format_of(compcode),
                 compcode,
-                0,
-                &dst[..n],
-                &mut back,
-                src.len(),
-                None,
-                &info,
-                None,
-            )
-            .unwrap();
+                compcode_meta: 0,
+                dict: None,
+                info,
+                block_shape: None,
+            };
+            decode(&mut st, &codec, &dst[..n], &mut back, src.len()).unwrap();
             assert_eq!(back, src);
             // A corrupted stream is an error, not a panic.
             let mut bad = dst[..n].to_vec();
             bad.truncate(n / 2);
-            assert!(decode(
-                &mut st,
-                Codec::format_of(compcode),
-                compcode,
-                0,
-                &bad,
-                &mut back,
-                src.len(),
-                None,
-                &info,
-                None
-            )
-            .is_err());
+            assert!(decode(&mut st, &codec, &bad, &mut back, src.len()).is_err());
         }
     }
 }

@@ -139,9 +139,8 @@ impl RowKernels for Avx2 {
         }
         let col = off + done / 8;
         // The furthest store ends at `col + 7 * stride + 4 * chunks`;
-        // checked once here instead of per store (checked per store,
-        // 16-byte items in blocks of 1 KiB went at 3.6 GB/s, now 6.8:
-        // `bash scripts/shuffle-bench.sh --bit` on Zen 4).
+        // checked once here instead of per store, which halved the speed
+        // on small blocks (`bash scripts/shuffle-bench.sh --bit`).
         assert!(col + 7 * stride + 4 * chunks <= dst.len());
         let out = dst.as_mut_ptr().add(col);
         for (q, chunk) in row[done..].chunks_exact(32).enumerate() {
@@ -195,9 +194,8 @@ impl RowKernels for Avx2 {
         // byte b holds bit k of items 8b..8b + 8) gathered into one vector,
         // regrouped so that 64-bit lane b holds byte b of rows 0 to 7, then
         // the bit transpose turns each lane into its 8 items: one store per
-        // 32 items, where a broadcast and test per bit row ran 16-byte
-        // items in blocks of 1 KiB at 1.8 GB/s, now 6.1 (`bash
-        // scripts/shuffle-bench.sh --bit` on Zen 4).
+        // 32 items, several times faster than a broadcast and test per bit
+        // row (`bash scripts/shuffle-bench.sh --bit`).
         let col = off + done / 8;
         // The furthest load ends at `col + 7 * stride + 4 * chunks`;
         // checked once here instead of per load.
@@ -308,21 +306,16 @@ pub(super) fn l1_sets(stride: usize) -> usize {
 
 /// Whether [`shuffle_fused`] should store `rows` rows `stride` bytes apart
 /// two runs at a time: when they all share one set and are more than 16.
-/// On Zen 4, 4-byte items (32 rows) shuffled at about 8 GB/s in blocks of
-/// 128 and 256 KiB (one set) and about 11 in batches, against 12 in blocks
-/// of 64 KiB (two sets) or 257 KiB either way; 2-byte items (16 rows) lost
-/// nothing in one set, and neither gained from batches in two sets.
+/// Fewer rows lose nothing in one set, and batches gain nothing in two
+/// (`bash scripts/shuffle-bench.sh --bit`).
 pub(super) fn batch_stores(rows: usize, stride: usize) -> bool {
     l1_sets(stride) == 1 && rows > 16
 }
 
 /// Whether [`unshuffle_fused`] should load `rows` rows `stride` bytes apart
 /// four runs at a time: when more than 8 of them share each set, in one or
-/// two sets. On Zen 4, 2-byte items (16 rows in one set) unshuffled at about
-/// 10 GB/s in blocks of 64 KiB and more, and about 12.5 in batches; 4-byte
-/// items in a 64 KiB block (16 rows in each of two sets) gained from 12.5
-/// to 13.4; 16-byte items in a 128 KiB block (32 in each of four sets) lost
-/// from 12.5 to 12.2.
+/// two sets; with more sets the batches lose a little (`bash
+/// scripts/shuffle-bench.sh --bit`).
 pub(super) fn batch_loads(rows: usize, stride: usize) -> bool {
     let sets = l1_sets(stride);
     sets <= 2 && rows / sets > 8
@@ -420,9 +413,8 @@ pub(crate) fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     // runs, where the AVX2 driver would leave them all to the scalar loop.
     // (Blocks of 128 to 255 items went to the SSE2 kernels' 128-item run
     // while the AVX2 kernels took a vector of 32 items a bit row at a time;
-    // with the gathered transpose they are faster here: 8-byte items in
-    // 1,536 bytes 7.4 GB/s against 4.0, `bash scripts/shuffle-bench.sh
-    // --bit`.)
+    // with the gathered transpose they are faster here: `bash
+    // scripts/shuffle-bench.sh --bit`.)
     let n = src.len() / typesize;
     if !wide_enough(typesize) || n < Avx2::LANES {
         return super::sse2::bitunshuffle(typesize, src, dst);

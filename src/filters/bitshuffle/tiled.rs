@@ -202,13 +202,9 @@ fn tile_items<K: RowKernels>(typesize: usize) -> usize {
 /// the one before ([`bits_from_row`], [`row_from_bits`]), and if fewer than
 /// a run are left it starts early, over items done already (it writes them
 /// again with the same values). Whole runs first, because an overlapping
-/// run redoes up to a run's bit work: tiles of as many items as fit, each
-/// ending so, ran 40-byte items in a 261,120-byte block backwards at 0.86x
-/// to 0.89x the reference. 48-byte items in a 32,640-byte block (680
-/// items) went as a 512-item tile and 168 items a vector at a time; now as
-/// one tile, and the AVX2 inverse runs at 8.3 GB/s, not 4.9 (the
-/// reference: 5.6; `bash scripts/shuffle-bench.sh --bit --typesizes 48
-/// --blocksizes 32640` on Zen 4).
+/// run redoes up to a run's bit work, and a last tile taken whole beats a
+/// tile plus items a vector at a time (`bash scripts/shuffle-bench.sh --bit
+/// --typesizes 40,48 --blocksizes 32640,261120`).
 fn next_tile<K: RowKernels>(cap: usize, t0: usize, end: usize) -> Option<(usize, usize)> {
     let left = end - t0;
     if left > cap {

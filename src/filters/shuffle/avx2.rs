@@ -7,8 +7,7 @@
 //! are unshuffled as an 8-byte and a 4-byte transpose whose words are then
 //! packed into whole stores, and items of 3, 5, 6 (and backwards 7) bytes
 //! are gathered with byte shuffles (`vpshufb`) 16 bytes at a time. Stores
-//! go out in address order, which measured markedly faster than
-//! interleaved orders. Rows whose write fronts would share an L1 set
+//! go out in address order, which is faster than interleaved orders. Rows whose write fronts would share an L1 set
 //! (8 or 16 rows 4 KiB apart) are shuffled through a small stage first
 //! (`shuffle_staged`), and 16 such rows are copied into one before they are
 //! unshuffled (`unshuffle_staged`); items wider than 16 bytes do the same a
@@ -355,10 +354,8 @@ pub(crate) const L1_WAY: usize = 4096;
 /// stride that is a multiple of 4 KiB (the contiguous shuffle of a
 /// power-of-two block) or just past one (a split block's rows written into
 /// the chunk, each behind its 4-byte size) puts all of them in one set, and
-/// 8 or 16 such lines overflow its ways. `bash scripts/shuffle-bench.sh`
-/// shows it in the reference's kernel, which writes such rows directly: on
-/// Zen 4 it shuffled 8-byte items at about 22 GB/s in a 256 KiB block and
-/// about 34 in a 257 KiB one.
+/// 8 or 16 such lines overflow its ways (`bash scripts/shuffle-bench.sh`
+/// shows it: a 256 KiB block shuffles markedly slower than a 257 KiB one).
 pub(super) fn rows_crowd_l1(rows: usize, stride: usize) -> bool {
     crowd_l1((0..rows).map(|j| j * stride), 4)
 }
@@ -366,11 +363,8 @@ pub(super) fn rows_crowd_l1(rows: usize, stride: usize) -> bool {
 /// Whether the rows [`shuffle_windows`] writes for items of `typesize > 16`
 /// bytes, `stride` bytes apart, crowd the L1 cache: a window's 16 rows as
 /// in [`rows_crowd_l1`], or all the item's rows (each group writes to every
-/// one) more than 16 to a set. 128-byte items in a 128 KiB block (32 rows
-/// a set) shuffled at 0.87x the reference's speed without a stage and at
-/// 0.91x to 1.06x with one (five runs), while 64-byte ones in a 32 KiB block (8 a set) ran at 0.7x
-/// through the stage and 1.2x without (`bash scripts/shuffle-bench.sh
-/// --typesizes 64,128`).
+/// one) more than 16 to a set: below that the stage costs more than it
+/// saves (`bash scripts/shuffle-bench.sh --typesizes 64,128`).
 pub(super) fn wide_rows_crowd_l1(typesize: usize, stride: usize) -> bool {
     rows_crowd_l1(16, stride) || crowd_l1((0..typesize).map(|j| j * stride), 16)
 }
@@ -434,11 +428,10 @@ unsafe fn shuffle_staged<const N: usize>(
 /// Two-byte items, 32 per step, without a byte shuffle: masking each item
 /// to its low byte (or shifting its high byte down) and packing two such
 /// vectors with unsigned saturation gives a row's bytes of both, lane by
-/// lane, so one qword permute puts each row's 32 bytes in order. That is
-/// four shuffle-port operations and two whole stores per 32 items; a byte
-/// shuffle of each vector followed by a permute and two 16-byte lane stores
-/// per 16 items ran at 0.70x to 0.94x the reference's speed on Zen 4
-/// (`bash scripts/shuffle-bench.sh`). Row 1 goes to `dst[stride..]`.
+/// lane, so one qword permute puts each row's 32 bytes in order: four
+/// shuffle-port operations and two whole stores per 32 items, fewer than a
+/// byte shuffle per vector takes (`bash scripts/shuffle-bench.sh`). Row 1
+/// goes to `dst[stride..]`.
 /// Returns the number of items done.
 ///
 /// # Safety
@@ -635,9 +628,8 @@ impl<R: Rows> Rows for RowsFrom<'_, R> {
 /// [`unshuffle_pow2`] of 16-byte items through a stage, for rows that crowd
 /// the L1 cache: the kernel loads 32 bytes from each of its 16 rows in turn,
 /// and 16 rows a multiple of 4 KiB apart overflow the ways of the set they
-/// share ([`read_rows_crowd_l1`]; `bash scripts/shuffle-bench.sh`: the
-/// reference unshuffles 16-byte items at about 21 GB/s in 64 and 256 KiB
-/// blocks, about 46 in a 257 KiB one). Each piece of [`stage_items`] items
+/// share ([`read_rows_crowd_l1`]; `bash scripts/shuffle-bench.sh` shows
+/// the drop at 64 and 256 KiB blocks). Each piece of [`stage_items`] items
 /// is copied first, row after row, into a buffer whose rows are
 /// [`stage_pitch`] apart, and unshuffled from there. `stage` is at least
 /// [`STAGE_BYTES`] long. Returns the number of items done.
@@ -724,8 +716,7 @@ unsafe fn unshuffle_pow2<const N: usize, const P: usize, R: Rows>(
 /// item `a` with item `a + 8`, its low halves alone make rows 0 to 7 and its
 /// high halves rows 8 to 15, each through three more rounds on eight
 /// vectors. Loading the items twice (from L1) costs less than the stack
-/// spills of the 16-vector form, which ran at 0.82x to 0.90x the reference's
-/// speed for 24- and 40-byte items (`bash scripts/shuffle-bench.sh
+/// spills of the 16-vector form (`bash scripts/shuffle-bench.sh
 /// --typesizes 24,40`). Items of up to eight bytes need one half, and so
 /// does the last window of an item whose other half an earlier window made
 /// ([`first_half_done`]). Items wider than 16 bytes are covered to the
@@ -779,9 +770,8 @@ unsafe fn shuffle_windows(
 /// item's end, when the item's last partial 16 bytes are at most 8 (24- or
 /// 40-byte items, say). The shuffle skips them, saving a quarter of the
 /// work on 24-byte items and a sixth on 40-byte ones; the unshuffle
-/// transposes the window's last 8 rows alone ([`rows_last8`]), which took
-/// it from about 15 to 20 GB/s on 17-byte items and from 23 to 29 on
-/// 24-byte ones (`bash scripts/shuffle-bench.sh --typesizes 17,24`).
+/// transposes the window's last 8 rows alone ([`rows_last8`]; `bash
+/// scripts/shuffle-bench.sh --typesizes 17,24`).
 #[inline(always)]
 fn first_half_done(typesize: usize, start: usize) -> bool {
     typesize > 16 && start % 16 != 0 && typesize % 16 <= 8
@@ -818,10 +808,8 @@ impl Iterator for GroupStarts {
 /// left over and there are at least [`LANES`] items, one more group ending
 /// at item `n`: it overlaps the group before, whose items it writes again
 /// with the same bytes. Left to the scalar loop, those few items cost much
-/// of the time of a small block: `bash scripts/shuffle-bench.sh
-/// --typesizes 40,100 --blocksizes 32768` ran 40-byte items at 16.7 GB/s
-/// forward and 20.5 inverse without the last group, 18.2 to 19.4 and 24.0
-/// with it; 100-byte items at 18.7 and 17.1 without, 23.3 and 19.9 with.
+/// of the time of a small block (`bash scripts/shuffle-bench.sh
+/// --typesizes 40,100 --blocksizes 32768`).
 fn overlapping_groups(from: usize, n: usize) -> (GroupStarts, usize) {
     let whole = (n - from) / LANES;
     let end = from + whole * LANES;
@@ -1006,11 +994,9 @@ unsafe fn unshuffle_windows(typesize: usize, n: usize, src: &[u8], dst: &mut [u8
 /// on ([`overlapping_groups`]); returns where the items done end. Each window lies
 /// inside its item, so the stores may go in any order. One window at a time
 /// over all the items (the reference's order): each pass reads 16 rows
-/// rather than every row of the item. All the windows of a group at a time
-/// ran up to 1.3x faster on items of 64 bytes or more in small blocks, but
-/// at 0.6x the reference's speed where the rows are 2 KiB apart (64-byte
-/// items in a 128 KiB block, 128-byte ones in a 256 KiB block), and 0.85x on
-/// 48-byte items from 128 KiB (`bash scripts/shuffle-bench.sh`). The
+/// rather than every row of the item: all the windows of a group at a time
+/// win on small blocks but lose badly where the rows are 2 KiB apart
+/// (`bash scripts/shuffle-bench.sh`). The
 /// transpose runs in two halves like [`window_half`]'s: items 0 to 7 of each
 /// lane come from the low halves of the first zip round alone, items 8 to
 /// 15 from the high halves.
@@ -1236,13 +1222,9 @@ const fn narrow_row_masks<const T: usize>() -> [[[i8; 32]; T]; T] {
 /// bytes gathered from them with one byte shuffle (`vpshufb`) per 16 bytes,
 /// or-ed together, for one whole store. The last group, if the items are
 /// not whole groups, overlaps the one before. Returns the number of items
-/// done.
-///
-/// On Zen 4 (`bash scripts/shuffle-bench.sh --typesizes 3,5,6,7
-/// --blocksizes 32768,262144`) this took 3-byte items from about 15 GB/s
-/// through [`shuffle_windows`] to about 52, 5-byte ones from 23 to 30 and
-/// 34, 6-byte ones from 27 to 28; 7-byte items, 49 shuffles a group, ran at
-/// about 25 against the windows' 30 and stay with those.
+/// done. It beats [`shuffle_windows`] for 3, 5 and 6-byte items; 7-byte
+/// ones (49 shuffles a group) stay with the windows (`bash
+/// scripts/shuffle-bench.sh --typesizes 3,5,6,7 --blocksizes 32768,262144`).
 ///
 /// # Safety
 /// AVX2 is available; `src` holds at least `n * T` bytes, `stride >= n` and
@@ -1298,12 +1280,10 @@ unsafe fn shuffle_narrow_group<const T: usize>(
 /// Items of `T` = 3, 5, 6 or 7 bytes, 32 at a time: each 16 output bytes
 /// of a lane's 16 items are gathered from the `T` rows with one byte
 /// shuffle (`vpshufb`) per row, or-ed together, and stored 16 bytes at a
-/// time, the first lane's then the second's. The 16-byte windows of
-/// [`unshuffle_windows`] took a whole 16x16 transpose for these too: on Zen
-/// 4 (`bash scripts/shuffle-bench.sh --typesizes 3,5,6,7 --blocksizes
-/// 32768,262144`) 3-byte items went from 6.4 GB/s to about 56, 5-byte ones
-/// from 10.6 to 34, 6-byte ones from 12.8 to 29 and 7-byte ones from 14.7
-/// to 25. The last group, if the items are not whole groups, overlaps the
+/// time, the first lane's then the second's, where the 16-byte windows of
+/// [`unshuffle_windows`] take a whole 16x16 transpose (`bash
+/// scripts/shuffle-bench.sh --typesizes 3,5,6,7 --blocksizes
+/// 32768,262144`). The last group, if the items are not whole groups, overlaps the
 /// one before. Returns the number of items done.
 ///
 /// # Safety
@@ -1358,9 +1338,7 @@ unsafe fn unshuffle_narrow_group<const T: usize>(n: usize, e0: usize, src: &[u8]
 /// items' 96 bytes are put together from those words with `vpermd` and
 /// blends into three whole stores: 68 shuffles and 16 blends per 32 items,
 /// where the transpose of all 12 rows as 16 (four rows of padding, four zip
-/// rounds over 16 vectors) took 96 shuffles. On Zen 4 that took the inverse
-/// from 27.6 and 29.4 GB/s in blocks of 32 and 256 KiB to 37.2 and 38.5
-/// (the reference: 28.2 and 28.9; `bash scripts/shuffle-bench.sh
+/// rounds over 16 vectors) takes 96 (`bash scripts/shuffle-bench.sh
 /// --typesizes 12 --blocksizes 32768,262144`). The last group, if the items
 /// are not whole groups, overlaps the one before. Returns the number of
 /// items done.

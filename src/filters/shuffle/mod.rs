@@ -138,10 +138,9 @@ pub(crate) fn unshuffle_planes_with(level: SimdLevel, planes: &[Plane<'_>], dst:
 }
 
 /// [`shuffle`] on an explicitly chosen kernel tier (tests compare the tiers).
-/// Always inlined, as [`shuffle`] is: a frame of its own cost a standalone
-/// call on a small block a seventh of its speed (`bash
-/// scripts/shuffle-bench.sh`, 8-byte items in 256 bytes: 18.8 GB/s
-/// forward before, 21.9 after).
+/// Always inlined, as [`shuffle`] is: a frame of its own is a noticeable
+/// part of a standalone call on a small block (`bash
+/// scripts/shuffle-bench.sh`, 8-byte items in 256 bytes).
 #[inline(always)]
 pub(crate) fn shuffle_with(level: SimdLevel, typesize: usize, src: &[u8], dst: &mut [u8]) {
     assert_eq!(

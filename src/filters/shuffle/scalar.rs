@@ -66,9 +66,8 @@ fn shuffle_some_items(
     let count = by_item.len();
     if count < 32 || count < typesize {
         // One pass per item: reading the items in order and writing each
-        // byte to its row measured faster than row by row for a vector
-        // kernel's last items (`bash scripts/shuffle-bench.sh`, 7-byte
-        // items in 112 bytes, 1.4 GB/s row by row, 2.1 item by item), and
+        // byte to its row is faster than row by row for a vector kernel's
+        // last items (`bash scripts/shuffle-bench.sh`), and
         // with fewer items than rows the loop overhead is paid per item,
         // not per row of a few bytes.
         for (i, item) in by_item.enumerate() {
