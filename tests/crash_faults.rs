@@ -98,7 +98,9 @@ impl IoFile for FaultyFile {
     }
 }
 
-struct FaultyIo(Arc<Faulty>);
+/// The faulty file system; `rename` false makes it a backend that cannot
+/// rename (as C `blosc2_io_cb` backends).
+struct FaultyIo(Arc<Faulty>, bool);
 
 impl Io for FaultyIo {
     fn open(&self, path: &Path, mode: OpenMode) -> Result<Box<dyn IoFile>> {
@@ -120,9 +122,10 @@ impl Io for FaultyIo {
         StdIo.create_dir(path)
     }
     fn can_rename(&self) -> bool {
-        true
+        self.1
     }
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        assert!(self.1, "rename called on a backend that cannot rename");
         if self.0.call("rename")? {
             return StdIo.rename(from, to);
         }
@@ -228,11 +231,32 @@ struct Setup {
     chunks: u32,
     /// Bytes before the frame in its file (a frame at an offset).
     offset: u64,
+    /// Bytes after the frame in its file (another frame when `offset` is
+    /// 0, as `SChunk::append_file` leaves; other bytes otherwise).
+    after: usize,
+}
+
+/// The bytes that follow the frame of `setup`.
+fn after_bytes(setup: &Setup) -> Vec<u8> {
+    if setup.after == 0 {
+        return Vec::new();
+    }
+    if setup.offset == 0 {
+        let mut s = SChunk::new(Storage {
+            contiguous: true,
+            cparams: cparams(),
+            ..Storage::default()
+        })
+        .unwrap();
+        s.append_buffer(&input(55)).unwrap();
+        return s.to_buffer().unwrap();
+    }
+    (0..setup.after).map(|i| (i * 7 % 251) as u8).collect()
 }
 
 fn make(setup: &Setup, path: &Path) {
     remove(path);
-    if setup.offset > 0 {
+    if setup.offset > 0 || setup.after > 0 {
         let mut s = SChunk::new(Storage {
             contiguous: true,
             cparams: cparams(),
@@ -246,6 +270,7 @@ fn make(setup: &Setup, path: &Path) {
         s.vlmeta_add("v", b"vl-0", None).unwrap();
         let mut bytes = vec![0xAB; setup.offset as usize];
         bytes.extend_from_slice(&s.to_buffer().unwrap());
+        bytes.extend_from_slice(&after_bytes(setup));
         std::fs::write(path, bytes).unwrap();
         return;
     }
@@ -269,9 +294,33 @@ fn open(path: &Path, offset: u64, io: Option<IoRef>) -> Result<SChunk> {
 
 type Edit = fn(&mut SChunk) -> Result<()>;
 
+/// Whether the bytes around the frame in `path` are all there: those
+/// before it where they were, those after it somewhere after its end.
+fn around_kept(setup: &Setup, path: &Path, frame_len: u64) -> bool {
+    if setup.sparse {
+        return true;
+    }
+    let bytes = std::fs::read(path).unwrap();
+    let start = setup.offset as usize;
+    if bytes.len() < start || bytes[..start].iter().any(|&b| b != 0xAB) {
+        return false;
+    }
+    let after = after_bytes(setup);
+    if after.is_empty() {
+        return true;
+    }
+    let end = start + frame_len as usize;
+    end <= bytes.len() && bytes[end..].windows(after.len()).any(|w| w == &after[..])
+}
+
 /// Runs `edit` on a copy of the frame made by `setup` at every fault, and
 /// checks what is left. Returns how many write-like calls the edit makes.
 fn check(name: &str, setup: Setup, edit: Edit, fsync: bool) -> usize {
+    check_with(name, setup, edit, fsync, true)
+}
+
+/// [`check`] through a backend that can rename or not.
+fn check_with(name: &str, setup: Setup, edit: Edit, fsync: bool, rename: bool) -> usize {
     let d = dir();
     let ext = if setup.sparse { "b2sframe" } else { "b2frame" };
     let base = d.join(format!("{name}-base.{ext}"));
@@ -282,7 +331,7 @@ fn check(name: &str, setup: Setup, edit: Edit, fsync: bool) -> usize {
     // The edit without faults: the frame after, and the calls it makes.
     copy_tree(&base, &work);
     let counting = Faulty::new(Fault::None);
-    let io: IoRef = Arc::new(FaultyIo(counting.clone()));
+    let io: IoRef = Arc::new(FaultyIo(counting.clone(), rename));
     {
         let mut s = open(&work, setup.offset, Some(io)).unwrap();
         edit(&mut s).unwrap_or_else(|e| panic!("{name}: the edit fails without faults: {e}"));
@@ -294,7 +343,7 @@ fn check(name: &str, setup: Setup, edit: Edit, fsync: bool) -> usize {
         for fault in [Fault::Stop(n), Fault::Torn(n), Fault::Fail(n)] {
             copy_tree(&base, &work);
             let faulty = Faulty::new(fault);
-            let io: IoRef = Arc::new(FaultyIo(faulty.clone()));
+            let io: IoRef = Arc::new(FaultyIo(faulty.clone(), rename));
             let mut s = open(&work, setup.offset, Some(io)).unwrap();
             let r = edit(&mut s);
             let seen = (fault != Fault::Stop(n) && fault != Fault::Torn(n))
@@ -305,6 +354,11 @@ fn check(name: &str, setup: Setup, edit: Edit, fsync: bool) -> usize {
             });
             let now = contents(&mut back)
                 .unwrap_or_else(|e| panic!("{name}, {fault:?}, fsync {fsync}: chunks fail: {e}"));
+            let len = back.frame_len().unwrap();
+            assert!(
+                around_kept(&setup, &work, len),
+                "{name}, {fault:?}, fsync {fsync}: bytes around the frame lost"
+            );
             assert!(
                 now == before || now == after,
                 "{name}, {fault:?}, fsync {fsync}: neither the frame before nor after"
@@ -335,6 +389,7 @@ fn contiguous(chunks: u32) -> Setup {
         sparse: false,
         chunks,
         offset: 0,
+        after: 0,
     }
 }
 
@@ -343,6 +398,7 @@ fn sparse(chunks: u32) -> Setup {
         sparse: true,
         chunks,
         offset: 0,
+        after: 0,
     }
 }
 
@@ -439,10 +495,92 @@ fn frames_at_an_offset_survive_every_fault() {
         sparse: false,
         chunks,
         offset: 1000,
+        after: 0,
     };
     check("offset-append", at(3), append, false);
     check("offset-update", at(3), update, false);
     check("offset-vlmeta", at(3), vlmeta_update, false);
+    check("offset-delete", at(3), delete, false);
+    check("offset-delete-all", at(2), delete_all, false);
+    check("offset-append-first", at(0), append, false);
+    check("offset-vlmeta-add-empty", at(0), vlmeta_add, false);
+    check("offset-append-sync", at(3), append, true);
+}
+
+/// A frame that other bytes follow (inside a larger file, or the first of
+/// several frames in one file): every edit writes the whole file anew and
+/// renames it over, so neither the frame nor the bytes around it are lost.
+#[test]
+fn frames_followed_by_other_bytes_survive_every_fault() {
+    let inside = |chunks| Setup {
+        sparse: false,
+        chunks,
+        offset: 1000,
+        after: 3000,
+    };
+    let first = |chunks| Setup {
+        sparse: false,
+        chunks,
+        offset: 0,
+        after: 1,
+    };
+    check("inside-append", inside(3), append, false);
+    check("inside-update", inside(3), update, false);
+    check("inside-delete", inside(3), delete, false);
+    check("inside-vlmeta-add", inside(3), vlmeta_add, false);
+    check("inside-append-first", inside(0), append, false);
+    check("inside-append-sync", inside(3), append, true);
+    check("first-append", first(3), append, false);
+    check("first-update", first(3), update, false);
+    check("first-delete-all", first(2), delete_all, false);
+}
+
+/// A backend that cannot rename (a C `blosc2_io_cb` one) gets the ordered
+/// writes for every edit of a frame that holds chunks: new bytes in
+/// unused space or past the end, then one header write.
+#[test]
+fn edits_through_a_backend_without_rename_survive_every_fault() {
+    let c = contiguous;
+    check_with("norename-append", c(3), append, false, false);
+    check_with("norename-update", c(3), update, false, false);
+    check_with("norename-insert", c(3), insert, false, false);
+    check_with("norename-delete", c(3), delete, false, false);
+    check_with("norename-reorder", c(3), reorder, false, false);
+    check_with("norename-vlmeta-add", c(3), vlmeta_add, false, false);
+    check_with("norename-vlmeta-update", c(3), vlmeta_update, false, false);
+    check_with("norename-meta-update", c(3), meta_update, false, false);
+    check_with("norename-update-sync", c(3), update, true, false);
+    let at = Setup {
+        sparse: false,
+        chunks: 3,
+        offset: 1000,
+        after: 0,
+    };
+    check_with("norename-offset-append", at, append, false, false);
+}
+
+/// Without rename, compaction is skipped: the unused bytes stay, the file
+/// is left as it was and still opens with everything.
+#[test]
+fn compaction_without_rename_leaves_the_file_as_it_was() {
+    let d = dir();
+    let path = d.join("norename-compact.b2frame");
+    make(&contiguous(6), &path);
+    let io: IoRef = Arc::new(FaultyIo(Faulty::new(Fault::None), false));
+    let mut s = open(&path, 0, Some(io)).unwrap();
+    for _ in 0..4 {
+        update(&mut s).unwrap();
+        delete(&mut s).unwrap();
+    }
+    let want = contents(&mut s).unwrap();
+    let len = std::fs::metadata(&path).unwrap().len();
+    let e = s.compact().unwrap_err();
+    assert_eq!(e.code(), b2nd::Error::InvalidParam(String::new()).code());
+    drop(s);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+    let mut back = open(&path, 0, None).unwrap();
+    assert!(contents(&mut back).unwrap() == want);
+    remove(&path);
 }
 
 /// Space: appends reuse nothing and leave nothing; a replaced chunk's
@@ -501,6 +639,7 @@ fn edits_leave_bounded_space_that_compaction_reclaims() {
             sparse: false,
             chunks: 2,
             offset: 10,
+            after: 0,
         },
         &at,
     );

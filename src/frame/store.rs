@@ -192,8 +192,9 @@ impl Frame {
         f.op(|f| {
             if let Some(mode) = mode {
                 // A new file is written beside the path and renamed onto
-                // it, so the path never holds half a frame.
-                if !f.begin_shadow(false)? {
+                // it, so the path never holds half a frame. A frame added
+                // at an offset writes past what the file holds: in place.
+                if f.base() > 0 || !f.begin_shadow(false)? {
                     f.open_handle(mode)?;
                 }
             }
@@ -243,6 +244,13 @@ impl Frame {
         *self.depth.get_mut() += 1;
         let r = f(self);
         *self.depth.get_mut() -= 1;
+        if *self.depth.get_mut() == 0 && r.is_err() && self.shadow_path().is_some() {
+            // The edit wrote part of a new file: the frame file still holds
+            // the frame last published, which the handle goes back to (a
+            // failure to read it is reported by the next read).
+            self.abandon_shadow();
+            let _ = self.load();
+        }
         if *self.depth.get_mut() == 0 && self.transient {
             *self.slot_mut() = None;
         }
@@ -395,6 +403,7 @@ impl Frame {
         if let Place::Memory(m) = &mut self.place {
             return m.write_at(abs, data);
         }
+        self.shadow_if_shared()?;
         self.handle(true)?.write_at(abs, data)
     }
 
@@ -403,7 +412,18 @@ impl Frame {
         if let Place::Memory(m) = &mut self.place {
             return m.truncate(abs);
         }
+        self.shadow_if_shared()?;
         self.handle(true)?.truncate(abs)
+    }
+
+    /// A frame that other bytes follow is never written in its file: the
+    /// first write of an edit starts a shadow of the whole file, which the
+    /// flush renames over it (see `publish`).
+    fn shadow_if_shared(&mut self) -> Result<()> {
+        if self.order.shadow.is_none() && self.whole_file_shadow() {
+            self.begin_shadow(true)?;
+        }
+        Ok(())
     }
 
     fn size(&mut self) -> Result<u64> {

@@ -26,7 +26,7 @@ use super::gaps::Gap;
 use super::{Frame, Handle, Place, SPARSE_INDEX};
 use crate::frame::durable;
 use crate::frame::header::Pos;
-use crate::frame::io::{IoRef, OpenMode};
+use crate::frame::io::{read_exact_at, IoFile, IoRef, OpenMode};
 use crate::Result;
 
 /// Most bytes copied through memory at once into a shadow file.
@@ -60,6 +60,9 @@ pub(super) struct Ordering {
     pub(super) pending_free: Vec<Gap>,
     /// The new file being written in place of the frame's, if any.
     pub(super) shadow: Option<PathBuf>,
+    /// Where the bytes that followed the frame in its file started when
+    /// the shadow began (file position): they are copied into it last.
+    pub(super) shadow_suffix: Option<u64>,
     /// Sparse chunk files (id, path) to remove once the index that drops
     /// them is published.
     pub(super) doomed: Vec<(i64, PathBuf)>,
@@ -148,16 +151,21 @@ impl Frame {
         sum(&self.order.free) + sum(&self.order.pending_free)
     }
 
+    /// Whether every write of this frame goes into a shadow of its whole
+    /// file: other bytes follow it, so no byte past its end is free, and
+    /// the backend can rename.
+    pub(super) fn whole_file_shadow(&self) -> bool {
+        self.tail_follows && matches!(&self.place, Place::File { io, .. } if io.can_rename())
+    }
+
     /// The backend, the file a shadow replaces and the shadow's path, when
-    /// the backend can rename and the frame is a whole file (a frame at an
-    /// offset shares its file, which a rename would drop).
+    /// the backend can rename. A frame at an offset shares its file: its
+    /// shadow holds the bytes before and after it too.
     pub(super) fn shadow_target(&self) -> Option<(IoRef, PathBuf, PathBuf)> {
         match &self.place {
-            Place::File {
-                io,
-                path,
-                offset: 0,
-            } if io.can_rename() => Some((io.clone(), path.clone(), shadow_name(path))),
+            Place::File { io, path, .. } if io.can_rename() => {
+                Some((io.clone(), path.clone(), shadow_name(path)))
+            }
             Place::Sparse { io, dir } if io.can_rename() => {
                 let p = dir.join(SPARSE_INDEX);
                 let s = shadow_name(&p);
@@ -183,28 +191,66 @@ impl Frame {
             return Ok(false);
         };
         let mut out = io.open(&tmp, OpenMode::Create)?;
-        if copy {
-            let len = self.frame_len;
-            let mut buf =
-                crate::mem::zeroed(usize::try_from(len).unwrap_or(COPY_PIECE).min(COPY_PIECE))?;
-            let mut done = 0u64;
-            while done < len {
-                let n = (len - done).min(buf.len() as u64) as usize;
-                let r = self.read(done, &mut buf[..n], "frame");
-                if let Err(e) = r.and_then(|()| out.write_at(done, &buf[..n])) {
-                    drop(out);
-                    let _ = io.remove(&tmp);
-                    return Err(e);
-                }
-                done += n as u64;
-            }
+        // The bytes before a frame at an offset, then the frame if asked.
+        let base = self.base();
+        let len = base + if copy { self.frame_len } else { 0 };
+        if let Err(e) = self.copy_out(out.as_mut(), 0, 0, len) {
+            drop(out);
+            let _ = io.remove(&tmp);
+            return Err(e);
         }
         *self.slot_mut() = Some(Handle {
             file: out,
             mode: OpenMode::Create,
         });
         self.order.shadow = Some(tmp);
+        self.order.shadow_suffix = self.tail_follows.then_some(base + self.frame_len);
         Ok(true)
+    }
+
+    /// Copies `len` bytes of the frame's file at file position `from` to
+    /// `to` in `out`, a piece at a time.
+    fn copy_out(&self, out: &mut dyn IoFile, from: u64, to: u64, len: u64) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let piece = usize::try_from(len).unwrap_or(COPY_PIECE).min(COPY_PIECE);
+        let mut buf = crate::mem::zeroed(piece)?;
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(piece as u64) as usize;
+            let at = from + done;
+            self.with_reader(|f| read_exact_at(f, at, &mut buf[..n], "frame file"))?;
+            out.write_at(to + done, &buf[..n])?;
+            done += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Copies the bytes that followed the frame into its shadow: where they
+    /// were if the new frame ends before, else right after it (so nothing
+    /// of them is lost, though a reader of them must then look there).
+    fn copy_suffix(&mut self, from: u64) -> Result<()> {
+        let Some((io, target, _)) = self.shadow_target() else {
+            return Ok(());
+        };
+        let mut old = io.open(&target, OpenMode::Read)?;
+        let size = old.size()?;
+        let to = from.max(self.base() + self.frame_len);
+        let Some(Handle { file: out, .. }) = self.slot_mut().as_mut() else {
+            crate::bail!(Failure, "the frame's shadow is not open");
+        };
+        let mut done = 0u64;
+        let len = size.saturating_sub(from);
+        let piece = usize::try_from(len).unwrap_or(COPY_PIECE).min(COPY_PIECE);
+        let mut buf = crate::mem::zeroed(piece)?;
+        while done < len {
+            let n = (len - done).min(piece as u64) as usize;
+            read_exact_at(old.as_mut(), from + done, &mut buf[..n], "bytes after the frame")?;
+            out.write_at(to + done, &buf[..n])?;
+            done += n as u64;
+        }
+        Ok(())
     }
 
     /// Puts the shadow in the frame file's place: synced first when fsync
@@ -213,7 +259,10 @@ impl Frame {
         if self.order.shadow.is_none() {
             return Ok(());
         }
-        let synced = self.sync_point();
+        let synced = match self.order.shadow_suffix.take() {
+            Some(from) => self.copy_suffix(from).and_then(|()| self.sync_point()),
+            None => self.sync_point(),
+        };
         let tmp = self.order.shadow.take().unwrap_or_default();
         *self.slot_mut() = None;
         let Some((io, target, _)) = self.shadow_target() else {
@@ -232,6 +281,7 @@ impl Frame {
 
     /// Drops a shadow left by a failed write: the frame file is as published.
     pub(super) fn abandon_shadow(&mut self) {
+        self.order.shadow_suffix = None;
         if let Some(tmp) = self.order.shadow.take() {
             *self.slot_mut() = None;
             if let Some((io, _, _)) = self.shadow_target() {
@@ -355,6 +405,7 @@ impl Frame {
         match &self.place {
             Place::Memory(_) => return Route::InPlace,
             Place::Sparse { .. } => return Route::Shadow { copy: false },
+            Place::File { .. } if self.whole_file_shadow() => return Route::Shadow { copy: true },
             Place::File { .. } if !self.ordered() => return Route::InPlace,
             Place::File { .. } => {}
         }
