@@ -107,20 +107,6 @@ impl Engine {
         Ok(dst)
     }
 
-    pub(crate) fn compress(&mut self, src: &[u8]) -> Result<Vec<u8>> {
-        let mut dst = crate::mem::zeroed(src.len() + MAX_OVERHEAD)?;
-        let n = self.comp.compress(src, &mut dst)?;
-        if n == 0 {
-            crate::bail!(
-                WriteBuffer,
-                "compressed chunk did not fit in {} bytes",
-                dst.len()
-            );
-        }
-        dst.truncate(n);
-        Ok(dst)
-    }
-
     /// A decoder for one read through `&self`, told which chunk it decodes
     /// (postfilters see it): reads on several threads at once each use
     /// their own. It is the parameters and nothing more; the scratch a

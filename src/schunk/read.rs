@@ -205,10 +205,18 @@ impl SChunk {
 
     /// Writes items `start..stop` from `src`, recompressing touched chunks.
     pub fn set_slice_buffer(&mut self, start: i64, stop: i64, src: &[u8]) -> Result<()> {
-        self.locked(true, |s| s.set_slice_buffer_unlocked(start, stop, src))
+        self.locked(true, |s| {
+            let chunks = s.encode_slice(start, stop, src)?;
+            s.update_chunks(chunks)
+        })
     }
 
-    fn set_slice_buffer_unlocked(&mut self, start: i64, stop: i64, src: &[u8]) -> Result<()> {
+    /// The chunks [`SChunk::set_slice_buffer`] would store, as (index,
+    /// compressed chunk), made through `&self`: the prefilter, codecs and
+    /// filters the compression runs may read this super-chunk meanwhile.
+    /// Store them with [`SChunk::update_chunks`]; a writer in between
+    /// would be overwritten, so callers keep other writers out meanwhile.
+    pub fn encode_slice(&self, start: i64, stop: i64, src: &[u8]) -> Result<Vec<(i64, Vec<u8>)>> {
         let ts = i64::from(self.typesize());
         let nitems = self.nbytes / ts;
         if start < 0 || stop < start || stop > nitems {
@@ -224,6 +232,7 @@ impl SChunk {
         }
         let (mut pos, end) = (start * ts, stop * ts);
         let sizes = self.chunk_sizes()?;
+        let mut chunks = Vec::new();
         let mut chunk_start = 0i64;
         let mut used = 0usize;
         for (i, &size) in sizes.iter().enumerate() {
@@ -235,9 +244,7 @@ impl SChunk {
                 self.decompress_chunk(i as i64, &mut data)?;
                 data[lo..hi].copy_from_slice(&src[used..used + hi - lo]);
                 used += hi - lo;
-                self.engine.set_nchunk(i as i64);
-                let chunk = self.engine.compress(&data)?;
-                self.update_chunk(i as i64, &chunk)?;
+                chunks.push((i as i64, self.engine.compress_shared(i as i64, &data)?));
                 pos = chunk_start + hi as i64;
             }
             chunk_start = chunk_end;
@@ -245,6 +252,16 @@ impl SChunk {
                 break;
             }
         }
-        Ok(())
+        Ok(chunks)
+    }
+
+    /// Replaces each (index, compressed chunk) of `chunks` in turn.
+    pub fn update_chunks(&mut self, chunks: Vec<(i64, Vec<u8>)>) -> Result<()> {
+        self.locked(true, |s| {
+            for (n, chunk) in chunks {
+                s.update_chunk(n, &chunk)?;
+            }
+            Ok(())
+        })
     }
 }

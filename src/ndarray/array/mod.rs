@@ -359,6 +359,11 @@ impl NdArray {
     /// chunks, see [`NdArray::described_geometry`]): with `InvalidParam`, as
     /// the reference refuses to allocate such a chunk buffer. An array
     /// without items has nothing to read, and passes.
+    /// Stores the chunks an `encode_*` method made (one write of the store).
+    pub(crate) fn publish(&mut self, chunks: store::Encoded) -> Result<()> {
+        self.store.write_encoded(chunks)
+    }
+
     pub(crate) fn check_chunk_buffer(&self) -> Result<()> {
         if self.layout.nitems == 0 {
             return Ok(());

@@ -12,7 +12,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use super::store::{ChunkStore, Fill};
+use super::store::{ChunkStore, Encoded, Fill};
 use crate::chunk::{BlockNeeds, ChunkHeader, Compressor, Decompressor};
 use crate::schunk::{SChunk, SharedSChunk};
 use crate::Result;
@@ -99,9 +99,11 @@ fn blocks_needed(need: Option<&BlockNeeds>, nblocks: usize) -> Vec<bool> {
 pub(crate) struct SChunkStore {
     sc: SharedSChunk,
     cached: Mutex<Cached>,
-    comp: Compressor,
-    /// The super-chunk's `codec_id` `comp` was built from.
-    comp_codec: u64,
+    /// The array's compressor, with the super-chunk's `codec_id` it was
+    /// built from; behind a lock so that a write can encode through
+    /// `&self` while its callbacks read the store (see
+    /// `ChunkStore::encode_chunk`).
+    comp: Mutex<(Compressor, u64)>,
     typesize: i32,
     /// Bytes of one padded chunk (known even while there are no chunks).
     chunksize: i32,
@@ -146,8 +148,7 @@ impl SChunkStore {
                 cache: None,
                 last_read: -1,
             }),
-            comp,
-            comp_codec: codec,
+            comp: Mutex::new((comp, codec)),
             typesize,
             chunksize,
             blocksize,
@@ -215,19 +216,21 @@ impl SChunkStore {
         self.follow_params()
     }
 
-    fn follow_params(&mut self) -> Result<()> {
+    fn follow_params(&self) -> Result<()> {
+        let mut comp = self.compressor_now();
         let sc = self.sc.read();
-        if sc.cparams().block_shape == self.comp.cparams().block_shape
-            && sc.codec_id() == self.comp_codec
-        {
+        if sc.cparams().block_shape == comp.0.cparams().block_shape && sc.codec_id() == comp.1 {
             return Ok(());
         }
-        let comp = SChunkStore::compressor(&sc, self.blocksize)?;
-        self.comp_codec = sc.codec_id();
+        *comp = (SChunkStore::compressor(&sc, self.blocksize)?, sc.codec_id());
         drop(sc);
-        self.comp = comp;
         self.forget_cached();
         Ok(())
+    }
+
+    fn compressor_now(&self) -> MutexGuard<'_, (Compressor, u64)> {
+        // Replaced whole when rebuilt: consistent after a panic too.
+        self.comp.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The super-chunk, for a change: the cached chunk is dropped first.
@@ -244,15 +247,26 @@ impl SChunkStore {
 
     /// Compresses chunk `nchunk`. A prefilter is told which chunk it runs
     /// on (the reference sets `current_nchunk` before compressing).
-    fn encode(&mut self, nchunk: i64, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode(&self, nchunk: i64, data: &[u8]) -> Result<Vec<u8>> {
+        if data.len() != self.chunksize as usize {
+            crate::bail!(
+                InvalidParam,
+                "chunk of {} bytes, expected {}",
+                data.len(),
+                self.chunksize
+            );
+        }
         self.follow_params()?;
+        let user_data = self.sc.read().codec_cparams().user_data.clone();
+        // Held while compressing: the callbacks that run meanwhile only read
+        // (a write from one is refused before it reaches a store).
+        let mut comp = self.compressor_now();
         // As for reads (`Inner::follow_user_data`): C codecs see the
         // super-chunk's current user data.
-        self.comp
-            .set_user_data(self.sc.read().codec_cparams().user_data.clone());
-        self.comp.set_nchunk(nchunk);
+        comp.0.set_user_data(user_data);
+        comp.0.set_nchunk(nchunk);
         let mut out = crate::mem::zeroed(data.len() + 32)?;
-        let n = self.comp.compress(data, &mut out)?;
+        let n = comp.0.compress(data, &mut out)?;
         if n == 0 {
             crate::bail!(Failure, "chunk did not fit its compression buffer");
         }
@@ -316,7 +330,8 @@ impl SChunkStore {
         use crate::chunk::{make_special_with, Special};
         // Built with the array's parameters so the header's blocksize is the
         // array's block (readers mask blocks by the array's block count).
-        let cp = self.comp.cparams();
+        let comp = self.compressor_now();
+        let cp = comp.0.cparams();
         let nbytes = self.chunksize as usize;
         match fill {
             Fill::Zero => make_special_with(cp, Special::Zero, nbytes, None),
@@ -458,28 +473,15 @@ impl ChunkStore for SChunkStore {
         Ok(())
     }
 
-    fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()> {
-        if data.len() != self.chunksize as usize {
-            crate::bail!(
-                InvalidParam,
-                "chunk of {} bytes, expected {}",
-                data.len(),
-                self.chunksize
-            );
-        }
-        let chunk = self.encode(n, data)?;
-        self.sc_mut().update_chunk(n, &chunk).map(|_| ())
+    fn encode_chunk(&self, n: i64, data: &[u8]) -> Result<Vec<u8>> {
+        self.encode(n, data)
+    }
+
+    fn write_encoded(&mut self, chunks: Encoded) -> Result<()> {
+        self.sc_mut().update_chunks(chunks)
     }
 
     fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
-        if data.len() != self.chunksize as usize {
-            crate::bail!(
-                InvalidParam,
-                "chunk of {} bytes, expected {}",
-                data.len(),
-                self.chunksize
-            );
-        }
         let next = self.nchunks();
         let chunk = self.encode(next, data)?;
         self.sc_mut().append_chunk(&chunk).map(|_| ())

@@ -5,7 +5,7 @@
 //! reads only the blocks holding selected items are decoded.
 
 use super::layout::c_strides;
-use super::store::ChunkStore;
+use super::store::{ChunkStore, Encoded};
 use super::NdArray;
 use crate::chunk::BlockNeeds;
 use crate::Result;
@@ -263,13 +263,25 @@ impl NdArray {
         buffer: &[u8],
         buffershape: &[i64],
     ) -> Result<()> {
+        let chunks = self.encode_orthogonal_selection(selection, buffer, buffershape)?;
+        self.publish(chunks)
+    }
+
+    /// The chunks [`NdArray::set_orthogonal_selection`] stores, encoded
+    /// through `&self` (see `NdArray::encode_slice_cbuffer`).
+    pub(crate) fn encode_orthogonal_selection(
+        &self,
+        selection: &[&[i64]],
+        buffer: &[u8],
+        buffershape: &[i64],
+    ) -> Result<Encoded> {
         let strides = self.check_selection(selection, buffershape, buffer.len())?;
         let ts = self.typesize() as usize;
         let chunksize = self.store.chunksize() as usize;
         if self.ndim() == 0 {
             let mut item = crate::mem::zeroed(chunksize)?;
             item[..ts].copy_from_slice(&buffer[..ts]);
-            return self.store.write_chunk(0, &item);
+            return Ok(vec![(0, self.store.encode_chunk(0, &item)?)]);
         }
         // Collect the per-chunk edits first (the visitor borrows `self`).
         let mut edits: Vec<(i64, Vec<(usize, usize)>)> = Vec::new();
@@ -278,14 +290,15 @@ impl NdArray {
             Ok(())
         })?;
         let mut scratch = crate::mem::zeroed(chunksize)?;
+        let mut encoded = Vec::with_capacity(edits.len());
         for (nchunk, items) in edits {
             self.store.read_chunk(nchunk, &mut scratch, None)?;
             for (item, b) in items {
                 scratch[item * ts..(item + 1) * ts].copy_from_slice(&buffer[b * ts..(b + 1) * ts]);
             }
-            self.store.write_chunk(nchunk, &scratch)?;
+            encoded.push((nchunk, self.store.encode_chunk(nchunk, &scratch)?));
         }
-        Ok(())
+        Ok(encoded)
     }
 }
 

@@ -19,7 +19,7 @@
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::store::{ChunkStore, Fill};
+use super::store::{ChunkStore, Encoded, Fill};
 use crate::chunk::BlockNeeds;
 use crate::schunk::{CParams, SChunk};
 use crate::Result;
@@ -165,10 +165,15 @@ impl ChunkStore for SharedStore {
         self.check_view_chunks(store.as_ref())?;
         store.read_chunk_cached(n, dst, need)
     }
-    fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()> {
+    fn encode_chunk(&self, n: i64, data: &[u8]) -> Result<Vec<u8>> {
+        let store = self.read();
+        self.check_view_chunks(store.as_ref())?;
+        store.encode_chunk(n, data)
+    }
+    fn write_encoded(&mut self, chunks: Encoded) -> Result<()> {
         let mut store = self.write();
         self.check_view_chunks(store.as_ref())?;
-        store.write_chunk(n, data)
+        store.write_encoded(chunks)
     }
     fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
         self.refuse_in_view("append chunks")?;

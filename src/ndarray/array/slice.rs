@@ -7,7 +7,7 @@
 //! order, are the buffer's goes straight between the buffer and the
 //! super-chunk, through no scratch.
 
-use super::store::ChunkStore;
+use super::store::{ChunkStore, Encoded};
 use super::{Context, Layout, NdArray};
 use crate::chunk::BlockNeeds;
 use crate::ndarray::copy_nd;
@@ -229,17 +229,24 @@ impl NdArray {
         start: &[i64],
         stop: &[i64],
     ) -> Result<()> {
-        self.exclusively(|a| a.write_region(buffer, buffershape, start, stop))
+        self.exclusively(|a| {
+            let chunks = a.encode_slice_cbuffer(buffer, buffershape, start, stop)?;
+            a.publish(chunks)
+        })
     }
 
-    /// The work of [`NdArray::set_slice_cbuffer`].
-    fn write_region(
-        &mut self,
+    /// The chunks [`NdArray::set_slice_cbuffer`] stores, encoded through
+    /// `&self`: the codecs and prefilters encoding runs may read the array
+    /// meanwhile (the C layer's write intent). [`NdArray::publish`] stores
+    /// them; a write in between would be lost, so the caller keeps other
+    /// writers out until then.
+    pub(crate) fn encode_slice_cbuffer(
+        &self,
         buffer: &[u8],
         buffershape: &[i64],
         start: &[i64],
         stop: &[i64],
-    ) -> Result<()> {
+    ) -> Result<Encoded> {
         let need = self.check_region(start, stop, buffershape, buffer.len())?;
         self.check_chunk_buffer()?;
         let buffer = &buffer[..need];
@@ -248,20 +255,21 @@ impl NdArray {
         if self.ndim() == 0 {
             let mut item = crate::mem::zeroed(chunksize)?;
             item[..ts].copy_from_slice(&buffer[..ts]);
-            return self.store.write_chunk(0, &item);
+            return Ok(vec![(0, self.store.encode_chunk(0, &item)?)]);
         }
         let l = self.layout.clone();
         let bbytes = l.blocknitems as usize * ts;
         // Had at the first chunk that needs it: none may (see below).
         let mut scratch = Vec::new();
+        let mut encoded = Vec::new();
         let chunk_grid = l.chunk_grid();
         let mut chunks = chunk_grid.walk(start, stop)?;
         while let Some(chunk) = chunks.next() {
             let nchunk = chunk.index();
             if let Some(at) = self.straight_at(chunk, buffershape, buffer.len()) {
                 // The buffer holds the chunk's bytes as they are encoded.
-                self.store
-                    .write_chunk(nchunk, &buffer[at..at + chunksize])?;
+                let chunk = self.store.encode_chunk(nchunk, &buffer[at..at + chunksize])?;
+                encoded.push((nchunk, chunk));
                 continue;
             }
             if scratch.is_empty() {
@@ -282,9 +290,9 @@ impl NdArray {
                 let block = &mut scratch[nblock * bbytes..(nblock + 1) * bbytes];
                 self.copy_block_in(block, b, cstart, &cstop, start, stop, buffer, buffershape)
             })?;
-            self.store.write_chunk(nchunk, &scratch)?;
+            encoded.push((nchunk, self.store.encode_chunk(nchunk, &scratch)?));
         }
-        Ok(())
+        Ok(encoded)
     }
 
     /// The part of block `b` of a chunk that lies in the region: its

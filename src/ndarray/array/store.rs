@@ -24,6 +24,10 @@ pub(crate) enum Fill {
     Value(Vec<u8>),
 }
 
+/// Chunks encoded by [`ChunkStore::encode_chunk`], with their indices, to be
+/// stored together.
+pub(crate) type Encoded = Vec<(i64, Vec<u8>)>;
+
 /// The super-chunk operations an array uses. `n` is a chunk index.
 pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     fn typesize(&self) -> i32;
@@ -40,8 +44,18 @@ pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     fn read_chunk_cached(&self, n: i64, dst: &mut [u8], need: Option<&BlockNeeds>) -> Result<()> {
         self.read_chunk(n, dst, need)
     }
+    /// `data` (exactly `chunksize` bytes) in the form chunk `n` is stored
+    /// in, made through `&self` so that the callbacks encoding runs may read
+    /// the store meanwhile; [`ChunkStore::write_encoded`] stores it.
+    fn encode_chunk(&self, n: i64, data: &[u8]) -> Result<Vec<u8>>;
+    /// Replaces chunk `n` by its encoded form, for each `(n, encoded)`.
+    fn write_encoded(&mut self, chunks: Encoded) -> Result<()>;
     /// Encodes `data` (exactly `chunksize` bytes) and replaces chunk `n`.
-    fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()>;
+    #[cfg(test)]
+    fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()> {
+        let chunk = self.encode_chunk(n, data)?;
+        self.write_encoded(vec![(n, chunk)])
+    }
     fn append_chunk(&mut self, data: &[u8]) -> Result<()>;
     /// Inserts a chunk of `fill` at each position of `at` in turn, each
     /// numbered as after the inserts before it (ascending positions are
@@ -339,11 +353,18 @@ impl ChunkStore for MemStore {
         Ok(())
     }
 
-    fn write_chunk(&mut self, n: i64, data: &[u8]) -> Result<()> {
-        let i = self.index(n)?;
+    fn encode_chunk(&self, n: i64, data: &[u8]) -> Result<Vec<u8>> {
+        self.index(n)?;
         self.check_len(data)?;
-        self.chunks[i] = Slot::Data(data.to_vec());
-        self.stats.get_mut().expect("stats lock").chunks_written += 1;
+        Ok(data.to_vec())
+    }
+
+    fn write_encoded(&mut self, chunks: Encoded) -> Result<()> {
+        for (n, data) in chunks {
+            let i = self.index(n)?;
+            self.chunks[i] = Slot::Data(data);
+            self.stats.get_mut().expect("stats lock").chunks_written += 1;
+        }
         Ok(())
     }
 
