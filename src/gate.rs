@@ -4,13 +4,17 @@
 //! The rule, for each object (named by an address):
 //!
 //! - reads run together; a read waits only while a write runs;
-//! - a write runs alone: it waits until no read or write runs;
+//! - a write runs alone: it waits until no read, intent or write runs;
+//! - an intent (a write that encodes its chunks before it stores them, and
+//!   stores them through the object's own locks) runs beside reads but
+//!   apart from other intents and writes: its codecs and prefilters may
+//!   read the object meanwhile, and no other writer changes what it read;
 //! - a call made from inside another call on the same object (a codec,
 //!   filter, prefilter, postfilter or I/O callback, on the calling thread
 //!   or on a worker thread working for it) is told apart from a call of
-//!   another thread: a read inside a read runs at once; a read inside a
-//!   write, or a write inside any call, would wait for the call it is part
-//!   of and is refused with a clear error instead.
+//!   another thread: a read inside a read or an intent runs at once; a
+//!   read inside a write, or a write or intent inside any call, would wait
+//!   for the call it is part of and is refused with a clear error instead.
 //!
 //! Reads never wait for a waiting write (reader preference): a read inside
 //! a read must not queue behind a write that waits for the outer read, so
@@ -28,7 +32,19 @@ use crate::Result;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Access {
     Read,
+    /// A write whose callbacks may read (see the module comment).
+    Intent,
     Write,
+}
+
+impl Access {
+    /// Whether a call doing `self` must wait while another call does `other`.
+    fn waits_for(self, other: Access) -> bool {
+        !matches!(
+            (self, other),
+            (Access::Read, Access::Read | Access::Intent) | (Access::Intent, Access::Read)
+        )
+    }
 }
 
 /// One call admitted to one object (nested reads of the call count once).
@@ -97,7 +113,7 @@ pub(crate) fn enter(key: usize, access: Access) -> Result<Entry> {
     let call = current_call();
     let mut list = holders();
     if let Some(h) = list.iter_mut().find(|h| h.key == key && h.call == call) {
-        if access == Access::Write {
+        if access != Access::Read {
             crate::bail!(
                 Failure,
                 "a write from inside a call on the same super-chunk (a callback of it): refused, \
@@ -114,10 +130,7 @@ pub(crate) fn enter(key: usize, access: Access) -> Result<Entry> {
         h.depth += 1;
         return Ok(Entry { key, call });
     }
-    let busy = |list: &Vec<Holder>| {
-        list.iter()
-            .any(|h| h.key == key && (access == Access::Write || h.access == Access::Write))
-    };
+    let busy = |list: &Vec<Holder>| list.iter().any(|h| h.key == key && access.waits_for(h.access));
     while busy(&list) {
         WAITING.fetch_add(1, Ordering::Relaxed);
         list = LEFT.wait(list).unwrap_or_else(|p| p.into_inner());
@@ -132,19 +145,36 @@ pub(crate) fn enter(key: usize, access: Access) -> Result<Entry> {
     Ok(Entry { key, call })
 }
 
-/// Whether the current call (this thread's, or the one it works for) is
-/// already admitted to `key`: a call it makes now is nested in it.
-pub(crate) fn nested(key: usize) -> bool {
-    let call = current_call();
-    holders().iter().any(|h| h.key == key && h.call == call)
-}
-
 #[cfg(test)]
 /// Whether a call writes `key` right now (any thread's).
 pub(crate) fn written(key: usize) -> bool {
     holders()
         .iter()
         .any(|h| h.key == key && h.access == Access::Write)
+}
+
+impl Entry {
+    /// Turns the intent this entry admitted into a write, waiting until the
+    /// reads of other calls end (none waits for it, and no other intent or
+    /// write runs meanwhile, so the wait ends). From then on the call runs
+    /// alone, as if it had entered to write.
+    pub(crate) fn upgrade(&self) -> Result<()> {
+        let mut list = holders();
+        let mine = |h: &Holder| h.key == self.key && h.call == self.call;
+        match list.iter().find(|h| mine(h)) {
+            Some(h) if h.access == Access::Intent && h.depth == 1 => {}
+            _ => crate::bail!(Failure, "only an intent, outside other calls on its object, becomes a write"),
+        }
+        while list.iter().any(|h| h.key == self.key && h.call != self.call) {
+            WAITING.fetch_add(1, Ordering::Relaxed);
+            list = LEFT.wait(list).unwrap_or_else(|p| p.into_inner());
+            WAITING.fetch_sub(1, Ordering::Relaxed);
+        }
+        if let Some(h) = list.iter_mut().find(|h| mine(h)) {
+            h.access = Access::Write;
+        }
+        Ok(())
+    }
 }
 
 impl Drop for Entry {
@@ -175,6 +205,7 @@ mod tests {
     const K1: usize = 0x6a7e_0001;
     const K2: usize = 0x6a7e_0003;
     const K3: usize = 0x6a7e_0005;
+    const K4: usize = 0x6a7e_0007;
 
     #[test]
     fn reads_nest_and_writes_inside_a_call_are_refused() {
@@ -240,5 +271,70 @@ mod tests {
         drop(w);
         r.join().unwrap();
         assert_eq!(done.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn an_intent_runs_beside_reads_and_apart_from_writers() {
+        let i = enter(K4, Access::Intent).unwrap();
+        // Its own callbacks read; they cannot write or start another intent.
+        drop(enter(K4, Access::Read).unwrap());
+        assert_eq!(enter(K4, Access::Intent).err().map(|e| e.code()), Some(-1));
+        assert_eq!(enter(K4, Access::Write).err().map(|e| e.code()), Some(-1));
+        // Another thread reads at once...
+        std::thread::spawn(|| drop(enter(K4, Access::Read).unwrap()))
+            .join()
+            .unwrap();
+        // ...while its intent and its write wait.
+        let done = Arc::new(AtomicUsize::new(0));
+        let waiters: Vec<_> = [Access::Intent, Access::Write]
+            .into_iter()
+            .map(|access| {
+                let done = Arc::clone(&done);
+                std::thread::spawn(move || {
+                    let e = enter(K4, access).unwrap();
+                    done.fetch_add(1, Ordering::SeqCst);
+                    drop(e);
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(done.load(Ordering::SeqCst), 0, "other writers wait for the intent");
+        drop(i);
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_eq!(done.load(Ordering::SeqCst), 2);
+        // A read in progress keeps a write out, not an intent; the intent
+        // becomes a write once the read ends, and then reads wait.
+        let r = enter(K4, Access::Read).unwrap();
+        let upgraded = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let writer = {
+            let upgraded = Arc::clone(&upgraded);
+            std::thread::spawn(move || {
+                let e = enter(K4, Access::Intent).unwrap();
+                tx.send(()).unwrap();
+                e.upgrade().unwrap();
+                upgraded.store(1, Ordering::SeqCst);
+                assert!(written(K4));
+                std::thread::sleep(Duration::from_millis(50));
+                drop(e);
+            })
+        };
+        rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(upgraded.load(Ordering::SeqCst), 0, "the upgrade waits for the read");
+        drop(r);
+        while upgraded.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        // Admitted only once the write is over.
+        let late = enter(K4, Access::Read).unwrap();
+        assert!(!written(K4));
+        drop(late);
+        writer.join().unwrap();
+        // Only an intent upgrades.
+        let r = enter(K4, Access::Read).unwrap();
+        assert_eq!(r.upgrade().err().map(|e| e.code()), Some(-1));
     }
 }

@@ -44,6 +44,8 @@ const GUARDS: &[&str] = &[
     "read_schunk",
     "read_schunk_chunk",
     "read_array",
+    "intent_schunk",
+    "intent_array",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -526,6 +526,70 @@ unsafe fn read_array(p: *const b2nd_array_t, f: impl FnOnce(&NdArray) -> Result<
     }) as c_int
 }
 
+/// Runs a change on the array behind `p` in two steps, as
+/// `schunk::intent_schunk` does on `array->sc`: `encode` under a write
+/// intent, while its prefilter, codecs and filters may read the array and
+/// its super-chunk, and so may other threads; then `publish`, alone once
+/// those reads are over, and both C structs are synced. When the call must
+/// first take in changes, or locking is on, both run as [`with_array`]
+/// does, as one access under the cross-process lock.
+///
+/// # Safety
+/// As for [`array`].
+unsafe fn intent_array<E>(
+    p: *const b2nd_array_t,
+    encode: impl FnOnce(&NdArray) -> Result<E>,
+    publish: impl FnOnce(&mut NdArray, E) -> Result<()>,
+) -> c_int {
+    super::guard_code(|| {
+        if p.is_null() {
+            crate::bail!(NullPointer, "array is NULL");
+        }
+        // SAFETY: as in `read_array`.
+        let sc = unsafe { core::ptr::addr_of!((*p.cast::<ArrayBox>()).c.sc).read() };
+        let mut intent = None;
+        for _ in 0..2 {
+            // SAFETY: `sc` is NULL or the live super-chunk the box owns.
+            let i = match unsafe { super::schunk::settled_intent(sc) }? {
+                Ok(i) => i,
+                Err(code) if code < 0 => return Ok(code as c_int),
+                Err(_) => break,
+            };
+            // SAFETY: the box is changed only by calls admitted to change
+            // `sc` alone, which wait while this intent lives; this shared
+            // borrow ends here.
+            if !unsafe { &*p.cast::<ArrayBox>() }.core.missed_rereads() {
+                intent = Some(i);
+                break;
+            }
+            drop(i);
+            // What the super-chunk re-read, taken in by the array, alone.
+            // SAFETY: forwarded contract.
+            lend(unsafe { array(p) }?, |_| Ok(()))?;
+        }
+        let Some(intent) = intent else {
+            // SAFETY: forwarded contract.
+            let ab = unsafe { array(p) }?;
+            return lend(ab, |a| a.exclusively(|a| publish(a, encode(a)?))).map(|()| 0);
+        };
+        let made = {
+            // SAFETY: as above; this shared borrow ends before the upgrade.
+            let ab = unsafe { &*p.cast::<ArrayBox>() };
+            ab.core.forget_cached();
+            encode(&ab.core)
+        };
+        let mut sb = intent.upgrade()?;
+        // SAFETY: the upgraded claim on `sc` keeps every other call on the
+        // array out until `sb` goes.
+        let ab = unsafe { array(p) }?;
+        let r = made.and_then(|e| publish(&mut ab.core, e));
+        sb.sync();
+        drop(sb);
+        ab.sync();
+        r.map(|()| 0)
+    }) as c_int
+}
+
 /// Stores a new array in `*out`; NULL `out` is `NullPointer`.
 ///
 /// # Safety

@@ -745,6 +745,46 @@ pub(crate) unsafe fn this_shared<'a>(p: *mut blosc2_schunk) -> Result<SharedHeld
     Ok(SharedHeld { b, _claim: claim })
 }
 
+/// The box behind a C pointer, admitted for a change whose codecs and
+/// filters may read it (see `busy::claim_intent`) until the returned
+/// [`Intent`] is dropped or made a [`Held`].
+///
+/// # Safety
+/// As for [`this`].
+pub(crate) unsafe fn this_intent(p: *mut blosc2_schunk) -> Result<Intent> {
+    let raw = p.cast::<SchunkBox>();
+    if raw.is_null() {
+        crate::bail!(NullPointer, "schunk is NULL");
+    }
+    let claim = busy::claim_intent(raw as usize)?;
+    Ok(Intent { raw, claim })
+}
+
+/// A super-chunk's box under a write intent: shared with the reads of other
+/// calls (and of this call's callbacks) until [`Intent::upgrade`].
+pub(crate) struct Intent {
+    raw: *mut SchunkBox,
+    claim: busy::Claim,
+}
+
+impl Intent {
+    /// The box, to read and to encode with.
+    pub(crate) fn shared(&self) -> &SchunkBox {
+        // SAFETY: `raw` is a live box (see `claim`); while the intent lives
+        // no call holds a `&mut` to it (changes wait for intents to end).
+        unsafe { &*self.raw }
+    }
+
+    /// The box alone, once the reads of other calls are over.
+    pub(crate) fn upgrade<'a>(mut self) -> Result<Held<'a>> {
+        self.claim.upgrade()?;
+        // SAFETY: a live box, and the claim now keeps every other call from
+        // making a reference to it while the `Held` lives.
+        let b = unsafe { &mut *self.raw };
+        Ok(Held { b, _claim: self.claim })
+    }
+}
+
 /// A super-chunk's box shared by the reads running on it (see [`this_shared`]).
 pub(crate) struct SharedHeld<'a> {
     b: &'a SchunkBox,
@@ -913,6 +953,68 @@ pub(crate) unsafe fn read_schunk(p: *mut blosc2_schunk, f: impl FnOnce(&SchunkBo
         b.sync();
         r
     })
+}
+
+/// Runs a change on the box behind `p` in two steps: `encode` under a
+/// write intent (see [`this_intent`]), while its prefilter, codecs and
+/// filters may read the super-chunk, and so may other threads; then
+/// `publish` with what it made, alone, once those reads are over (so no
+/// read sees half of it), and the C fields are synced. When the call must
+/// first take in changes, or locking is on, both run as [`with_schunk`]
+/// does.
+///
+/// # Safety
+/// As for [`this`].
+pub(crate) unsafe fn intent_schunk<E>(
+    p: *mut blosc2_schunk,
+    encode: impl FnOnce(&SchunkBox) -> Result<E>,
+    publish: impl FnOnce(&mut SchunkBox, E) -> Result<i64>,
+) -> i64 {
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let intent = match unsafe { settled_intent(p) }? {
+            Ok(intent) => intent,
+            // SAFETY: forwarded contract.
+            Err(code) if code < 0 => return Ok(code),
+            Err(_) => return Ok(unsafe { with_schunk(p, |b| publish(b, encode(b)?)) }),
+        };
+        let made = encode(intent.shared());
+        let mut b = intent.upgrade()?;
+        let r = made.and_then(|e| publish(&mut b, e));
+        b.sync();
+        r
+    })
+}
+
+/// A write intent on the box behind `p` once it has taken in what the
+/// caller changed in its fields and what other handles wrote to its file
+/// (alone, first, as [`with_schunk`] does). `Err(code)`: that failed with
+/// `code`, or (`code` 0) locking is on, where each call is one access under
+/// the cross-process lock and runs alone.
+///
+/// # Safety
+/// As for [`this`].
+pub(crate) unsafe fn settled_intent(p: *mut blosc2_schunk) -> Result<core::result::Result<Intent, i64>> {
+    for _ in 0..2 {
+        // SAFETY: forwarded contract.
+        let intent = unsafe { this_intent(p) }?;
+        let b = intent.shared();
+        if !b.needs_exclusive() {
+            return Ok(Ok(intent));
+        }
+        if b.core.read().locking() {
+            break;
+        }
+        drop(intent);
+        // SAFETY: forwarded contract.
+        let code = unsafe { with_schunk(p, |_| Ok(0)) };
+        if code < 0 {
+            return Ok(Err(code));
+        }
+    }
+    // Still changing under it (another thread's edits of the fields, or a
+    // writer on the file): alone, then.
+    Ok(Err(0))
 }
 
 /// Logs the error and returns NULL, for constructors.

@@ -4,7 +4,7 @@
 use core::ffi::{c_int, c_void};
 
 use super::{
-    array, context, coords, lend, named, put_array, read_array, slot_for, with_array, ArrayBox, CtxBox, MAX_DIM,
+    array, context, coords, intent_array, lend, named, put_array, read_array, slot_for, with_array, ArrayBox, CtxBox, MAX_DIM,
 };
 use crate::ffi::convert;
 use crate::ffi::types::{b2nd_array_t, b2nd_context_t};
@@ -166,11 +166,17 @@ pub unsafe extern "C" fn b2nd_set_slice_cbuffer(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_array(array, |a| {
-            let buf = in_buf(buffer, buffersize)?;
-            let (s, e, bs) = region(a.ndim(), start, stop, buffershape)?;
-            a.set_slice_cbuffer(buf, bs, s, e)
-        })
+        // Under a write intent: the callbacks of the compression may read
+        // the array (python-blosc2's prefilters do).
+        intent_array(
+            array,
+            |a| {
+                let buf = in_buf(buffer, buffersize)?;
+                let (s, e, bs) = region(a.ndim(), start, stop, buffershape)?;
+                a.encode_slice_cbuffer(buf, bs, s, e)
+            },
+            |a, chunks| a.publish(chunks),
+        )
     }
 }
 
@@ -601,11 +607,16 @@ pub unsafe extern "C" fn b2nd_set_orthogonal_selection(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_array(array, |a| {
-            let n = a.ndim();
-            let sel = selection_of(selection, selection_size, n)?;
-            let bs = coords(buffershape, n, "buffershape")?;
-            a.set_orthogonal_selection(&sel, in_buf(buffer, buffersize)?, bs)
-        })
+        // Under a write intent, as `b2nd_set_slice_cbuffer`.
+        intent_array(
+            array,
+            |a| {
+                let n = a.ndim();
+                let sel = selection_of(selection, selection_size, n)?;
+                let bs = coords(buffershape, n, "buffershape")?;
+                a.encode_orthogonal_selection(&sel, in_buf(buffer, buffersize)?, bs)
+            },
+            |a, chunks| a.publish(chunks),
+        )
     }
 }

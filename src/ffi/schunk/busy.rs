@@ -75,6 +75,25 @@ pub(crate) fn claim_read(addr: usize) -> Result<Claim> {
     })
 }
 
+/// Admits the current call to the super-chunk at `addr` to change it with
+/// its codecs and filters free to read it (see `gate::Access::Intent`):
+/// reads of other calls run meanwhile, other changes wait.
+pub(crate) fn claim_intent(addr: usize) -> Result<Claim> {
+    Ok(Claim {
+        addr,
+        writes: false,
+        _entry: gate::enter(addr, Access::Intent)?,
+    })
+}
+
+impl Claim {
+    /// Turns an intent claim into a change claim (see `gate::Entry::upgrade`):
+    /// from then on the call runs alone.
+    pub(crate) fn upgrade(&mut self) -> Result<()> {
+        self._entry.upgrade()
+    }
+}
+
 impl Drop for Claim {
     fn drop(&mut self) {
         if !self.writes {

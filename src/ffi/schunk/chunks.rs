@@ -8,7 +8,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::{malloc_copy, read_schunk, with_schunk, SchunkBox};
+use super::{intent_schunk, malloc_copy, read_schunk, with_schunk, SchunkBox};
 use crate::ffi::constants::{
     BLOSC2_SPECIAL_NAN, BLOSC2_SPECIAL_UNINIT, BLOSC2_SPECIAL_VALUE, BLOSC2_SPECIAL_ZERO,
     BLOSC_EXTENDED_HEADER_LENGTH, BLOSC_MIN_HEADER_LENGTH,
@@ -80,40 +80,26 @@ pub unsafe extern "C" fn blosc2_schunk_append_buffer(
     src: *const c_void,
     nbytes: i32,
 ) -> i64 {
-    // Compressed first, as a read of the super-chunk: the callbacks the
-    // compression runs (prefilter, user codecs and filters) may read it
-    // meanwhile. With the parameters of `sc->cctx` (see `SchunkBox::pull`),
-    // prefilter included, which is told the chunk number.
-    let mut chunk = None;
-    if crate::gate::nested(schunk as usize) {
-        // Refused before compressing: the compression would run the
-        // callback that asks for it again.
-        let e = crate::err!(
-            Failure,
-            "an append from inside a call on the same super-chunk (a callback of it): refused"
-        );
-        return crate::ffi::guard::guard_code(|| Err::<i64, _>(e));
-    }
-    // SAFETY: forwarded contract.
-    let r = unsafe {
-        read_schunk(schunk, |b| {
-            // SAFETY: NULL only with a zero count, else readable for
-            // `nbytes` bytes per the contract.
-            let data = convert::bytes(src, nbytes, "src")?;
-            chunk = Some(b.core.read().compress_next(data)?);
-            Ok(0)
-        })
-    };
-    let Some(chunk) = chunk.filter(|_| r >= 0) else {
-        return r;
-    };
+    // Compressed under a write intent (see `intent_schunk`): the callbacks
+    // the compression runs (prefilter, user codecs and filters) may read
+    // the super-chunk meanwhile. With the parameters of `sc->cctx` (see
+    // `SchunkBox::pull`), prefilter included, which is told the chunk number.
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
-            let r = b.core.write().append_chunk(&chunk)?;
-            b.c.current_nchunk = r - 1;
-            Ok(r)
-        })
+        intent_schunk(
+            schunk,
+            |b| {
+                // SAFETY: NULL only with a zero count, else readable for
+                // `nbytes` bytes per the contract.
+                let data = convert::bytes(src, nbytes, "src")?;
+                b.core.read().compress_next(data)
+            },
+            |b, chunk| {
+                let n = b.core.write().append_chunk(&chunk)?;
+                b.c.current_nchunk = n - 1;
+                Ok(n)
+            },
+        )
     }
 }
 
@@ -425,16 +411,21 @@ pub unsafe extern "C" fn blosc2_schunk_set_slice_buffer(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_schunk(schunk, |b| {
-            let n = slice_len(b, start, stop)?;
-            if buffer.is_null() {
-                crate::bail!(NullPointer, "buffer is NULL");
-            }
-            // SAFETY: readable for `n` bytes per the contract.
-            let src = convert::bytes(buffer, n, "buffer")?;
-            b.core.write().set_slice_buffer(start, stop, src)?;
-            Ok(0)
-        }) as c_int
+        // Under a write intent, as `blosc2_schunk_append_buffer`: the
+        // callbacks of the compression may read the super-chunk.
+        intent_schunk(
+            schunk,
+            |b| {
+                let n = slice_len(b, start, stop)?;
+                if buffer.is_null() {
+                    crate::bail!(NullPointer, "buffer is NULL");
+                }
+                // SAFETY: readable for `n` bytes per the contract.
+                let src = convert::bytes(buffer, n, "buffer")?;
+                b.core.read().encode_slice(start, stop, src)
+            },
+            |b, chunks| b.core.write().update_chunks(chunks).map(|()| 0),
+        ) as c_int
     }
 }
 
