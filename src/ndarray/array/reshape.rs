@@ -8,9 +8,22 @@
 //! rewritten in place once the chunks are in place.
 
 use super::layout::Layout;
-use super::store::ChunkStore;
-use super::store::Fill;
+use super::store::{ChunkStore, Encoded, Fill};
 use super::NdArray;
+
+/// Where an insert or append puts its data once room is made (see
+/// [`NdArray::make_room`]).
+#[derive(Debug)]
+pub(crate) enum Growth {
+    /// One new chunk at the end, whole.
+    Chunk,
+    /// The region [start, stop), of shape `bufshape`, made of zeros.
+    Room {
+        bufshape: Vec<i64>,
+        start: Vec<i64>,
+        stop: Vec<i64>,
+    },
+}
 use crate::Result;
 
 impl NdArray {
@@ -116,18 +129,56 @@ impl NdArray {
     /// Inserts `buffer` (whole slabs along `axis`, C order) at position
     /// `insert_start` of `axis` (`b2nd_insert`).
     pub fn insert(&mut self, buffer: &[u8], axis: usize, insert_start: i64) -> Result<()> {
-        self.refuse_view("insert into")?;
+        let growth = self.make_room(buffer.len(), axis, Some(insert_start))?;
+        let chunks = self.encode_growth(buffer, &growth)?;
+        self.publish_growth(&growth, chunks)
+    }
+
+    /// Appends `buffer` at the end of `axis` (`b2nd_append`). A buffer that
+    /// is exactly one chunk, on axis 0 of an array whose chunks are laid out
+    /// as plain C order, is appended as one chunk without re-slicing.
+    pub fn append(&mut self, buffer: &[u8], axis: usize) -> Result<()> {
+        let growth = self.make_room(buffer.len(), axis, None)?;
+        let chunks = self.encode_growth(buffer, &growth)?;
+        self.publish_growth(&growth, chunks)
+    }
+
+    /// The first step of an insert (at `Some(position)` of `axis`) or an
+    /// append (`None`) of `nbytes`: checks them and makes room for them
+    /// (zeros), unless they go in as one new chunk. The C layer runs the
+    /// next step, [`NdArray::encode_growth`], with the array sealed, so that
+    /// its callbacks may read the array as this step left it.
+    pub(crate) fn make_room(&mut self, nbytes: usize, axis: usize, at: Option<i64>) -> Result<Growth> {
+        let what = if at.is_some() { "insert into" } else { "append to" };
+        self.refuse_view(what)?;
         // No chunk of an array opened with oversized chunks fits (see
         // `NdArray::described_geometry`), as in `resize`.
         self.layout.chunk_nbytes(self.typesize())?;
-        let nd = self.ndim();
+        let l = &self.layout;
+        let nd = l.ndim();
+        if at.is_none() {
+            let whole_chunk = axis == 0
+                && nd > 0
+                && nbytes as i64 == self.store.chunksize() as i64
+                && l.chunkshape[0] > 0
+                && l.shape[0] % l.chunkshape[0] as i64 == 0
+                && l.chunkshape[0] % l.blockshape[0] == 0
+                && (1..nd).all(|i| {
+                    l.chunkshape[i] == l.blockshape[i] && l.shape[i] == l.chunkshape[i] as i64
+                });
+            if whole_chunk {
+                return Ok(Growth::Chunk);
+            }
+        }
         if axis >= nd {
             crate::bail!(
                 InvalidParam,
                 "`axis` ({axis}) cannot be greater than the number of dimensions ({nd})"
             );
         }
-        let shape = self.layout.shape.clone();
+        let shape = l.shape.clone();
+        let extent = shape[axis];
+        let insert_start = at.unwrap_or(extent);
         if insert_start < 0 || insert_start > shape[axis] {
             crate::bail!(
                 InvalidParam,
@@ -139,58 +190,64 @@ impl NdArray {
             .filter(|&i| i != axis)
             .try_fold(self.typesize() as i64, |acc, i| acc.checked_mul(shape[i]))
             .ok_or_else(|| crate::err!(InvalidParam, "slab size overflows"))?;
-        if slab == 0 || buffer.len() as i64 % slab != 0 {
+        if slab == 0 || nbytes as i64 % slab != 0 {
             crate::bail!(
                 InvalidParam,
-                "`buffersize` ({}) must be a multiple of the slab size ({slab})",
-                buffer.len()
+                "`buffersize` ({nbytes}) must be a multiple of the slab size ({slab})"
             );
         }
-        let added = buffer.len() as i64 / slab;
+        let added = nbytes as i64 / slab;
         let mut new_shape = shape.clone();
         new_shape[axis] += added;
-        let mut bufshape = shape.clone();
+        let mut bufshape = shape;
         bufshape[axis] = added;
         let mut start = vec![0; nd];
         start[axis] = insert_start;
-        if insert_start == shape[axis] {
+        if insert_start == extent {
             self.resize(&new_shape, None)?;
         } else {
             self.resize(&new_shape, Some(&start))?;
         }
-        let mut stop = new_shape.clone();
+        let mut stop = new_shape;
         stop[axis] = insert_start + added;
-        self.set_slice_cbuffer(buffer, &bufshape, &start, &stop)
+        Ok(Growth::Room {
+            bufshape,
+            start,
+            stop,
+        })
     }
 
-    /// Appends `buffer` at the end of `axis` (`b2nd_append`). A buffer that
-    /// is exactly one chunk, on axis 0 of an array whose chunks are laid out
-    /// as plain C order, is appended as one chunk without re-slicing.
-    pub fn append(&mut self, buffer: &[u8], axis: usize) -> Result<()> {
-        self.refuse_view("append to")?;
-        // As in `insert`.
-        self.layout.chunk_nbytes(self.typesize())?;
-        let l = &self.layout;
-        let nd = l.ndim();
-        let whole_chunk = axis == 0
-            && nd > 0
-            && buffer.len() as i64 == self.store.chunksize() as i64
-            && l.chunkshape[0] > 0
-            && l.shape[0] % l.chunkshape[0] as i64 == 0
-            && l.chunkshape[0] % l.blockshape[0] == 0
-            && (1..nd).all(|i| {
-                l.chunkshape[i] == l.blockshape[i] && l.shape[i] == l.chunkshape[i] as i64
-            });
-        if !whole_chunk {
-            let at = if axis < nd { l.shape[axis] } else { 0 };
-            return self.insert(buffer, axis, at);
+    /// The chunks an insert or append stores once [`NdArray::make_room`]
+    /// made `growth`, encoded through `&self`.
+    pub(crate) fn encode_growth(&self, buffer: &[u8], growth: &Growth) -> Result<Encoded> {
+        match growth {
+            Growth::Chunk => {
+                let next = self.store.nchunks();
+                Ok(vec![(next, self.store.encode_chunk(next, buffer)?)])
+            }
+            Growth::Room {
+                bufshape,
+                start,
+                stop,
+            } => self.encode_slice_cbuffer(buffer, bufshape, start, stop),
         }
-        let mut new_shape = l.shape.clone();
-        new_shape[0] += l.chunkshape[0] as i64;
-        let grown = Layout::new(&new_shape, &l.chunkshape, &l.blockshape)?;
-        self.store.append_chunk(buffer)?;
-        self.layout = grown;
-        self.publish_meta()
+    }
+
+    /// Stores what [`NdArray::encode_growth`] made.
+    pub(crate) fn publish_growth(&mut self, growth: &Growth, chunks: Encoded) -> Result<()> {
+        match growth {
+            Growth::Chunk => {
+                let mut new_shape = self.layout.shape.clone();
+                new_shape[0] += self.layout.chunkshape[0] as i64;
+                let grown = Layout::new(&new_shape, &self.layout.chunkshape, &self.layout.blockshape)?;
+                for (_, chunk) in chunks {
+                    self.store.append_encoded(chunk)?;
+                }
+                self.layout = grown;
+                self.publish_meta()
+            }
+            Growth::Room { .. } => self.publish(chunks),
+        }
     }
 
     /// Removes `delete_len` items of `axis` from `delete_start` (`b2nd_delete`).

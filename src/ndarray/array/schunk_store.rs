@@ -481,9 +481,7 @@ impl ChunkStore for SChunkStore {
         self.sc_mut().update_chunks(chunks)
     }
 
-    fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
-        let next = self.nchunks();
-        let chunk = self.encode(next, data)?;
+    fn append_encoded(&mut self, chunk: Vec<u8>) -> Result<()> {
         self.sc_mut().append_chunk(&chunk).map(|_| ())
     }
 

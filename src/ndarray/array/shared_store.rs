@@ -175,9 +175,9 @@ impl ChunkStore for SharedStore {
         self.check_view_chunks(store.as_ref())?;
         store.write_encoded(chunks)
     }
-    fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
+    fn append_encoded(&mut self, chunk: Vec<u8>) -> Result<()> {
         self.refuse_in_view("append chunks")?;
-        self.write().append_chunk(data)
+        self.write().append_encoded(chunk)
     }
     fn insert_fills(&mut self, at: &[i64], fill: &Fill) -> Result<()> {
         self.refuse_in_view("insert chunks")?;

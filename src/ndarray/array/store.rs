@@ -56,7 +56,14 @@ pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
         let chunk = self.encode_chunk(n, data)?;
         self.write_encoded(vec![(n, chunk)])
     }
-    fn append_chunk(&mut self, data: &[u8]) -> Result<()>;
+    /// Appends a chunk encoded by [`ChunkStore::encode_chunk`] (as chunk
+    /// `nchunks()`).
+    fn append_encoded(&mut self, chunk: Vec<u8>) -> Result<()>;
+    #[cfg(test)]
+    fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
+        let chunk = self.encode_chunk(self.nchunks(), data)?;
+        self.append_encoded(chunk)
+    }
     /// Inserts a chunk of `fill` at each position of `at` in turn, each
     /// numbered as after the inserts before it (ascending positions are
     /// where the new chunks end up).
@@ -354,7 +361,9 @@ impl ChunkStore for MemStore {
     }
 
     fn encode_chunk(&self, n: i64, data: &[u8]) -> Result<Vec<u8>> {
-        self.index(n)?;
+        if n < 0 || n > self.nchunks() {
+            crate::bail!(InvalidIndex, "chunk {n} out of range");
+        }
         self.check_len(data)?;
         Ok(data.to_vec())
     }
@@ -368,9 +377,9 @@ impl ChunkStore for MemStore {
         Ok(())
     }
 
-    fn append_chunk(&mut self, data: &[u8]) -> Result<()> {
-        self.check_len(data)?;
-        self.chunks.push(Slot::Data(data.to_vec()));
+    fn append_encoded(&mut self, chunk: Vec<u8>) -> Result<()> {
+        self.check_len(&chunk)?;
+        self.chunks.push(Slot::Data(chunk));
         self.stats.get_mut().expect("stats lock").chunks_written += 1;
         Ok(())
     }
