@@ -9,6 +9,9 @@
 //!   stores them through the object's own locks) runs beside reads but
 //!   apart from other intents and writes: its codecs and prefilters may
 //!   read the object meanwhile, and no other writer changes what it read;
+//! - a write may be sealed between its steps (it changed the object's
+//!   shape and now encodes data for it): it still runs alone, but its own
+//!   callbacks may read the object as it left it;
 //! - a call made from inside another call on the same object (a codec,
 //!   filter, prefilter, postfilter or I/O callback, on the calling thread
 //!   or on a worker thread working for it) is told apart from a call of
@@ -35,6 +38,8 @@ pub(crate) enum Access {
     /// A write whose callbacks may read (see the module comment).
     Intent,
     Write,
+    /// A write between its steps: alone, its own callbacks may read.
+    Sealed,
 }
 
 impl Access {
@@ -162,8 +167,11 @@ impl Entry {
         let mut list = holders();
         let mine = |h: &Holder| h.key == self.key && h.call == self.call;
         match list.iter().find(|h| mine(h)) {
-            Some(h) if h.access == Access::Intent && h.depth == 1 => {}
-            _ => crate::bail!(Failure, "only an intent, outside other calls on its object, becomes a write"),
+            Some(h) if matches!(h.access, Access::Intent | Access::Sealed) && h.depth == 1 => {}
+            _ => crate::bail!(
+                Failure,
+                "only an intent or a sealed write, outside other calls on its object, becomes a write"
+            ),
         }
         while list.iter().any(|h| h.key == self.key && h.call != self.call) {
             WAITING.fetch_add(1, Ordering::Relaxed);
@@ -174,6 +182,25 @@ impl Entry {
             h.access = Access::Write;
         }
         Ok(())
+    }
+}
+
+impl Entry {
+    /// Seals the write this entry admitted (see the module comment): other
+    /// calls keep waiting, this call's own reads are admitted, until
+    /// [`Entry::upgrade`] makes it a write again.
+    pub(crate) fn seal(&self) -> Result<()> {
+        let mut list = holders();
+        match list
+            .iter_mut()
+            .find(|h| h.key == self.key && h.call == self.call)
+        {
+            Some(h) if h.access == Access::Write && h.depth == 1 => {
+                h.access = Access::Sealed;
+                Ok(())
+            }
+            _ => crate::bail!(Failure, "only a write, outside other calls on its object, is sealed"),
+        }
     }
 }
 
@@ -206,6 +233,7 @@ mod tests {
     const K2: usize = 0x6a7e_0003;
     const K3: usize = 0x6a7e_0005;
     const K4: usize = 0x6a7e_0007;
+    const K5: usize = 0x6a7e_0009;
 
     #[test]
     fn reads_nest_and_writes_inside_a_call_are_refused() {
@@ -336,5 +364,33 @@ mod tests {
         // Only an intent upgrades.
         let r = enter(K4, Access::Read).unwrap();
         assert_eq!(r.upgrade().err().map(|e| e.code()), Some(-1));
+    }
+
+    #[test]
+    fn a_sealed_write_admits_its_own_reads_only() {
+        let w = enter(K5, Access::Write).unwrap();
+        assert_eq!(enter(K5, Access::Read).err().map(|e| e.code()), Some(-1));
+        w.seal().unwrap();
+        drop(enter(K5, Access::Read).unwrap());
+        assert_eq!(enter(K5, Access::Write).err().map(|e| e.code()), Some(-1));
+        let done = Arc::new(AtomicUsize::new(0));
+        let other = {
+            let done = Arc::clone(&done);
+            std::thread::spawn(move || {
+                let e = enter(K5, Access::Read).unwrap();
+                done.store(1, Ordering::SeqCst);
+                drop(e);
+            })
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(done.load(Ordering::SeqCst), 0, "other calls wait for a sealed write");
+        w.upgrade().unwrap();
+        assert!(written(K5));
+        assert_eq!(enter(K5, Access::Read).err().map(|e| e.code()), Some(-1));
+        assert_eq!(w.seal().map_err(|e| e.code()), Ok(()));
+        w.upgrade().unwrap();
+        drop(w);
+        other.join().unwrap();
+        assert_eq!(done.load(Ordering::SeqCst), 1);
     }
 }

@@ -46,6 +46,7 @@ const GUARDS: &[&str] = &[
     "read_array",
     "intent_schunk",
     "intent_array",
+    "grow_array",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -361,6 +361,21 @@ impl ArrayBox {
 
     /// Refreshes every public field from the core array.
     fn sync(&mut self) {
+        self.sync_fields();
+        // SAFETY: `sc` is NULL or the live super-chunk this box owns.
+        if let Ok(sb) = unsafe { this(self.c.sc) } {
+            self.c.last_tick = sb.c.change_tick;
+        }
+    }
+
+    /// [`ArrayBox::sync`] for a call that holds `sb`, the box of `array->sc`.
+    fn sync_in(&mut self, sb: &SchunkBox) {
+        self.sync_fields();
+        self.c.last_tick = sb.c.change_tick;
+    }
+
+    /// The fields [`ArrayBox::sync`] refreshes from the core array alone.
+    fn sync_fields(&mut self) {
         // The reference's values, as its `update_shape` leaves them: unused
         // dimensions hold 1, strides come from the core's `Geometry` (the
         // one place they are derived).
@@ -398,10 +413,6 @@ impl ArrayBox {
         }
         self.c.dtype = self.dtype.as_ptr() as *mut c_char;
         self.c.dtype_format = self.core.dtype_format();
-        // SAFETY: `sc` is NULL or the live super-chunk this box owns.
-        if let Ok(sb) = unsafe { this(self.c.sc) } {
-            self.c.last_tick = sb.c.change_tick;
-        }
     }
 }
 
@@ -586,6 +597,58 @@ unsafe fn intent_array<E>(
         sb.sync();
         drop(sb);
         ab.sync();
+        r.map(|()| 0)
+    }) as c_int
+}
+
+/// Runs a change on the array behind `p` in three steps: `prepare` alone
+/// (it may change the array's shape), then, with both C structs synced and
+/// the claim on `array->sc` sealed, `encode`: other calls still wait, and
+/// its prefilter, codecs and filters may read the array as `prepare` left
+/// it; then `publish`, alone again. With locking on, all three run as
+/// [`with_array`] does, as one access under the cross-process lock.
+///
+/// # Safety
+/// As for [`array`].
+unsafe fn grow_array<G, E>(
+    p: *const b2nd_array_t,
+    prepare: impl FnOnce(&mut NdArray) -> Result<G>,
+    encode: impl FnOnce(&NdArray, &G) -> Result<E>,
+    publish: impl FnOnce(&mut NdArray, G, E) -> Result<()>,
+) -> c_int {
+    super::guard_code(|| {
+        // SAFETY: forwarded contract.
+        let ab = unsafe { array(p) }?;
+        let sc = ab.c.sc;
+        // SAFETY: `sc` is NULL or the live super-chunk this box owns; the
+        // claim keeps every other call on the array out while it lives.
+        let mut sb = unsafe { this(sc) }?;
+        if sb.core.read().locking() {
+            drop(sb);
+            return lend(ab, |a| {
+                a.exclusively(|a| {
+                    let g = prepare(a)?;
+                    let e = encode(a, &g)?;
+                    publish(a, g, e)
+                })
+            })
+            .map(|()| 0);
+        }
+        // As `lend` does first.
+        let prepared = sb.pull().and_then(|()| {
+            ab.core.forget_cached();
+            ab.core.refresh()?;
+            prepare(&mut ab.core)
+        });
+        sb.sync();
+        ab.sync_in(&sb);
+        let g = prepared?;
+        let sealed = sb.seal()?;
+        let made = encode(&ab.core, &g);
+        let mut sb = sealed.upgrade()?;
+        let r = made.and_then(|e| publish(&mut ab.core, g, e));
+        sb.sync();
+        ab.sync_in(&sb);
         r.map(|()| 0)
     }) as c_int
 }

@@ -760,8 +760,9 @@ pub(crate) unsafe fn this_intent(p: *mut blosc2_schunk) -> Result<Intent> {
     Ok(Intent { raw, claim })
 }
 
-/// A super-chunk's box under a write intent: shared with the reads of other
-/// calls (and of this call's callbacks) until [`Intent::upgrade`].
+/// A super-chunk's box under a write intent (shared with the reads of other
+/// calls and of this call's callbacks) or a sealed change (shared with
+/// this call's callbacks only), until [`Intent::upgrade`].
 pub(crate) struct Intent {
     raw: *mut SchunkBox,
     claim: busy::Claim,
@@ -803,6 +804,17 @@ impl core::ops::Deref for SharedHeld<'_> {
 pub(crate) struct Held<'a> {
     b: &'a mut SchunkBox,
     _claim: busy::Claim,
+}
+
+impl Held<'_> {
+    /// The box sealed between two steps of this call's change (see
+    /// `busy::Claim::seal`): shared with this call's callbacks only, until
+    /// [`Intent::upgrade`] gives it back alone.
+    pub(crate) fn seal(self) -> Result<Intent> {
+        let Held { b, _claim: mut claim } = self;
+        claim.seal()?;
+        Ok(Intent { raw: b, claim })
+    }
 }
 
 impl core::ops::Deref for Held<'_> {

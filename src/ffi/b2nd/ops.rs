@@ -4,7 +4,7 @@
 use core::ffi::{c_int, c_void};
 
 use super::{
-    array, context, coords, intent_array, lend, named, put_array, read_array, slot_for, with_array, ArrayBox, CtxBox, MAX_DIM,
+    array, context, coords, grow_array, intent_array, lend, named, put_array, read_array, slot_for, with_array, ArrayBox, CtxBox, MAX_DIM,
 };
 use crate::ffi::convert;
 use crate::ffi::types::{b2nd_array_t, b2nd_context_t};
@@ -491,10 +491,17 @@ pub unsafe extern "C" fn b2nd_insert(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_array(array, |a| {
-            let ax = axis_of(axis, a.ndim())?;
-            a.insert(in_buf(buffer, buffersize)?, ax, insert_start)
-        })
+        // Room first, alone; then the data is encoded while the callbacks
+        // of the compression may read the grown array (see `grow_array`).
+        grow_array(
+            array,
+            |a| {
+                let ax = axis_of(axis, a.ndim())?;
+                a.make_room(in_buf(buffer, buffersize)?.len(), ax, Some(insert_start))
+            },
+            |a, g| a.encode_growth(in_buf(buffer, buffersize)?, g),
+            |a, g, chunks| a.publish_growth(&g, chunks),
+        )
     }
 }
 
@@ -511,10 +518,16 @@ pub unsafe extern "C" fn b2nd_append(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_array(array, |a| {
-            let ax = axis_of(axis, a.ndim())?;
-            a.append(in_buf(buffer, buffersize)?, ax)
-        })
+        // As `b2nd_insert`, at the end.
+        grow_array(
+            array,
+            |a| {
+                let ax = axis_of(axis, a.ndim())?;
+                a.make_room(in_buf(buffer, buffersize)?.len(), ax, None)
+            },
+            |a, g| a.encode_growth(in_buf(buffer, buffersize)?, g),
+            |a, g, chunks| a.publish_growth(&g, chunks),
+        )
     }
 }
 

@@ -92,6 +92,21 @@ impl Claim {
     pub(crate) fn upgrade(&mut self) -> Result<()> {
         self._entry.upgrade()
     }
+
+    /// Seals a change claim between its steps (see `gate::Entry::seal`):
+    /// other calls keep waiting, while this call's callbacks read the
+    /// super-chunk itself, whose fields the call synced first, rather than
+    /// what it showed when admitted.
+    pub(crate) fn seal(&mut self) -> Result<()> {
+        self._entry.seal()?;
+        if std::mem::take(&mut self.writes) {
+            let mut list = shown();
+            if let Some(i) = list.iter().position(|(a, _)| *a == self.addr) {
+                list.swap_remove(i);
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Drop for Claim {
