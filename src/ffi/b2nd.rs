@@ -477,9 +477,8 @@ fn lend_with<T>(
         f(&mut ab.core)
     });
     sb.sync();
-    // Released before the array box syncs from it.
-    drop(sb);
-    ab.sync();
+    // Synced while the claim still keeps other calls out.
+    ab.sync_in(&sb);
     r
 }
 
@@ -595,8 +594,7 @@ unsafe fn intent_array<E>(
         let ab = unsafe { array(p) }?;
         let r = made.and_then(|e| publish(&mut ab.core, e));
         sb.sync();
-        drop(sb);
-        ab.sync();
+        ab.sync_in(&sb);
         r.map(|()| 0)
     }) as c_int
 }
@@ -644,8 +642,17 @@ unsafe fn grow_array<G, E>(
         ab.sync_in(&sb);
         let g = prepared?;
         let sealed = sb.seal()?;
-        let made = encode(&ab.core, &g);
+        let made = {
+            // SAFETY: a live box (see `array`). Sealed, the claim keeps
+            // other calls out, and this call's callbacks only read it: no
+            // `&mut` to it is used until the upgrade below.
+            let ab = unsafe { &*p.cast::<ArrayBox>() };
+            encode(&ab.core, &g)
+        };
         let mut sb = sealed.upgrade()?;
+        // SAFETY: forwarded contract; the upgraded claim keeps every other
+        // call on the array out until `sb` goes.
+        let ab = unsafe { array(p) }?;
         let r = made.and_then(|e| publish(&mut ab.core, g, e));
         sb.sync();
         ab.sync_in(&sb);

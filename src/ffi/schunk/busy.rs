@@ -2,7 +2,8 @@
 //!
 //! Calls on a C super-chunk are admitted by `crate::gate`: reads run
 //! together, a call that changes the super-chunk (or the C struct's fields)
-//! runs alone, and a call made by a codec, filter or I/O callback of a call
+//! runs alone or, when it compresses, encodes under a write intent beside
+//! reads and then stores alone; a call made by a codec, filter or I/O callback of a call
 //! on the same super-chunk is told apart (on worker threads too) so that a
 //! read inside a read runs and what would wait for itself is refused. The
 //! admission is kept outside the box, in the gate's list: a call makes its
