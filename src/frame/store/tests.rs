@@ -438,8 +438,7 @@ fn files_are_kept_open_between_operations_only_when_the_backend_says_so() {
         if !keep {
             // A frame file is written through "rb+" after its creation,
             // and read through "rb" once reopened.
-            let index_opens: Vec<_> =
-                opens.iter().filter(|m| **m != OpenMode::Create).collect();
+            let index_opens: Vec<_> = opens.iter().filter(|m| **m != OpenMode::Create).collect();
             assert!(
                 index_opens.contains(&&OpenMode::ReadWrite),
                 "{case}: {opens:?}"
