@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of one cargo-fuzz target (fuzz/fuzz_targets/), started from the valid
 # inputs that tests/fuzz_replay.rs mutates: chunks of every codec and filter, frames written here
-# and by the reference (../shared/fixtures), b2nd metalayers and arrays, packed and sparse
+# and by the reference (tests/fixtures), b2nd metalayers and arrays, packed and sparse
 # super-chunks. They go to fuzz/corpus/<target>/ (kept between runs, not in git) before each run;
 # from an empty corpus the frame targets rarely get past a frame's magic bytes.
 #

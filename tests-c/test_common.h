@@ -27,13 +27,6 @@ static int test_failures = 0;
     }                                                                        \
   } while (0)
 
-/* Path of a file under ../shared (fixtures), from the B2ND_SHARED variable. */
-static inline const char *shared_path(const char *rel, char *buf, size_t len) {
-  const char *root = getenv("B2ND_SHARED");
-  snprintf(buf, len, "%s/%s", root ? root : "../shared", rel);
-  return buf;
-}
-
 static inline int test_finish(const char *name) {
   if (test_failures) {
     fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);

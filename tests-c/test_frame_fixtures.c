@@ -62,25 +62,14 @@ static void sha256_hex(const uint8_t *data, size_t len, char hex[65]) {
 }
 
 
-/* Path of `rel` under the shared directory: B2ND_SHARED, else ../shared,
-   else /work/shared (the first that holds fixtures/MANIFEST.tsv). */
+/* Path of `rel` (fixtures/...) under the repository's tests/ folder, which
+   CMake names in B2ND_TESTS_DIR. */
 static const char *fixture_path(const char *rel, char *buf, size_t len) {
-  const char *roots[3] = {getenv("B2ND_SHARED"), "../shared", "/work/shared"};
-  for (int i = 0; i < 3; i++) {
-    if (roots[i] == NULL) continue;
-    char probe[1024];
-    snprintf(probe, sizeof(probe), "%s/fixtures/MANIFEST.tsv", roots[i]);
-    FILE *f = fopen(probe, "r");
-    if (f != NULL) {
-      fclose(f);
-      snprintf(buf, len, "%s/%s", roots[i], rel);
-      return buf;
-    }
-  }
-  return shared_path(rel, buf, len);
+  snprintf(buf, len, "%s/%s", B2ND_TESTS_DIR, rel);
+  return buf;
 }
 
-/* Opens every *.b2frame in `dir` (relative to the shared root) and checks
+/* Opens every *.b2frame in `dir` (relative to tests/) and checks
    that each chunk decompresses to chunk-sized output. Returns how many. */
 static int open_all_in(const char *dir) {
   char root[1024], path[2048];

@@ -1,4 +1,4 @@
-//! Every frame written by the reference in the shared fixtures opens, from a
+//! Every frame written by the reference in the fixtures opens, from a
 //! file and from a buffer, and each chunk decodes to its MANIFEST digest.
 
 use std::collections::BTreeMap;
@@ -7,16 +7,9 @@ use std::path::PathBuf;
 use b2nd::schunk::SChunk;
 use sha2::{Digest, Sha256};
 
+/// The folder that holds `fixtures/` (see `tests/fixtures/README.md`).
 fn shared() -> PathBuf {
-    if let Some(p) = std::env::var_os("B2ND_SHARED") {
-        return PathBuf::from(p);
-    }
-    let rel = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if rel.join("fixtures").is_dir() {
-        rel
-    } else {
-        PathBuf::from("/work/shared")
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
 }
 
 struct Expect {

@@ -33,20 +33,11 @@ pub(crate) fn lengths() -> Vec<usize> {
     (0..=300).chain([1021, 4099, 65_573, 262_147]).collect()
 }
 
-/// A reference fixture from `c-blosc2-compat`, found as the project's tests
-/// find the shared directory (`B2ND_SHARED`, `../shared`, `/work/shared`).
+/// A reference fixture from `c-blosc2-compat` (in `tests/fixtures`).
 pub(crate) fn compat_fixture(name: &str) -> Vec<u8> {
-    let shared = std::env::var("B2ND_SHARED")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| {
-            let beside = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-            if beside.is_dir() {
-                beside
-            } else {
-                std::path::PathBuf::from("/work/shared")
-            }
-        });
-    let path = shared.join("fixtures/c-blosc2-compat").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/c-blosc2-compat")
+        .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 

@@ -89,22 +89,10 @@ pub fn unshuffle(src: &[u8], typesize: usize) -> Vec<u8> {
     transpose(src, typesize, src.len() / typesize)
 }
 
-/// The shared folder that holds `fixtures/`: `$B2ND_SHARED`, else `../shared`
-/// beside the repository, else `/work/shared`.
-pub fn shared_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("B2ND_SHARED") {
-        return PathBuf::from(dir);
-    }
-    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if beside.join("fixtures").is_dir() {
-        return beside;
-    }
-    PathBuf::from("/work/shared")
-}
-
-/// The fixtures folder inside [`shared_dir`].
+/// The reference's files the tests decode, kept in the repository
+/// (`tests/fixtures`, with their digests in `MANIFEST.tsv`).
 pub fn fixtures_dir() -> PathBuf {
-    shared_dir().join("fixtures")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// The bytes of a fixture, by its path relative to the fixtures folder.

@@ -12,13 +12,6 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _shared_dir() -> pathlib.Path:
-    for cand in (os.environ.get("B2ND_SHARED"), ROOT.parent / "shared", "/work/shared"):
-        if cand and pathlib.Path(cand, "fixtures").is_dir():
-            return pathlib.Path(cand)
-    raise RuntimeError("fixtures not found: set B2ND_SHARED to the shared/ directory")
-
-
 @pytest.fixture(scope="session")
 def lib():
     path = os.environ.get("B2ND_LIB", str(ROOT / "target" / "release" / "libb2nd.so"))
@@ -28,6 +21,3 @@ def lib():
     handle.blosc2_destroy()
 
 
-@pytest.fixture(scope="session")
-def shared() -> pathlib.Path:
-    return _shared_dir()
