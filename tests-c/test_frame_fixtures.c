@@ -1,4 +1,4 @@
-/* Every fixture frame written by the reference (../shared/fixtures/frames and
+/* Every fixture frame written by the reference (tests/fixtures/frames and
    c-blosc2-compat) opens through blosc2_schunk_open, every chunk decompresses
    to the size MANIFEST.tsv records, and the SHA-256 of the decoded bytes
    equals the manifest's digest. The digest is computed with the small
