@@ -986,8 +986,8 @@ pub(crate) unsafe fn intent_schunk<E>(
         // SAFETY: forwarded contract.
         let intent = match unsafe { settled_intent(p) }? {
             Ok(intent) => intent,
-            // SAFETY: forwarded contract.
             Err(code) if code < 0 => return Ok(code),
+            // SAFETY: forwarded contract.
             Err(_) => return Ok(unsafe { with_schunk(p, |b| publish(b, encode(b)?)) }),
         };
         let made = encode(intent.shared());
