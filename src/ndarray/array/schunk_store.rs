@@ -12,7 +12,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use super::store::{ChunkStore, Encoded, Fill};
+use super::store::{check_chunk_len, ChunkStore, Encoded, Fill};
 use crate::chunk::{BlockNeeds, ChunkHeader, Compressor, Decompressor};
 use crate::schunk::{SChunk, SharedSChunk};
 use crate::Result;
@@ -248,14 +248,7 @@ impl SChunkStore {
     /// Compresses chunk `nchunk`. A prefilter is told which chunk it runs
     /// on (the reference sets `current_nchunk` before compressing).
     fn encode(&self, nchunk: i64, data: &[u8]) -> Result<Vec<u8>> {
-        if data.len() != self.chunksize as usize {
-            crate::bail!(
-                InvalidParam,
-                "chunk of {} bytes, expected {}",
-                data.len(),
-                self.chunksize
-            );
-        }
+        check_chunk_len(data, self.chunksize)?;
         self.follow_params()?;
         let user_data = self.sc.read().codec_cparams().user_data.clone();
         // Held while compressing: the callbacks that run meanwhile only read

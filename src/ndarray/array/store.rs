@@ -28,6 +28,18 @@ pub(crate) enum Fill {
 /// stored together.
 pub(crate) type Encoded = Vec<(i64, Vec<u8>)>;
 
+/// `data` is one whole chunk of `chunksize` bytes, as every store takes it.
+pub(crate) fn check_chunk_len(data: &[u8], chunksize: i32) -> Result<()> {
+    if data.len() != chunksize as usize {
+        crate::bail!(
+            InvalidParam,
+            "chunk of {} bytes, expected {chunksize}",
+            data.len()
+        );
+    }
+    Ok(())
+}
+
 /// The super-chunk operations an array uses. `n` is a chunk index.
 pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     fn typesize(&self) -> i32;
@@ -238,15 +250,7 @@ impl MemStore {
     }
 
     fn check_len(&self, data: &[u8]) -> Result<()> {
-        if data.len() != self.chunksize as usize {
-            crate::bail!(
-                InvalidParam,
-                "chunk of {} bytes, expected {}",
-                data.len(),
-                self.chunksize
-            );
-        }
-        Ok(())
+        check_chunk_len(data, self.chunksize)
     }
 
     fn check_fill(&self, fill: &Fill) -> Result<()> {
