@@ -1,261 +1,387 @@
 //! The one error type of the library, and its mapping to the reference's
 //! negative `BLOSC2_ERROR_*` codes.
 //!
-//! Every fallible operation in the core returns [`Result`]. The FFI layer turns
-//! an [`Error`] into a C return value with [`Error::code`], the single place
-//! where the mapping lives, so a C caller sees exactly the codes the reference
+//! Every fallible operation in the core returns [`Result`]. An [`Error`] is
+//! an [`ErrorKind`] (one per reference error code), a message saying which
+//! check failed, and, when another error caused it (an I/O error, say), that
+//! error as its [`source`](std::error::Error::source). The C layer turns an
+//! error into a return value with [`Error::code`], the single place where
+//! the mapping lives, so a C caller sees exactly the codes the reference
 //! `blosc2.h` documents.
 
 use std::fmt;
+use std::sync::Arc;
 
-/// What went wrong, with a human-readable detail.
+/// The category of an [`Error`]: the reference's error codes, one to one.
 ///
-/// Variants follow the reference's error categories one to one; the detail
-/// string says which check failed, for `BLOSC_TRACE` output and Rust callers.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Error {
-    #[error("generic failure: {0}")]
-    Failure(String),
-    #[error("bad stream: {0}")]
-    Stream(String),
-    #[error("invalid data: {0}")]
-    Data(String),
-    #[error("memory allocation failure: {0}")]
-    MemoryAlloc(String),
-    #[error("not enough space to read: {0}")]
-    ReadBuffer(String),
-    #[error("not enough space to write: {0}")]
-    WriteBuffer(String),
-    #[error("codec not supported: {0}")]
-    CodecSupport(String),
-    #[error("invalid codec parameter: {0}")]
-    CodecParam(String),
-    #[error("codec dictionary error: {0}")]
-    CodecDict(String),
-    #[error("version not supported: {0}")]
-    VersionSupport(String),
-    #[error("invalid header: {0}")]
-    InvalidHeader(String),
-    #[error("invalid parameter: {0}")]
-    InvalidParam(String),
-    #[error("file read failure: {0}")]
-    FileRead(String),
-    #[error("file write failure: {0}")]
-    FileWrite(String),
-    #[error("file open failure: {0}")]
-    FileOpen(String),
-    #[error("not found: {0}")]
-    NotFound(String),
-    #[error("bad run-length encoding: {0}")]
-    RunLength(String),
-    #[error("filter pipeline error: {0}")]
-    FilterPipeline(String),
-    #[error("chunk insert failure: {0}")]
-    ChunkInsert(String),
-    #[error("chunk append failure: {0}")]
-    ChunkAppend(String),
-    #[error("chunk update failure: {0}")]
-    ChunkUpdate(String),
-    #[error("size over the 2 GB limit: {0}")]
-    TwoGbLimit(String),
-    #[error("super-chunk copy failure: {0}")]
-    SchunkCopy(String),
-    #[error("wrong frame type: {0}")]
-    FrameType(String),
-    #[error("file truncate failure: {0}")]
-    FileTruncate(String),
-    #[error("thread creation failure: {0}")]
-    ThreadCreate(String),
-    #[error("postfilter failure: {0}")]
-    Postfilter(String),
-    #[error("special frame failure: {0}")]
-    FrameSpecial(String),
-    #[error("special super-chunk failure: {0}")]
-    SchunkSpecial(String),
-    #[error("I/O plugin error: {0}")]
-    PluginIo(String),
-    #[error("file remove failure: {0}")]
-    FileRemove(String),
-    #[error("null pointer: {0}")]
-    NullPointer(String),
-    #[error("invalid index: {0}")]
-    InvalidIndex(String),
-    #[error("metalayer not found: {0}")]
-    MetalayerNotFound(String),
-    #[error("maximum buffer size exceeded: {0}")]
-    MaxBufsizeExceeded(String),
-    #[error("tuner failure: {0}")]
-    Tuner(String),
-    #[error("frame lock failure: {0}")]
-    Lock(String),
+/// New categories may come with new reference codes, hence
+/// `#[non_exhaustive]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `-1`: generic failure.
+    Failure,
+    /// `-2`: bad stream.
+    Stream,
+    /// `-3`: invalid data.
+    Data,
+    /// `-4`: memory allocation failure.
+    MemoryAlloc,
+    /// `-5`: not enough space to read.
+    ReadBuffer,
+    /// `-6`: not enough space to write.
+    WriteBuffer,
+    /// `-7`: codec not supported.
+    CodecSupport,
+    /// `-8`: invalid codec parameter.
+    CodecParam,
+    /// `-9`: codec dictionary error.
+    CodecDict,
+    /// `-10`: version not supported.
+    VersionSupport,
+    /// `-11`: invalid header.
+    InvalidHeader,
+    /// `-12`: invalid parameter.
+    InvalidParam,
+    /// `-13`: file read failure.
+    FileRead,
+    /// `-14`: file write failure.
+    FileWrite,
+    /// `-15`: file open failure.
+    FileOpen,
+    /// `-16`: not found.
+    NotFound,
+    /// `-17`: bad run-length encoding.
+    RunLength,
+    /// `-18`: filter pipeline error.
+    FilterPipeline,
+    /// `-19`: chunk insert failure.
+    ChunkInsert,
+    /// `-20`: chunk append failure.
+    ChunkAppend,
+    /// `-21`: chunk update failure.
+    ChunkUpdate,
+    /// `-22`: size over the 2 GB limit.
+    TwoGbLimit,
+    /// `-23`: super-chunk copy failure.
+    SchunkCopy,
+    /// `-24`: wrong frame type.
+    FrameType,
+    /// `-25`: file truncate failure.
+    FileTruncate,
+    /// `-26`: thread creation failure.
+    ThreadCreate,
+    /// `-27`: postfilter failure.
+    Postfilter,
+    /// `-28`: special frame failure.
+    FrameSpecial,
+    /// `-29`: special super-chunk failure.
+    SchunkSpecial,
+    /// `-30`: I/O plugin error.
+    PluginIo,
+    /// `-31`: file remove failure.
+    FileRemove,
+    /// `-32`: null pointer.
+    NullPointer,
+    /// `-33`: invalid index.
+    InvalidIndex,
+    /// `-34`: metalayer not found.
+    MetalayerNotFound,
+    /// `-35`: maximum buffer size exceeded.
+    MaxBufsizeExceeded,
+    /// `-36`: tuner failure.
+    Tuner,
+    /// `-37`: frame lock failure.
+    Lock,
+}
+
+/// Every kind, in code order (`-1` first): the table behind
+/// [`ErrorKind::from_code`].
+const KINDS: [ErrorKind; 37] = [
+    ErrorKind::Failure,
+    ErrorKind::Stream,
+    ErrorKind::Data,
+    ErrorKind::MemoryAlloc,
+    ErrorKind::ReadBuffer,
+    ErrorKind::WriteBuffer,
+    ErrorKind::CodecSupport,
+    ErrorKind::CodecParam,
+    ErrorKind::CodecDict,
+    ErrorKind::VersionSupport,
+    ErrorKind::InvalidHeader,
+    ErrorKind::InvalidParam,
+    ErrorKind::FileRead,
+    ErrorKind::FileWrite,
+    ErrorKind::FileOpen,
+    ErrorKind::NotFound,
+    ErrorKind::RunLength,
+    ErrorKind::FilterPipeline,
+    ErrorKind::ChunkInsert,
+    ErrorKind::ChunkAppend,
+    ErrorKind::ChunkUpdate,
+    ErrorKind::TwoGbLimit,
+    ErrorKind::SchunkCopy,
+    ErrorKind::FrameType,
+    ErrorKind::FileTruncate,
+    ErrorKind::ThreadCreate,
+    ErrorKind::Postfilter,
+    ErrorKind::FrameSpecial,
+    ErrorKind::SchunkSpecial,
+    ErrorKind::PluginIo,
+    ErrorKind::FileRemove,
+    ErrorKind::NullPointer,
+    ErrorKind::InvalidIndex,
+    ErrorKind::MetalayerNotFound,
+    ErrorKind::MaxBufsizeExceeded,
+    ErrorKind::Tuner,
+    ErrorKind::Lock,
+];
+
+impl ErrorKind {
+    /// The reference's `BLOSC2_ERROR_*` value of this kind (always negative).
+    pub const fn code(self) -> i32 {
+        use ErrorKind::*;
+        match self {
+            Failure => -1,
+            Stream => -2,
+            Data => -3,
+            MemoryAlloc => -4,
+            ReadBuffer => -5,
+            WriteBuffer => -6,
+            CodecSupport => -7,
+            CodecParam => -8,
+            CodecDict => -9,
+            VersionSupport => -10,
+            InvalidHeader => -11,
+            InvalidParam => -12,
+            FileRead => -13,
+            FileWrite => -14,
+            FileOpen => -15,
+            NotFound => -16,
+            RunLength => -17,
+            FilterPipeline => -18,
+            ChunkInsert => -19,
+            ChunkAppend => -20,
+            ChunkUpdate => -21,
+            TwoGbLimit => -22,
+            SchunkCopy => -23,
+            FrameType => -24,
+            FileTruncate => -25,
+            ThreadCreate => -26,
+            Postfilter => -27,
+            FrameSpecial => -28,
+            SchunkSpecial => -29,
+            PluginIo => -30,
+            FileRemove => -31,
+            NullPointer => -32,
+            InvalidIndex => -33,
+            MetalayerNotFound => -34,
+            MaxBufsizeExceeded => -35,
+            Tuner => -36,
+            Lock => -37,
+        }
+    }
+
+    /// The kind of a negative reference code; `None` for any other value.
+    pub fn from_code(code: i32) -> Option<ErrorKind> {
+        let at = usize::try_from(-(code as i64) - 1).ok()?;
+        KINDS.get(at).copied()
+    }
+
+    /// The lowercase label that starts an error's [`Display`](fmt::Display).
+    pub const fn label(self) -> &'static str {
+        use ErrorKind::*;
+        match self {
+            Failure => "generic failure",
+            Stream => "bad stream",
+            Data => "invalid data",
+            MemoryAlloc => "memory allocation failure",
+            ReadBuffer => "not enough space to read",
+            WriteBuffer => "not enough space to write",
+            CodecSupport => "codec not supported",
+            CodecParam => "invalid codec parameter",
+            CodecDict => "codec dictionary error",
+            VersionSupport => "version not supported",
+            InvalidHeader => "invalid header",
+            InvalidParam => "invalid parameter",
+            FileRead => "file read failure",
+            FileWrite => "file write failure",
+            FileOpen => "file open failure",
+            NotFound => "not found",
+            RunLength => "bad run-length encoding",
+            FilterPipeline => "filter pipeline error",
+            ChunkInsert => "chunk insert failure",
+            ChunkAppend => "chunk append failure",
+            ChunkUpdate => "chunk update failure",
+            TwoGbLimit => "size over the 2 GB limit",
+            SchunkCopy => "super-chunk copy failure",
+            FrameType => "wrong frame type",
+            FileTruncate => "file truncate failure",
+            ThreadCreate => "thread creation failure",
+            Postfilter => "postfilter failure",
+            FrameSpecial => "special frame failure",
+            SchunkSpecial => "special super-chunk failure",
+            PluginIo => "I/O plugin error",
+            FileRemove => "file remove failure",
+            NullPointer => "null pointer",
+            InvalidIndex => "invalid index",
+            MetalayerNotFound => "metalayer not found",
+            MaxBufsizeExceeded => "maximum buffer size exceeded",
+            Tuner => "tuner failure",
+            Lock => "frame lock failure",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// The cause an [`Error`] keeps, shared so that errors stay `Clone`.
+type Source = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What went wrong: a kind, a message, and the error that caused it if any.
+///
+/// Two errors compare equal when kind and message are equal (sources are
+/// not compared). The message and source live in one allocation, so a
+/// `Result<T>` is two words larger than `T` at most.
+#[derive(Clone)]
+pub struct Error {
+    kind: ErrorKind,
+    inner: Box<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
+    message: String,
+    source: Option<Source>,
 }
 
 /// Result alias used throughout the crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Builds an error variant from a format string: `err!(Data, "bad {x}")`.
-#[macro_export]
-macro_rules! err {
-    ($variant:ident, $($arg:tt)*) => {
-        $crate::Error::$variant(format!($($arg)*))
-    };
-}
-
-/// Returns early with an error variant: `bail!(InvalidParam, "typesize {t} > 255")`.
-#[macro_export]
-macro_rules! bail {
-    ($variant:ident, $($arg:tt)*) => {
-        return Err($crate::err!($variant, $($arg)*))
-    };
-}
-
-/// Every (code, variant constructor) pair: the one table behind both
-/// directions of the mapping.
-const CODES: &[(i32, fn(String) -> Error)] = &[
-    (-1, Error::Failure),
-    (-2, Error::Stream),
-    (-3, Error::Data),
-    (-4, Error::MemoryAlloc),
-    (-5, Error::ReadBuffer),
-    (-6, Error::WriteBuffer),
-    (-7, Error::CodecSupport),
-    (-8, Error::CodecParam),
-    (-9, Error::CodecDict),
-    (-10, Error::VersionSupport),
-    (-11, Error::InvalidHeader),
-    (-12, Error::InvalidParam),
-    (-13, Error::FileRead),
-    (-14, Error::FileWrite),
-    (-15, Error::FileOpen),
-    (-16, Error::NotFound),
-    (-17, Error::RunLength),
-    (-18, Error::FilterPipeline),
-    (-19, Error::ChunkInsert),
-    (-20, Error::ChunkAppend),
-    (-21, Error::ChunkUpdate),
-    (-22, Error::TwoGbLimit),
-    (-23, Error::SchunkCopy),
-    (-24, Error::FrameType),
-    (-25, Error::FileTruncate),
-    (-26, Error::ThreadCreate),
-    (-27, Error::Postfilter),
-    (-28, Error::FrameSpecial),
-    (-29, Error::SchunkSpecial),
-    (-30, Error::PluginIo),
-    (-31, Error::FileRemove),
-    (-32, Error::NullPointer),
-    (-33, Error::InvalidIndex),
-    (-34, Error::MetalayerNotFound),
-    (-35, Error::MaxBufsizeExceeded),
-    (-36, Error::Tuner),
-    (-37, Error::Lock),
-];
-
 impl Error {
-    /// The code of [`Error::Failure`] (`BLOSC2_ERROR_FAILURE`), for the C
-    /// entry points' answer to a contained panic, which has no `Error` to
-    /// ask: building one just to read its code cost every call a drop.
-    pub(crate) const FAILURE_CODE: i32 = -1;
+    /// The code of [`ErrorKind::Failure`] (`BLOSC2_ERROR_FAILURE`), for the
+    /// C entry points' answer to a contained panic, which has no `Error`.
+    pub(crate) const FAILURE_CODE: i32 = ErrorKind::Failure.code();
+
+    /// An error of `kind` saying `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            inner: Box::new(Inner {
+                message: message.into(),
+                source: None,
+            }),
+        }
+    }
+
+    /// The same error, caused by `source` (returned by
+    /// [`std::error::Error::source`]; [`Error::report`] prints it too).
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Error {
+        self.inner.source = Some(Arc::new(source));
+        self
+    }
+
+    /// The category of this error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
 
     /// The reference's `BLOSC2_ERROR_*` value for this error (always negative).
     pub fn code(&self) -> i32 {
-        use Error::*;
-        match self {
-            Failure(_) => Self::FAILURE_CODE,
-            Stream(_) => -2,
-            Data(_) => -3,
-            MemoryAlloc(_) => -4,
-            ReadBuffer(_) => -5,
-            WriteBuffer(_) => -6,
-            CodecSupport(_) => -7,
-            CodecParam(_) => -8,
-            CodecDict(_) => -9,
-            VersionSupport(_) => -10,
-            InvalidHeader(_) => -11,
-            InvalidParam(_) => -12,
-            FileRead(_) => -13,
-            FileWrite(_) => -14,
-            FileOpen(_) => -15,
-            NotFound(_) => -16,
-            RunLength(_) => -17,
-            FilterPipeline(_) => -18,
-            ChunkInsert(_) => -19,
-            ChunkAppend(_) => -20,
-            ChunkUpdate(_) => -21,
-            TwoGbLimit(_) => -22,
-            SchunkCopy(_) => -23,
-            FrameType(_) => -24,
-            FileTruncate(_) => -25,
-            ThreadCreate(_) => -26,
-            Postfilter(_) => -27,
-            FrameSpecial(_) => -28,
-            SchunkSpecial(_) => -29,
-            PluginIo(_) => -30,
-            FileRemove(_) => -31,
-            NullPointer(_) => -32,
-            InvalidIndex(_) => -33,
-            MetalayerNotFound(_) => -34,
-            MaxBufsizeExceeded(_) => -35,
-            Tuner(_) => -36,
-            Lock(_) => -37,
-        }
+        self.kind.code()
     }
 
     /// Rebuilds an error from a negative code returned by user code (a
     /// registered codec, filter, prefilter or I/O callback). Unknown or
-    /// non-negative codes become [`Error::Failure`].
+    /// non-negative codes become [`ErrorKind::Failure`].
     pub fn from_code(code: i32, detail: impl Into<String>) -> Error {
         let detail = detail.into();
-        match CODES.iter().find(|(c, _)| *c == code) {
-            Some((_, make)) => make(detail),
-            None => Error::Failure(format!("{detail} (code {code})")),
+        match ErrorKind::from_code(code) {
+            Some(kind) => Error::new(kind, detail),
+            None => Error::new(ErrorKind::Failure, format!("{detail} (code {code})")),
         }
     }
 
-    /// The detail message without the category prefix.
+    /// The message without the kind's label (and without the source).
     pub fn detail(&self) -> &str {
-        use Error::*;
-        match self {
-            Failure(s)
-            | Stream(s)
-            | Data(s)
-            | MemoryAlloc(s)
-            | ReadBuffer(s)
-            | WriteBuffer(s)
-            | CodecSupport(s)
-            | CodecParam(s)
-            | CodecDict(s)
-            | VersionSupport(s)
-            | InvalidHeader(s)
-            | InvalidParam(s)
-            | FileRead(s)
-            | FileWrite(s)
-            | FileOpen(s)
-            | NotFound(s)
-            | RunLength(s)
-            | FilterPipeline(s)
-            | ChunkInsert(s)
-            | ChunkAppend(s)
-            | ChunkUpdate(s)
-            | TwoGbLimit(s)
-            | SchunkCopy(s)
-            | FrameType(s)
-            | FileTruncate(s)
-            | ThreadCreate(s)
-            | Postfilter(s)
-            | FrameSpecial(s)
-            | SchunkSpecial(s)
-            | PluginIo(s)
-            | FileRemove(s)
-            | NullPointer(s)
-            | InvalidIndex(s)
-            | MetalayerNotFound(s)
-            | MaxBufsizeExceeded(s)
-            | Tuner(s)
-            | Lock(s) => s,
+        &self.inner.message
+    }
+
+    /// The error and every cause under it, on one line: what a log or the
+    /// C layer's `BLOSC_TRACE` line shows.
+    pub fn report(&self) -> String {
+        let mut out = self.to_string();
+        let mut next = std::error::Error::source(self);
+        while let Some(cause) = next {
+            out.push_str(": ");
+            out.push_str(&cause.to_string());
+            next = cause.source();
+        }
+        out
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.label(), self.inner.message)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.kind)
+            .field("message", &self.inner.message);
+        if let Some(s) = &self.inner.source {
+            d.field("source", s);
+        }
+        d.finish()
+    }
+}
+
+impl PartialEq for Error {
+    fn eq(&self, other: &Error) -> bool {
+        self.kind == other.kind && self.inner.message == other.inner.message
+    }
+}
+
+impl Eq for Error {}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.inner.source {
+            Some(s) => Some(s.as_ref()),
+            None => None,
         }
     }
 }
+
+impl From<ErrorKind> for Error {
+    /// An error of that kind with an empty message.
+    fn from(kind: ErrorKind) -> Error {
+        Error::new(kind, String::new())
+    }
+}
+
+/// Builds an error of a kind from a format string: `err!(Data, "bad {x}")`.
+macro_rules! err {
+    ($kind:ident, $($arg:tt)*) => {
+        $crate::Error::new($crate::ErrorKind::$kind, format!($($arg)*))
+    };
+}
+
+/// Returns early with an error of a kind: `bail!(InvalidParam, "typesize {t} > 255")`.
+macro_rules! bail {
+    ($kind:ident, $($arg:tt)*) => {
+        return Err($crate::err!($kind, $($arg)*))
+    };
+}
+
+pub(crate) use {bail, err};
 
 /// The reference's short description of each code, as `blosc2_error_string`
 /// returns it (a static string; unknown codes give "Unknown error").
@@ -315,33 +441,55 @@ impl fmt::Display for CodeName {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::error::Error as _;
 
     #[test]
     fn code_and_from_code_are_inverse() {
-        for (code, make) in CODES {
-            let e = make("x".into());
-            assert_eq!(e.code(), *code);
-            assert_eq!(Error::from_code(*code, "x"), e);
-            assert_ne!(describe(*code), "Unknown error");
+        for (at, kind) in KINDS.iter().enumerate() {
+            let code = -(at as i32) - 1;
+            assert_eq!(kind.code(), code);
+            assert_eq!(ErrorKind::from_code(code), Some(*kind));
+            assert_eq!(Error::from_code(code, "x"), Error::new(*kind, "x"));
+            assert_ne!(describe(code), "Unknown error");
         }
-        assert_eq!(CODES.len(), 37);
     }
 
     #[test]
     fn unknown_codes_are_failures() {
         assert_eq!(Error::from_code(-999, "y").code(), -1);
         assert_eq!(Error::from_code(5, "y").code(), -1);
+        assert_eq!(Error::from_code(0, "y").kind(), ErrorKind::Failure);
+        assert_eq!(ErrorKind::from_code(-38), None);
         assert_eq!(describe(-38), "Unknown error");
     }
 
     #[test]
-    fn macros_build_the_named_variant() {
+    fn macros_build_the_named_kind() {
         fn f(x: i32) -> Result<()> {
             bail!(InvalidParam, "x is {x}");
         }
         let e = f(3).unwrap_err();
         assert_eq!(e.code(), -12);
+        assert_eq!(e.kind(), ErrorKind::InvalidParam);
         assert_eq!(e.detail(), "x is 3");
         assert_eq!(err!(Data, "a{}", 1).to_string(), "invalid data: a1");
+    }
+
+    #[test]
+    fn the_source_is_kept_and_reported() {
+        let io = std::io::Error::new(std::io::ErrorKind::Other, "disk full");
+        let e = err!(FileWrite, "f.b2frame: write at 8").with_source(io);
+        assert_eq!(e.to_string(), "file write failure: f.b2frame: write at 8");
+        assert_eq!(e.source().unwrap().to_string(), "disk full");
+        assert_eq!(
+            e.report(),
+            "file write failure: f.b2frame: write at 8: disk full"
+        );
+        assert_eq!(e.clone().source().unwrap().to_string(), "disk full");
+    }
+
+    #[test]
+    fn a_result_is_small() {
+        assert_eq!(std::mem::size_of::<Error>(), 16);
     }
 }

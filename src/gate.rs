@@ -135,7 +135,10 @@ pub(crate) fn enter(key: usize, access: Access) -> Result<Entry> {
         h.depth += 1;
         return Ok(Entry { key, call });
     }
-    let busy = |list: &Vec<Holder>| list.iter().any(|h| h.key == key && access.waits_for(h.access));
+    let busy = |list: &Vec<Holder>| {
+        list.iter()
+            .any(|h| h.key == key && access.waits_for(h.access))
+    };
     while busy(&list) {
         WAITING.fetch_add(1, Ordering::Relaxed);
         list = LEFT.wait(list).unwrap_or_else(|p| p.into_inner());
@@ -173,7 +176,10 @@ impl Entry {
                 "only an intent or a sealed write, outside other calls on its object, becomes a write"
             ),
         }
-        while list.iter().any(|h| h.key == self.key && h.call != self.call) {
+        while list
+            .iter()
+            .any(|h| h.key == self.key && h.call != self.call)
+        {
             WAITING.fetch_add(1, Ordering::Relaxed);
             list = LEFT.wait(list).unwrap_or_else(|p| p.into_inner());
             WAITING.fetch_sub(1, Ordering::Relaxed);
@@ -199,7 +205,10 @@ impl Entry {
                 h.access = Access::Sealed;
                 Ok(())
             }
-            _ => crate::bail!(Failure, "only a write, outside other calls on its object, is sealed"),
+            _ => crate::bail!(
+                Failure,
+                "only a write, outside other calls on its object, is sealed"
+            ),
         }
     }
 }
@@ -274,7 +283,11 @@ mod tests {
             })
         };
         std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(wrote.load(Ordering::SeqCst), 0, "the writer waits for the reader");
+        assert_eq!(
+            wrote.load(Ordering::SeqCst),
+            0,
+            "the writer waits for the reader"
+        );
         // A read nested in this one runs while the writer waits.
         drop(enter(K2, Access::Read).unwrap());
         drop(r);
@@ -326,7 +339,11 @@ mod tests {
             })
             .collect();
         std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(done.load(Ordering::SeqCst), 0, "other writers wait for the intent");
+        assert_eq!(
+            done.load(Ordering::SeqCst),
+            0,
+            "other writers wait for the intent"
+        );
         drop(i);
         for w in waiters {
             w.join().unwrap();
@@ -351,7 +368,11 @@ mod tests {
         };
         rx.recv().unwrap();
         std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(upgraded.load(Ordering::SeqCst), 0, "the upgrade waits for the read");
+        assert_eq!(
+            upgraded.load(Ordering::SeqCst),
+            0,
+            "the upgrade waits for the read"
+        );
         drop(r);
         while upgraded.load(Ordering::SeqCst) == 0 {
             std::thread::yield_now();
@@ -383,7 +404,11 @@ mod tests {
             })
         };
         std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(done.load(Ordering::SeqCst), 0, "other calls wait for a sealed write");
+        assert_eq!(
+            done.load(Ordering::SeqCst),
+            0,
+            "other calls wait for a sealed write"
+        );
         w.upgrade().unwrap();
         assert!(written(K5));
         assert_eq!(enter(K5, Access::Read).err().map(|e| e.code()), Some(-1));

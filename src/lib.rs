@@ -33,4 +33,5 @@ mod scratch;
 #[cfg(test)]
 mod test_rng;
 
-pub use error::{Error, Result};
+pub(crate) use error::{bail, err};
+pub use error::{Error, ErrorKind, Result};

@@ -413,7 +413,7 @@ impl UserCodec for Xor {
     }
     fn decode(&self, s: &[u8], d: &mut [u8], meta: u8, _: &CallInfo<'_>) -> b2nd::Result<usize> {
         if d.len() != 2 * s.len() {
-            return Err(b2nd::Error::Data("size".into()));
+            return Err(b2nd::Error::new(b2nd::ErrorKind::Data, "size"));
         }
         for (p, &b) in d.chunks_mut(2).zip(s) {
             p[0] = b ^ meta;

@@ -571,7 +571,7 @@ fn compact_reclaims_what_deleted_chunks_left() {
         stdout(&o)
     );
     assert_eq!(std::fs::metadata(&path).unwrap().len(), before - dropped);
-    let mut sc = SChunk::open(&path).unwrap();
+    let sc = SChunk::open(&path).unwrap();
     for (n, want) in [0, 2, 4, 5].iter().enumerate() {
         let mut out = vec![0u8; 4000];
         sc.decompress_chunk(n as i64, &mut out).unwrap();

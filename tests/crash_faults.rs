@@ -45,14 +45,23 @@ impl Faulty {
     /// torn write), Err to refuse it.
     fn call(&self, what: &str) -> Result<bool> {
         if self.dead.load(Ordering::SeqCst) {
-            return Err(b2nd::Error::FileWrite(format!("{what}: writer is dead")));
+            return Err(b2nd::Error::new(
+                b2nd::ErrorKind::FileWrite,
+                format!("{what}: writer is dead"),
+            ));
         }
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         match self.fault {
-            Fault::Fail(k) if k == n => Err(b2nd::Error::FileWrite(format!("{what}: no space"))),
+            Fault::Fail(k) if k == n => Err(b2nd::Error::new(
+                b2nd::ErrorKind::FileWrite,
+                format!("{what}: no space"),
+            )),
             Fault::Stop(k) if k == n => {
                 self.dead.store(true, Ordering::SeqCst);
-                Err(b2nd::Error::FileWrite(format!("{what}: killed")))
+                Err(b2nd::Error::new(
+                    b2nd::ErrorKind::FileWrite,
+                    format!("{what}: killed"),
+                ))
             }
             Fault::Torn(k) if k == n => {
                 self.dead.store(true, Ordering::SeqCst);
@@ -79,13 +88,19 @@ impl IoFile for FaultyFile {
         // Killed inside the write: whole pages before the kill land.
         let landed = data.len() / 2 / 4096 * 4096;
         self.file.write_at(pos, &data[..landed])?;
-        Err(b2nd::Error::FileWrite("write: killed".into()))
+        Err(b2nd::Error::new(
+            b2nd::ErrorKind::FileWrite,
+            "write: killed",
+        ))
     }
     fn truncate(&mut self, len: u64) -> Result<()> {
         if self.io.call("truncate")? {
             return self.file.truncate(len);
         }
-        Err(b2nd::Error::FileWrite("truncate: killed".into()))
+        Err(b2nd::Error::new(
+            b2nd::ErrorKind::FileWrite,
+            "truncate: killed",
+        ))
     }
     fn size(&mut self) -> Result<u64> {
         self.file.size()
@@ -94,7 +109,7 @@ impl IoFile for FaultyFile {
         if self.io.call("sync")? {
             return self.file.sync();
         }
-        Err(b2nd::Error::FileWrite("sync: killed".into()))
+        Err(b2nd::Error::new(b2nd::ErrorKind::FileWrite, "sync: killed"))
     }
 }
 
@@ -105,7 +120,10 @@ struct FaultyIo(Arc<Faulty>, bool);
 impl Io for FaultyIo {
     fn open(&self, path: &Path, mode: OpenMode) -> Result<Box<dyn IoFile>> {
         if mode == OpenMode::Create && self.0.dead.load(Ordering::SeqCst) {
-            return Err(b2nd::Error::FileOpen("writer is dead".into()));
+            return Err(b2nd::Error::new(
+                b2nd::ErrorKind::FileOpen,
+                "writer is dead",
+            ));
         }
         Ok(Box::new(FaultyFile {
             file: StdIo.open(path, mode)?,
@@ -116,7 +134,10 @@ impl Io for FaultyIo {
         if self.0.call("remove")? {
             return StdIo.remove(path);
         }
-        Err(b2nd::Error::FileWrite("remove: killed".into()))
+        Err(b2nd::Error::new(
+            b2nd::ErrorKind::FileWrite,
+            "remove: killed",
+        ))
     }
     fn create_dir(&self, path: &Path) -> Result<()> {
         StdIo.create_dir(path)
@@ -129,13 +150,19 @@ impl Io for FaultyIo {
         if self.0.call("rename")? {
             return StdIo.rename(from, to);
         }
-        Err(b2nd::Error::FileWrite("rename: killed".into()))
+        Err(b2nd::Error::new(
+            b2nd::ErrorKind::FileWrite,
+            "rename: killed",
+        ))
     }
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         if self.0.call("sync_dir")? {
             return StdIo.sync_dir(dir);
         }
-        Err(b2nd::Error::FileWrite("sync_dir: killed".into()))
+        Err(b2nd::Error::new(
+            b2nd::ErrorKind::FileWrite,
+            "sync_dir: killed",
+        ))
     }
 }
 
@@ -575,7 +602,7 @@ fn compaction_without_rename_leaves_the_file_as_it_was() {
     let want = contents(&mut s).unwrap();
     let len = std::fs::metadata(&path).unwrap().len();
     let e = s.compact().unwrap_err();
-    assert_eq!(e.code(), b2nd::Error::InvalidParam(String::new()).code());
+    assert_eq!(e.code(), b2nd::ErrorKind::InvalidParam.code());
     drop(s);
     assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
     let mut back = open(&path, 0, None).unwrap();
@@ -644,7 +671,7 @@ fn edits_leave_bounded_space_that_compaction_reclaims() {
         &at,
     );
     let e = open(&at, 10, None).unwrap().compact().unwrap_err();
-    assert_eq!(e.code(), b2nd::Error::InvalidParam(String::new()).code());
+    assert_eq!(e.code(), b2nd::ErrorKind::InvalidParam.code());
     remove(&path);
     remove(&at);
 }

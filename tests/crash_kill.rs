@@ -106,7 +106,7 @@ fn writer_child() {
 }
 
 fn holds(path: &Path, state: &(Vec<u64>, Vec<u8>)) -> Result<bool, String> {
-    let mut s = SChunk::open(path).map_err(|e| format!("does not open: {e}"))?;
+    let s = SChunk::open(path).map_err(|e| format!("does not open: {e}"))?;
     if s.nchunks() as usize != state.0.len() {
         return Ok(false);
     }

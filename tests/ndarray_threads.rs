@@ -52,14 +52,19 @@ fn read_and_check(a: &NdArray, seed: u64, reads: usize) {
         let shape: Vec<i64> = (0..3).map(|d| stop[d] - start[d]).collect();
         let n: i64 = shape.iter().product();
         let mut buf = vec![0u8; n as usize * 4];
-        a.get_slice_cbuffer(&start, &stop, &mut buf, &shape).unwrap();
+        a.get_slice_cbuffer(&start, &stop, &mut buf, &shape)
+            .unwrap();
         let mut k = 0;
         for i in start[0]..stop[0] {
             for j in start[1]..stop[1] {
                 for l in start[2]..stop[2] {
                     let flat = (i * SHAPE[1] + j) * SHAPE[2] + l;
                     let got = u32::from_le_bytes(buf[k..k + 4].try_into().unwrap());
-                    assert_eq!(got, value(flat), "item ({i}, {j}, {l}) of {start:?}..{stop:?}");
+                    assert_eq!(
+                        got,
+                        value(flat),
+                        "item ({i}, {j}, {l}) of {start:?}..{stop:?}"
+                    );
                     k += 4;
                 }
             }
@@ -72,8 +77,17 @@ fn four_threads_read_one_array_each_correctly() {
     let dir = TempDir::new("ndarray-threads");
     let bytes = data();
     for (name, storage) in storages(&dir) {
-        let ctx = Context::new(storage, 4, &SHAPE, &[20, 25, 15], &[10, 5, 15], None, 0, Vec::new())
-            .unwrap();
+        let ctx = Context::new(
+            storage,
+            4,
+            &SHAPE,
+            &[20, 25, 15],
+            &[10, 5, 15],
+            None,
+            0,
+            Vec::new(),
+        )
+        .unwrap();
         let a = NdArray::from_cbuffer(&ctx, &bytes).unwrap();
         std::thread::scope(|s| {
             for t in 0..4u64 {
@@ -89,9 +103,17 @@ fn four_threads_read_one_array_each_correctly() {
 fn threads_read_one_super_chunk_through_shared_references() {
     let dir = TempDir::new("schunk-threads");
     let chunks: Vec<Vec<u8>> = (0..8u32)
-        .map(|c| (0..4000u32).flat_map(|i| (i * 7 + c).to_le_bytes()).collect())
+        .map(|c| {
+            (0..4000u32)
+                .flat_map(|i| (i * 7 + c).to_le_bytes())
+                .collect()
+        })
         .collect();
-    for (contiguous, urlpath) in [(true, None), (true, Some(dir.join("f.b2frame"))), (false, Some(dir.join("d.b2frame")))] {
+    for (contiguous, urlpath) in [
+        (true, None),
+        (true, Some(dir.join("f.b2frame"))),
+        (false, Some(dir.join("d.b2frame"))),
+    ] {
         let mut sc = SChunk::new(Storage {
             contiguous,
             urlpath,

@@ -109,7 +109,10 @@ fn locking_handles_see_each_other_and_the_bracket_nests() {
         // `a` reads its own view until it reads as one access, which
         // catches up first.
         assert_eq!(a.nchunks(), 2);
-        assert!(a.decompress_chunk(2, &mut out).is_err(), "not in a's view yet");
+        assert!(
+            a.decompress_chunk(2, &mut out).is_err(),
+            "not in a's view yet"
+        );
         a.read_locked(|s| s.decompress_chunk(2, &mut out)).unwrap();
         assert_eq!(out, data(2));
         assert_eq!(a.nchunks(), 3);

@@ -15,8 +15,8 @@
 //! - `special`: chunks of zeros, NaNs, a repeated value or uninitialised data.
 
 mod blocksize;
-mod encode;
 mod decode;
+mod encode;
 pub mod header;
 mod instr;
 mod needs;
@@ -30,8 +30,8 @@ mod stream;
 use std::sync::Arc;
 
 pub use blocksize::{compute_blocksize, split_block};
-pub use encode::Compressor;
 pub use decode::{BlockSource, Decompressor};
+pub use encode::Compressor;
 pub use header::ChunkHeader;
 pub use needs::BlockNeeds;
 pub(crate) use pool::{run_each, threads_for};

@@ -214,9 +214,9 @@ fn apply_forward(
             None => crate::bail!(FilterPipeline, "filter {f} not available when compressing"),
         },
     }
-    .map_err(|e| match e {
-        crate::Error::FilterPipeline(_) => e,
-        other => crate::err!(FilterPipeline, "filter {f}: {other}"),
+    .map_err(|e| match e.kind() {
+        crate::ErrorKind::FilterPipeline => e,
+        _ => crate::err!(FilterPipeline, "filter {f}: {e}"),
     })
 }
 

@@ -329,8 +329,12 @@ impl ArrayBox {
 
     /// The core's super-chunk, which the C super-chunk object shares.
     fn schunk_of(core: &NdArray) -> Result<SharedSChunk> {
-        core.schunk_handle()
-            .ok_or_else(|| crate::err!(NullPointer, "this array has no super-chunk (decoded storage)"))
+        core.schunk_handle().ok_or_else(|| {
+            crate::err!(
+                NullPointer,
+                "this array has no super-chunk (decoded storage)"
+            )
+        })
     }
 
     /// Boxes `core` whose super-chunk already lives in the C object `sc`,

@@ -37,7 +37,9 @@ pub(crate) fn guard_code<T: From<i32>>(f: impl FnOnce() -> crate::Result<T>) -> 
 
 /// Traces an error the way the reference does and returns its code.
 pub(crate) fn report(e: &Error) -> i32 {
-    trace_error(&e.to_string());
+    if tracing() {
+        eprintln!("[error] - {} (b2nd)", e.report());
+    }
     e.code()
 }
 
@@ -52,8 +54,13 @@ pub(crate) fn trace_info(msg: &str) {
 
 /// Prints `[error] - msg` on stderr when the `BLOSC_TRACE` environment
 /// variable is set, as the reference's `BLOSC_TRACE_ERROR` does.
+/// Whether `BLOSC_TRACE` asks for errors on stderr, as in the reference.
+fn tracing() -> bool {
+    std::env::var_os("BLOSC_TRACE").is_some()
+}
+
 pub(crate) fn trace_error(msg: &str) {
-    if std::env::var_os("BLOSC_TRACE").is_some() {
+    if tracing() {
         eprintln!("[error] - {msg} (b2nd)");
     }
 }

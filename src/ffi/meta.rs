@@ -89,7 +89,9 @@ pub unsafe extern "C" fn blosc2_meta_exists(
         // SAFETY: forwarded contract.
         let found = match unsafe { read_meta(schunk, name) } {
             Ok(m) => m.map(|(i, _)| i),
-            Err(crate::Error::NullPointer(_)) => crate::bail!(InvalidParam, "schunk is NULL"),
+            Err(e) if e.kind() == crate::ErrorKind::NullPointer => {
+                crate::bail!(InvalidParam, "schunk is NULL")
+            }
             Err(e) => return Err(e),
         };
         found
@@ -145,9 +147,9 @@ pub unsafe extern "C" fn blosc2_meta_update(
             let content = content_from_c(content, content_len)?;
             match b.core.write().meta_update(name, content) {
                 Ok(i) => Ok(i as i64),
-                Err(crate::Error::InvalidParam(msg)) => {
+                Err(e) if e.kind() == crate::ErrorKind::InvalidParam => {
                     // The reference's convention: rejected, index returned.
-                    super::trace_error(&msg);
+                    super::trace_error(e.detail());
                     Ok(i as i64)
                 }
                 Err(e) => Err(e),

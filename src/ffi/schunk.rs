@@ -369,7 +369,10 @@ impl SchunkBox {
             cp.filters = now.filters;
             cp.filters_meta = now.filters_meta;
             let r = self.core.write().record_cparams(&cp);
-            self.published = Published { chunksize: self.published.chunksize, ..now };
+            self.published = Published {
+                chunksize: self.published.chunksize,
+                ..now
+            };
             r?;
         }
         if now.chunksize != self.published.chunksize {
@@ -782,7 +785,10 @@ impl Intent {
         // SAFETY: a live box, and the claim now keeps every other call from
         // making a reference to it while the `Held` lives.
         let b = unsafe { &mut *self.raw };
-        Ok(Held { b, _claim: self.claim })
+        Ok(Held {
+            b,
+            _claim: self.claim,
+        })
     }
 }
 
@@ -811,7 +817,10 @@ impl Held<'_> {
     /// `busy::Claim::seal`): shared with this call's callbacks only, until
     /// [`Intent::upgrade`] gives it back alone.
     pub(crate) fn seal(self) -> Result<Intent> {
-        let Held { b, _claim: mut claim } = self;
+        let Held {
+            b,
+            _claim: mut claim,
+        } = self;
         claim.seal()?;
         Ok(Intent { raw: b, claim })
     }
@@ -936,7 +945,10 @@ pub(crate) unsafe fn with_schunk(
 ///
 /// # Safety
 /// As for [`this`].
-pub(crate) unsafe fn read_schunk(p: *mut blosc2_schunk, f: impl FnOnce(&SchunkBox) -> Result<i64>) -> i64 {
+pub(crate) unsafe fn read_schunk(
+    p: *mut blosc2_schunk,
+    f: impl FnOnce(&SchunkBox) -> Result<i64>,
+) -> i64 {
     super::guard_code(|| {
         {
             // SAFETY: forwarded contract.
@@ -1006,7 +1018,9 @@ pub(crate) unsafe fn intent_schunk<E>(
 ///
 /// # Safety
 /// As for [`this`].
-pub(crate) unsafe fn settled_intent(p: *mut blosc2_schunk) -> Result<core::result::Result<Intent, i64>> {
+pub(crate) unsafe fn settled_intent(
+    p: *mut blosc2_schunk,
+) -> Result<core::result::Result<Intent, i64>> {
     for _ in 0..2 {
         // SAFETY: forwarded contract.
         let intent = unsafe { this_intent(p) }?;

@@ -621,7 +621,10 @@ impl Frame {
         if matches!(self.place, Place::Memory(_)) {
             return None;
         }
-        let replaced = self.slot_shared().as_ref().is_some_and(|h| h.file.replaced());
+        let replaced = self
+            .slot_shared()
+            .as_ref()
+            .is_some_and(|h| h.file.replaced());
         if replaced {
             *self.slot() = None;
         }

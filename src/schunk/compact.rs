@@ -54,7 +54,9 @@ impl SChunk {
             return;
         }
         let len = match &self.backend {
-            Backend::Frame(f) if !f.is_sparse() && !matches!(f.place(), crate::frame::Place::Memory(_)) => {
+            Backend::Frame(f)
+                if !f.is_sparse() && !matches!(f.place(), crate::frame::Place::Memory(_)) =>
+            {
                 f.frame_len()
             }
             _ => return,

@@ -1,8 +1,8 @@
 //! The chunk-engine surface the super-chunk uses, in one place: parameters,
 //! special kinds, and compression/decompression contexts.
 
-use crate::chunk::{Compressor, Decompressor};
 pub use crate::chunk::{BlockSource, CParams, DParams, Special};
+use crate::chunk::{Compressor, Decompressor};
 use crate::Result;
 
 /// Bytes a chunk may need beyond its source (the reference's MAX_OVERHEAD).
@@ -101,7 +101,11 @@ impl Engine {
         let n = comp.compress(src, &mut dst)?;
         *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = Some(comp);
         if n == 0 {
-            crate::bail!(WriteBuffer, "compressed chunk did not fit in {} bytes", dst.len());
+            crate::bail!(
+                WriteBuffer,
+                "compressed chunk did not fit in {} bytes",
+                dst.len()
+            );
         }
         dst.truncate(n);
         Ok(dst)

@@ -21,9 +21,9 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use super::engine::BlockSource;
-use crate::chunk::Decompressor;
 use super::{Backend, SChunk};
 use crate::chunk::BlockNeeds;
+use crate::chunk::Decompressor;
 use crate::frame::codec::{ChunkInfo, EXTENDED_HEADER_LEN};
 use crate::frame::io::{read_exact_at, IoRef, OpenMode};
 use crate::frame::{Frame, Place};
@@ -213,12 +213,7 @@ impl SChunk {
     /// Reads bytes `lo..lo+dst.len()` of chunk `n` fetching only the needed
     /// blocks; `None` when that is not possible and the caller must decode
     /// the whole chunk.
-    pub(super) fn lazy_range(
-        &self,
-        n: usize,
-        lo: usize,
-        dst: &mut [u8],
-    ) -> Result<Option<usize>> {
+    pub(super) fn lazy_range(&self, n: usize, lo: usize, dst: &mut [u8]) -> Result<Option<usize>> {
         let Some(f) = self.disk_frame() else {
             return Ok(None);
         };

@@ -919,7 +919,7 @@ impl SChunk {
             self.nchunks() as usize,
             self.nbytes,
             h.chunksize,
-            crate::Error::InvalidHeader,
+            crate::ErrorKind::InvalidHeader,
         )?;
         let flushed = match &mut self.backend {
             Backend::Frame(f) => f.flush(&h, &self.vlmetalayers).map(|()| {

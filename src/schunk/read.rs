@@ -162,7 +162,9 @@ impl SChunk {
     pub fn get_vlblock(&self, n: i64, nblock: usize) -> Result<Vec<u8>> {
         let (n, spec) = self.chunk_request(n)?;
         let chunk = fetch_chunk(&self.backend, n, spec)?;
-        self.engine.decoder(n as i64).decompress_vl_block(&chunk, nblock)
+        self.engine
+            .decoder(n as i64)
+            .decompress_vl_block(&chunk, nblock)
     }
 
     /// Compresses `blocks` into one variable-length-block chunk and appends
@@ -182,13 +184,7 @@ impl SChunk {
 
     /// Reads `nitems` items starting at item `start` of chunk `n` into
     /// `dst` (a getitem on one chunk); returns the bytes written.
-    pub fn get_items(
-        &self,
-        n: i64,
-        start: usize,
-        nitems: usize,
-        dst: &mut [u8],
-    ) -> Result<usize> {
+    pub fn get_items(&self, n: i64, start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
         let idx = self.check_index(n)?;
         let ts = self.typesize() as usize;
         let (lo, len) = start

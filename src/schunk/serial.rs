@@ -110,7 +110,7 @@ impl SChunk {
             if !f.is_sparse() {
                 match f.to_bytes() {
                     Ok(bytes) => return Ok(bytes),
-                    Err(crate::Error::FileRead(_)) => {}
+                    Err(e) if e.kind() == crate::ErrorKind::FileRead => {}
                     Err(e) => return Err(e),
                 }
             }

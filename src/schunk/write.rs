@@ -188,7 +188,7 @@ impl SChunk {
         nchunks: usize,
         nbytes: i64,
         chunksize: i32,
-        refuse: fn(String) -> crate::Error,
+        refuse: crate::ErrorKind,
     ) -> Result<()> {
         if !self.is_frame() {
             return Ok(());
@@ -200,11 +200,14 @@ impl SChunk {
             _ => nchunks as i64,
         };
         if implied != nchunks as i64 {
-            return Err(refuse(format!(
-                "a frame holding {nchunks} chunks of {nbytes} bytes in all (chunk size \
+            return Err(crate::Error::new(
+                refuse,
+                format!(
+                    "a frame holding {nchunks} chunks of {nbytes} bytes in all (chunk size \
                  {chunksize}) would reopen with {implied}: its header disagrees with its chunks, \
                  or a chunk has no bytes"
-            )));
+                ),
+            ));
         }
         Ok(())
     }
@@ -226,7 +229,7 @@ impl SChunk {
         nchunks: usize,
         nbytes: i64,
         chunksize: i32,
-        refuse: fn(String) -> crate::Error,
+        refuse: crate::ErrorKind,
     ) -> Result<()> {
         let Some(last) = last else {
             return Ok(());
@@ -245,11 +248,14 @@ impl SChunk {
         };
         let after = fixed_chunk_nbytes(chunksize, nbytes, nchunks - 1, nchunks);
         if before != after {
-            return Err(refuse(format!(
-                "the frame's last chunk, a special one of {before} bytes, would hold {after} \
+            return Err(crate::Error::new(
+                refuse,
+                format!(
+                    "the frame's last chunk, a special one of {before} bytes, would hold {after} \
                  after this edit: a stored chunk claims other than the frame's chunk size \
                  ({chunksize} bytes)"
-            )));
+                ),
+            ));
         }
         Ok(())
     }
@@ -324,7 +330,12 @@ impl SChunk {
         let cs = self.next_chunksize(n, nb, false)?;
         // No check_last_chunk_kept: with a fixed chunk size an insert before
         // the last chunk adds exactly `chunksize` bytes (next_chunksize).
-        self.check_frame_sizes(nchunks as usize + 1, nbytes, cs, crate::Error::ChunkInsert)?;
+        self.check_frame_sizes(
+            nchunks as usize + 1,
+            nbytes,
+            cs,
+            crate::ErrorKind::ChunkInsert,
+        )?;
         self.set_chunksize(cs)?;
         if nchunks == 0 {
             self.vl_blocks = info.flags2 & 1 != 0;
@@ -357,9 +368,9 @@ impl SChunk {
         grow(kept, i64::from(info.cbytes))?;
         let cs = self.next_chunksize(idx, nb, true)?;
         let nchunks = self.nchunks() as usize;
-        self.check_frame_sizes(nchunks, nbytes, cs, crate::Error::ChunkUpdate)?;
+        self.check_frame_sizes(nchunks, nbytes, cs, crate::ErrorKind::ChunkUpdate)?;
         let last = (idx + 1 < nchunks).then(|| nchunks - 1);
-        self.check_last_chunk_kept(last, nchunks, nbytes, cs, crate::Error::ChunkUpdate)?;
+        self.check_last_chunk_kept(last, nchunks, nbytes, cs, crate::ErrorKind::ChunkUpdate)?;
         self.set_chunksize(cs)?;
         let kept = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
         let new_cb = self.place_chunk(idx, &info, bytes, None, true)?;
@@ -379,14 +390,19 @@ impl SChunk {
         let nbytes = grow(self.nbytes, -self.chunk_nbytes(idx)?)?;
         let cbytes = grow(self.cbytes, -self.stored_cbytes(idx)?)?;
         let nchunks = self.nchunks() as usize - 1;
-        self.check_frame_sizes(nchunks, nbytes, self.chunksize, crate::Error::InvalidHeader)?;
+        self.check_frame_sizes(
+            nchunks,
+            nbytes,
+            self.chunksize,
+            crate::ErrorKind::InvalidHeader,
+        )?;
         // The chunk last after the deletion: the one before `idx` when `idx`
         // was last (none when no chunk is left).
         let last = nchunks
             .checked_sub(1)
             .map(|l| if idx < nchunks { l + 1 } else { l });
         let cs = self.chunksize;
-        self.check_last_chunk_kept(last, nchunks, nbytes, cs, crate::Error::InvalidHeader)?;
+        self.check_last_chunk_kept(last, nchunks, nbytes, cs, crate::ErrorKind::InvalidHeader)?;
         match &mut self.backend {
             Backend::Chunks(c) => {
                 c.remove(idx);

@@ -118,8 +118,9 @@ fn reencode_into(src: &mut SChunk, out: &mut SChunk, cp: &CParams) -> b2nd::Resu
         // The size comes from the file: reserve fallibly, so a hostile claim
         // is an error, not an abort.
         buf.clear();
-        buf.try_reserve(nbytes)
-            .map_err(|e| b2nd::Error::MemoryAlloc(format!("chunk {n}: {e}")))?;
+        buf.try_reserve(nbytes).map_err(|e| {
+            b2nd::Error::new(b2nd::ErrorKind::MemoryAlloc, format!("chunk {n}: {e}"))
+        })?;
         buf.resize(nbytes, 0);
         let len = src.decompress_chunk(n, &mut buf)?;
         out.append_buffer(&buf[..len])?;

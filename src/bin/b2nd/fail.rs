@@ -42,8 +42,17 @@ pub trait Context<T> {
     fn or_fail(self, what: &str) -> Result<T, Failure>;
 }
 
-impl<T, E: Display> Context<T> for Result<T, E> {
+impl<T, E: std::error::Error> Context<T> for Result<T, E> {
+    /// The message names the error and each of its causes.
     fn or_fail(self, what: &str) -> Result<T, Failure> {
-        self.map_err(|e| failed(format!("{what}: {e}")))
+        self.map_err(|e| {
+            let mut message = format!("{what}: {e}");
+            let mut cause = e.source();
+            while let Some(c) = cause {
+                message.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            failed(message)
+        })
     }
 }

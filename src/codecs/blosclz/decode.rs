@@ -254,20 +254,18 @@ mod tests {
     fn distance_past_start_is_an_error() {
         let stream = [0x01, b'a', b'b', 0x20, 0x02, 0x00, b'z'];
         let mut out = [0u8; 64];
-        assert!(matches!(
-            decompress(&stream, &mut out),
-            Err(crate::Error::Stream(_))
-        ));
+        assert!(
+            matches!(decompress(&stream, &mut out), Err(e) if e.kind() == crate::ErrorKind::Stream)
+        );
     }
 
     #[test]
     fn match_ending_the_stream_is_an_error() {
         let stream = [0x01, b'a', b'b', 0x20, 0x01];
         let mut out = [0u8; 64];
-        assert!(matches!(
-            decompress(&stream, &mut out),
-            Err(crate::Error::Stream(_))
-        ));
+        assert!(
+            matches!(decompress(&stream, &mut out), Err(e) if e.kind() == crate::ErrorKind::Stream)
+        );
     }
 
     #[test]

@@ -206,7 +206,10 @@ fn wipe<const N: usize>(table: &mut [u32; N], data: &[u8], params: &LevelParams)
         table.fill(0);
         return;
     }
-    for seq in data.windows(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])) {
+    for seq in data
+        .windows(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    {
         table[hash_slot::<N>(seq)] = 0;
         if params.double_hash {
             table[hash_slot::<N>(seq >> 8)] = 0;

@@ -4,7 +4,8 @@
 use core::ffi::{c_int, c_void};
 
 use super::{
-    array, context, coords, grow_array, intent_array, lend, named, put_array, read_array, slot_for, with_array, ArrayBox, CtxBox, MAX_DIM,
+    array, context, coords, grow_array, intent_array, lend, named, put_array, read_array, slot_for,
+    with_array, ArrayBox, CtxBox, MAX_DIM,
 };
 use crate::ffi::convert;
 use crate::ffi::types::{b2nd_array_t, b2nd_context_t};

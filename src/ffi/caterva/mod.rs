@@ -29,15 +29,15 @@ use crate::ffi::schunk::SchunkSlot;
 use crate::ffi::types::{b2nd_array_t, blosc2_schunk};
 use crate::ndarray::array::NdArray;
 use crate::ndarray::meta::NdMeta;
-use crate::Error;
+use crate::{Error, ErrorKind};
 use types::*;
 
 /// The one mapping from core errors to Caterva's return codes.
 pub(crate) fn caterva_code(e: &Error) -> c_int {
-    match e {
-        Error::NullPointer(_) | Error::MemoryAlloc(_) => CATERVA_ERR_NULL_POINTER,
-        Error::InvalidIndex(_) => CATERVA_ERR_INVALID_INDEX,
-        Error::InvalidParam(_) => CATERVA_ERR_INVALID_ARGUMENT,
+    match e.kind() {
+        ErrorKind::NullPointer | ErrorKind::MemoryAlloc => CATERVA_ERR_NULL_POINTER,
+        ErrorKind::InvalidIndex => CATERVA_ERR_INVALID_INDEX,
+        ErrorKind::InvalidParam => CATERVA_ERR_INVALID_ARGUMENT,
         _ => CATERVA_ERR_BLOSC_FAILED,
     }
 }
@@ -151,7 +151,9 @@ impl ArrayBox {
             // before `adopt` claims it again.
             let sb = unsafe { crate::ffi::schunk::this(sc) }?;
             let core = sb.core.read();
-            let smeta = core.meta_get("b2nd").or_else(|_| core.meta_get("caterva"))?;
+            let smeta = core
+                .meta_get("b2nd")
+                .or_else(|_| core.meta_get("caterva"))?;
             (smeta, core.typesize())
         };
         let (m, _) = NdMeta::from_stored_bytes(&smeta, typesize)?;

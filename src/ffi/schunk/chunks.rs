@@ -34,7 +34,7 @@ unsafe fn chunk_slice<'a>(chunk: *const u8) -> Result<&'a [u8]> {
         Ok((_, cbytes, _)) => cbytes,
         // The parser asks for more bytes only for an extended header, after
         // checking that the chunk's cbytes covers one: reading it is in bounds.
-        Err(crate::Error::ReadBuffer(_)) => {
+        Err(e) if e.kind() == crate::ErrorKind::ReadBuffer => {
             let ext = BLOSC_EXTENDED_HEADER_LENGTH as usize;
             // SAFETY: the chunk declares at least `ext` bytes (see above).
             let head = unsafe { convert::items(chunk, ext, "chunk") }?;
@@ -262,7 +262,8 @@ unsafe fn read_schunk_chunk(
         // it): concurrent readers store to it with relaxed atomics.
         unsafe {
             let field = core::ptr::addr_of_mut!((*schunk).current_nchunk);
-            core::sync::atomic::AtomicI64::from_ptr(field).store(nchunk, core::sync::atomic::Ordering::Relaxed);
+            core::sync::atomic::AtomicI64::from_ptr(field)
+                .store(nchunk, core::sync::atomic::Ordering::Relaxed);
         }
     }
     r
@@ -532,10 +533,12 @@ pub unsafe extern "C" fn blosc2_schunk_get_vlblock(
             let chunk = core.get_chunk(nchunk)?;
             let block = crate::chunk::Decompressor::new(dparams)
                 .decompress_vl_block(&chunk, nb)
-                .map_err(|e| match e {
+                .map_err(|e| match e.kind() {
                     // The reference reports a block out of range as a bad parameter.
-                    crate::Error::InvalidIndex(m) => crate::Error::InvalidParam(m),
-                    other => other,
+                    crate::ErrorKind::InvalidIndex => {
+                        crate::Error::new(crate::ErrorKind::InvalidParam, e.detail())
+                    }
+                    _ => e,
                 })?;
             let size = i32::try_from(block.len())
                 .map_err(|_| crate::err!(TwoGbLimit, "block of {} bytes", block.len()))?;

@@ -246,7 +246,12 @@ impl Frame {
         let mut buf = crate::mem::zeroed(piece)?;
         while done < len {
             let n = (len - done).min(piece as u64) as usize;
-            read_exact_at(old.as_mut(), from + done, &mut buf[..n], "bytes after the frame")?;
+            read_exact_at(
+                old.as_mut(),
+                from + done,
+                &mut buf[..n],
+                "bytes after the frame",
+            )?;
             out.write_at(to + done, &buf[..n])?;
             done += n as u64;
         }

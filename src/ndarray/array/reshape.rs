@@ -148,8 +148,17 @@ impl NdArray {
     /// (zeros), unless they go in as one new chunk. The C layer runs the
     /// next step, [`NdArray::encode_growth`], with the array sealed, so that
     /// its callbacks may read the array as this step left it.
-    pub(crate) fn make_room(&mut self, nbytes: usize, axis: usize, at: Option<i64>) -> Result<Growth> {
-        let what = if at.is_some() { "insert into" } else { "append to" };
+    pub(crate) fn make_room(
+        &mut self,
+        nbytes: usize,
+        axis: usize,
+        at: Option<i64>,
+    ) -> Result<Growth> {
+        let what = if at.is_some() {
+            "insert into"
+        } else {
+            "append to"
+        };
         self.refuse_view(what)?;
         // No chunk of an array opened with oversized chunks fits (see
         // `NdArray::described_geometry`), as in `resize`.
@@ -239,7 +248,8 @@ impl NdArray {
             Growth::Chunk => {
                 let mut new_shape = self.layout.shape.clone();
                 new_shape[0] += self.layout.chunkshape[0] as i64;
-                let grown = Layout::new(&new_shape, &self.layout.chunkshape, &self.layout.blockshape)?;
+                let grown =
+                    Layout::new(&new_shape, &self.layout.chunkshape, &self.layout.blockshape)?;
                 for (_, chunk) in chunks {
                     self.store.append_encoded(chunk)?;
                 }

@@ -432,7 +432,8 @@ impl ChunkStore for SChunkStore {
             decoded: Vec::new(),
         });
         // Keep what is already decoded of this very chunk, add the rest.
-        let same = c.nchunk == n && c.codec == codec && c.decoded.len() == nblocks && c.bsize == bsize;
+        let same =
+            c.nchunk == n && c.codec == codec && c.decoded.len() == nblocks && c.bsize == bsize;
         let want: Vec<bool> = if same {
             blocks
                 .iter()

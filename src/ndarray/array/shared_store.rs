@@ -121,7 +121,9 @@ impl SharedStore {
     /// Whether the store must follow what its super-chunk re-read before a
     /// read (see `SChunkStore::missed_rereads`).
     pub(crate) fn missed_rereads(&self) -> bool {
-        self.read().as_schunk().is_some_and(|sc| sc.missed_rereads())
+        self.read()
+            .as_schunk()
+            .is_some_and(|sc| sc.missed_rereads())
     }
 
     /// Drops what cached reads keep (see `SChunkStore::forget_cached`).

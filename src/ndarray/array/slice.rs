@@ -268,7 +268,9 @@ impl NdArray {
             let nchunk = chunk.index();
             if let Some(at) = self.straight_at(chunk, buffershape, buffer.len()) {
                 // The buffer holds the chunk's bytes as they are encoded.
-                let chunk = self.store.encode_chunk(nchunk, &buffer[at..at + chunksize])?;
+                let chunk = self
+                    .store
+                    .encode_chunk(nchunk, &buffer[at..at + chunksize])?;
                 encoded.push((nchunk, chunk));
                 continue;
             }
