@@ -18,6 +18,9 @@
 #   or --only b2nd/smooth3d-f8-64MiB/lz4/c5/shuffle (a few seconds a chunk row and round; b2nd rows
 #   build a 64 MiB array per round).
 set -euo pipefail
+# Benchmarks build with the opt-in tuning of .cargo/tuned.toml unless B2ND_TUNED=0 (scripts/env.sh).
+: "${B2ND_TUNED:=1}"
+export B2ND_TUNED
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
 rev="${1:?usage: bash scripts/ab.sh REV [--rounds N] [bench arguments...]}"
@@ -34,7 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$work/a" "$work/b"
-cargo build --release --locked --quiet
+cargo build --release --locked "${B2ND_CARGO_CONFIG[@]}" --quiet
 # Each copy goes under its SONAME, which is what the plugins record and the loader looks for.
 b_soname="$("$B2ND_PYTHON" - target/release/libb2nd.so <<'EOF'
 import re, sys
@@ -43,7 +46,13 @@ EOF
 )"
 cp target/release/libb2nd.so "$work/b/$b_soname"
 git worktree add --quiet --detach "$work/tree" "$rev"
-(cd "$work/tree" && CARGO_TARGET_DIR="$work/target" cargo build --release --locked --quiet)
+# Revision A builds with its own tuning file: revisions before the tuning became opt-in carry it
+# as .cargo/config.toml, which cargo reads anyway.
+a_config=()
+if [ "$B2ND_TUNED" = 1 ] && [ -f "$work/tree/.cargo/tuned.toml" ]; then
+  a_config=(--config "$work/tree/.cargo/tuned.toml")
+fi
+(cd "$work/tree" && CARGO_TARGET_DIR="$work/target" cargo build --release --locked "${a_config[@]}" --quiet)
 # Revisions before the versioned SONAME are named libb2nd.so; the rename keeps the length.
 a_soname="$("$B2ND_PYTHON" - "$work/target/release/libb2nd.so" "$work/a" <<'EOF'
 import re, sys

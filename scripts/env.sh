@@ -23,9 +23,15 @@ if ! command -v cmake >/dev/null 2>&1 && [ ! -x "$VENV/bin/cmake" ]; then
   echo "[setup] installing cmake from PyPI into $VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check cmake
 fi
-# clang 19 builds LZ4HC's C source (scripts/codec-cc says why); without it cc does, and the
-# library is the same but for speed.
-if ! command -v clang-19 >/dev/null 2>&1; then
+# B2ND_TUNED=1 builds with .cargo/tuned.toml: function alignment and scripts/codec-cc, which
+# hands LZ4HC's C source to clang 19 (docs/PERFORMANCE.md, "Build tuning"). Off by default; the
+# benchmark scripts turn it on. B2ND_CARGO_CONFIG holds the cargo arguments that select it.
+B2ND_CARGO_CONFIG=()
+if [ "${B2ND_TUNED:-0}" = 1 ]; then
+  B2ND_CARGO_CONFIG=(--config "$B2ND_ROOT/.cargo/tuned.toml")
+fi
+# Tuned builds want clang 19 for LZ4HC; without it cc builds it, the same library but for speed.
+if [ "${B2ND_TUNED:-0}" = 1 ] && ! command -v clang-19 >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "[setup] installing clang-19 (the LZ4HC compiler, see scripts/codec-cc)"
     { apt-get update -qq && apt-get install -y -qq clang-19 >/dev/null; } ||

@@ -20,6 +20,9 @@
 # most instructions themselves (callgrind's self cost), so a total can be traced to where it differs.
 # Needs valgrind (apt-get install valgrind). Counts are for the calling thread: use t1 rows.
 set -euo pipefail
+# Benchmarks build with the opt-in tuning of .cargo/tuned.toml unless B2ND_TUNED=0 (scripts/env.sh).
+: "${B2ND_TUNED:=1}"
+export B2ND_TUNED
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
 rows=()
@@ -35,7 +38,7 @@ done
 usage="usage: scripts/instructions.sh ROW [ROW...] [--only SUBSTRING] [--functions N]"
 [ ${#rows[@]} -gt 0 ] || [ -n "$only" ] || { echo "$usage" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 2; }
-cargo build --release --locked >/dev/null 2>&1
+cargo build --release --locked "${B2ND_CARGO_CONFIG[@]}" >/dev/null 2>&1
 b2nd_soname_link
 wheel="$("$B2ND_PYTHON" -c 'import blosc2, os; print(os.path.dirname(blosc2.__file__))')"
 work="$(mktemp -d)"

@@ -10,6 +10,9 @@
 #   BENCH_ARGS: passed to scripts/bench.py; by default --only lz4hc/ (the LZ4HC rows, whose
 #   decompression is LZ4_decompress_safe and one unshuffle), a few minutes per offset.
 set -euo pipefail
+# Benchmarks build with the opt-in tuning of .cargo/tuned.toml unless B2ND_TUNED=0 (scripts/env.sh).
+: "${B2ND_TUNED:=1}"
+export B2ND_TUNED
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
 offsets=()
@@ -33,9 +36,9 @@ done
 build_at() {
   cargo clean --release -p lz4-sys --quiet
   if [ $# -gt 0 ]; then
-    B2ND_LZ4_ENTRY="$1" cargo build --release --locked --quiet
+    B2ND_LZ4_ENTRY="$1" cargo build --release --locked "${B2ND_CARGO_CONFIG[@]}" --quiet
   else
-    env -u B2ND_LZ4_ENTRY cargo build --release --locked --quiet
+    env -u B2ND_LZ4_ENTRY cargo build --release --locked "${B2ND_CARGO_CONFIG[@]}" --quiet
   fi
 }
 restore() {

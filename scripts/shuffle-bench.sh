@@ -10,9 +10,12 @@
 #   counts that are not a multiple of 32) and of 32, 64, 256 and 257 KiB (the last one's rows are
 #   not a multiple of 4 KiB apart); --bit times the bitshuffle. Under a minute.
 set -euo pipefail
+# Benchmarks build with the opt-in tuning of .cargo/tuned.toml unless B2ND_TUNED=0 (scripts/env.sh).
+: "${B2ND_TUNED:=1}"
+export B2ND_TUNED
 source "$(dirname "$0")/env.sh"
 cd "$B2ND_ROOT"
-cargo build --release --locked >/dev/null 2>&1
+cargo build --release --locked "${B2ND_CARGO_CONFIG[@]}" >/dev/null 2>&1
 b2nd_soname_link
 wheel="$("$B2ND_PYTHON" -c 'import blosc2, os; print(os.path.dirname(blosc2.__file__))')"
 work="$(mktemp -d)"
