@@ -1,20 +1,44 @@
-//! b2nd: the Blosc2 storage stack in Rust.
+//! b2nd: the Blosc2 storage stack in Rust — compressed chunks, super-chunks,
+//! contiguous and sparse frames, and b2nd N-dimensional arrays — reading and
+//! writing the same bytes as C-Blosc2 3.x. The same engine is the C library
+//! `libb2nd` (a drop-in for `libblosc2`); this is its Rust API.
+//!
+//! ```
+//! use b2nd::chunk::{Codec, Filter};
+//! use b2nd::schunk::{CParams, SChunk, Storage};
+//!
+//! # fn main() -> b2nd::Result<()> {
+//! let cparams = CParams::default()
+//!     .with_codec(Codec::Zstd)
+//!     .with_typesize(8)
+//!     .with_filters(&[Filter::Shuffle]);
+//! let mut sc = SChunk::new(Storage::in_memory(cparams))?;
+//! let data: Vec<u8> = (0..10_000u64).flat_map(|i| i.to_le_bytes()).collect();
+//! sc.append_buffer(&data)?;
+//! let mut back = vec![0; data.len()];
+//! sc.decompress_chunk(0, &mut back)?;
+//! assert_eq!(back, data);
+//! assert!(sc.cbytes() < sc.nbytes());
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! Layers, bottom to top, each a module with its own safe Rust API:
 //! - [`codecs`]: BloscLZ (written here), LZ4/LZ4HC, Zlib, Zstd;
 //! - [`filters`]: shuffle, bit-shuffle, delta, truncate-precision;
 //! - [`chunk`]: the Blosc2 chunk format, the compression pipeline, threads;
+//!   [`chunk::Codec`], [`chunk::Filter`] and [`chunk::SplitMode`] name the
+//!   built-in ids for the builders of [`chunk::CParams`];
 //! - [`frame`]: contiguous and sparse frames;
 //! - [`schunk`]: super-chunks and metalayers;
-//! - [`ndarray`]: b2nd N-dimensional arrays;
-//! - `ffi`: the C ABI (`blosc2_*`, `b2nd_*`, `caterva_*`), a thin layer that
-//!   converts, delegates and maps errors. It is the only place (with SIMD
-//!   kernels, and the fallible zeroed allocation of `mem`) where `unsafe`
-//!   is allowed.
+//! - [`ndarray`]: b2nd N-dimensional arrays.
 //!
-//! Rule for contributors: outside `src/ffi/`, never declare a top-level `pub const`
-//! or a `#[no_mangle]` function: cbindgen would put it into `include/b2nd.h`.
-//! Use `pub(crate)` or associated constants instead.
+//! Errors are one [`Error`]: an [`ErrorKind`] (which maps to the reference's
+//! `BLOSC2_ERROR_*` code), a message and, for I/O, the OS error as its source.
+//!
+//! The C ABI (`blosc2_*`, `b2nd_*`, `caterva_*`) is a private module that
+//! converts, delegates and maps errors; docs/DESIGN.md says where `unsafe`
+//! may live and how the layers fit.
 
 pub mod error;
 pub mod global;
@@ -35,3 +59,22 @@ mod test_rng;
 
 pub(crate) use error::{bail, err};
 pub use error::{Error, ErrorKind, Result};
+
+/// The README's examples: its Rust blocks run as doctests, and its C
+/// example is examples/quick.c, which CTest runs.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+#[cfg(test)]
+mod readme {
+    #[test]
+    fn the_readme_shows_the_c_example_ctest_runs() {
+        let readme = include_str!("../README.md");
+        let example = include_str!("../examples/quick.c");
+        assert!(
+            readme.contains(&format!("```c\n{example}```")),
+            "README.md's C example differs from examples/quick.c"
+        );
+    }
+}
