@@ -19,6 +19,9 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
   fi
 fi
 
+echo "== unsafe only where src/lib.rs allows it, each block with a SAFETY comment (clippy)"
+cargo clippy --release --locked --lib -- -A clippy::all
+
 echo "== cargo test"
 cargo test --locked
 

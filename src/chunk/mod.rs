@@ -24,6 +24,7 @@ mod page_buf;
 mod params;
 mod pipeline;
 mod pool;
+#[allow(unsafe_code)] // a prefetch intrinsic
 mod prefetch;
 mod special;
 mod stream;

@@ -6,12 +6,15 @@
 //! [`registry`].
 
 pub mod blosclz;
+#[allow(unsafe_code)] // bindings to the C library (lz4-sys)
 pub(crate) mod lz4;
 pub mod names;
 pub(crate) mod ndlz;
 pub mod registry;
 pub(crate) mod zfp;
+#[allow(unsafe_code)] // bindings to the C library (libz-sys) for levels it encodes
 pub(crate) mod zlib;
+#[allow(unsafe_code)] // bindings to the C library (zstd-sys)
 pub(crate) mod zstd;
 
 /// Codec ids (`compcode`) and header format codes of the reference.

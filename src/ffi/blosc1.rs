@@ -636,13 +636,14 @@ unsafe extern "C" fn run_job_record(p: *mut c_void) {
     // unwind into C: the core's jobs catch their own panics, and the guard
     // stops anything else here.
     let record = unsafe { &*(p as *const JobRecord) };
+    // SAFETY: `record.job` is the caller's `job`, borrowed until the callback returns (above).
     let job = unsafe { &*record.job };
     guard((), || job(record.index));
 }
 
 impl ThreadsCallback {
     fn execute(&self, njobs: usize, job: &(dyn Fn(usize) + Sync)) {
-        // SAFETY (lifetime erasure): the pointer is used only by
+        // SAFETY: lifetime erasure; the pointer is used only by
         // `run_job_record` during the callback below, while `job` is borrowed.
         let job: *const (dyn Fn(usize) + Sync) = unsafe { core::mem::transmute(job) };
         let mut records: Vec<JobRecord> =

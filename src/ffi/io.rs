@@ -1135,10 +1135,8 @@ mod tests {
         _: *mut c_void,
     ) -> *mut c_void {
         // SAFETY: NUL-terminated strings from `CallbackIo::open`.
-        log(format!(
-            "open {}",
-            unsafe { CStr::from_ptr(mode) }.to_string_lossy()
-        ));
+        let mode_str = unsafe { CStr::from_ptr(mode) };
+        log(format!("open {}", mode_str.to_string_lossy()));
         // SAFETY: forwarded.
         unsafe { blosc2_stdio_open(p, mode, core::ptr::null_mut()) }
     }

@@ -5,17 +5,22 @@
 //! identical. The byte- and bit-shuffle kernels come in a portable scalar
 //! version plus SSE2 and AVX2 versions on x86_64, picked once at run time.
 
+#[allow(unsafe_code)] // SSE2 and AVX2 kernels
 pub mod bitshuffle;
+#[allow(unsafe_code)] // an AVX2 prefix sum
 pub mod bytedelta;
 pub mod delta;
 pub mod int_trunc;
 pub mod names;
 pub mod ndcell;
+#[allow(unsafe_code)] // SSE2 and AVX2 kernels
 pub mod shuffle;
+#[allow(unsafe_code)] // AVX2 kernels
 pub(crate) mod shuffle_bytedelta;
 pub mod trunc_prec;
 
 mod cpu;
+#[allow(unsafe_code)] // an AVX2 scan
 pub(crate) mod run;
 #[cfg(test)]
 mod test_util;

@@ -52,10 +52,8 @@ fn fields_follow_the_array_and_sc_is_the_real_super_chunk() {
     assert_eq!((arr.chunknitems, arr.blocknitems), (8, 2));
     assert_eq!(arr.item_array_strides[..2], [4, 1]);
     // SAFETY: `dtype` points at the box's NUL-terminated string.
-    assert_eq!(
-        unsafe { crate::ffi::convert::c_str(arr.dtype, "dtype") }.unwrap(),
-        "<i4"
-    );
+    let dtype = unsafe { crate::ffi::convert::c_str(arr.dtype, "dtype") };
+    assert_eq!(dtype.unwrap(), "<i4");
     // SAFETY: `sc` is the array's live super-chunk.
     let sb = unsafe { this(arr.sc) }.unwrap();
     assert_eq!((sb.c.nchunks, sb.c.typesize, sb.c.chunksize), (3, 4, 32));
@@ -72,10 +70,8 @@ fn fields_follow_the_array_and_sc_is_the_real_super_chunk() {
     // A resize shows in the fields and in the super-chunk.
     let ns = [7i64, 4];
     // SAFETY: `a` is live; `ns` has ndim items.
-    assert_eq!(
-        unsafe { ops::b2nd_resize(a, ns.as_ptr(), core::ptr::null()) },
-        0
-    );
+    let rc = unsafe { ops::b2nd_resize(a, ns.as_ptr(), core::ptr::null()) };
+    assert_eq!(rc, 0);
     // SAFETY: as above.
     let arr = unsafe { &*a };
     assert_eq!((arr.shape[0], arr.nitems), (7, 28));

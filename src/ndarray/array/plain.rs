@@ -114,7 +114,10 @@ impl NdArray {
     }
 }
 
+// The tests play the C caller, who reads and writes the plain buffer
+// through the raw address the C layer hands out.
 #[cfg(test)]
+#[allow(unsafe_code)]
 mod tests {
     use super::*;
 
