@@ -261,7 +261,7 @@ fn memcpyed_and_vl_block_chunks_decode_lazily_too() {
         let io: b2nd::frame::IoRef = Arc::new(CountingIo(counts.clone()));
         let s = SChunk::open_with_io(&path, 0, Some(io)).unwrap();
         let whole = s.get_chunk(0).unwrap().into_owned();
-        let h = b2nd::chunk::header::ChunkHeader::parse(&whole).unwrap();
+        let h = b2nd::chunk::ChunkHeader::parse(&whole).unwrap();
         let mut expect = vec![0u8; h.nbytes()];
         s.decompress_chunk(0, &mut expect).unwrap();
         let lazy = s.get_lazychunk(0).unwrap().into_owned();

@@ -17,7 +17,7 @@
 mod blocksize;
 mod decode;
 mod encode;
-pub mod header;
+pub(crate) mod header;
 mod instr;
 mod needs;
 mod page_buf;

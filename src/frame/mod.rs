@@ -12,14 +12,14 @@
 mod bytes;
 pub(crate) mod codec;
 pub mod durable;
-pub mod header;
+pub(crate) mod header;
 pub(crate) mod index;
 pub mod io;
 pub(crate) mod lock;
-pub mod offsets;
+pub(crate) mod offsets;
 pub mod salvage;
-pub mod store;
-pub mod trailer;
+pub(crate) mod store;
+pub(crate) mod trailer;
 
 pub use header::{FrameHeader, FrameType, Metalayer};
 pub use io::{Io, IoFile, IoRef, MemFile, OpenMode, StdIo};
