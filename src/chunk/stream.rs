@@ -138,7 +138,7 @@ pub(crate) fn encode(
             }
         }
         // Output must not depend on what the kept encoder compressed before
-        // (tests/chunk_threads.rs pins this down): see zlib::Encoder.
+        // (tests/chunk/threads.rs pins this down): see zlib::Encoder.
         Codec::ZLIB => state.zlib_compress(src, dst, i32::from(p.clevel)),
         Codec::ZSTD => {
             let cctx = state.zc()?;

@@ -3,7 +3,7 @@
 
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
 
-mod common;
+use crate::common;
 use common::XorShift;
 
 fn sample_data(len: usize) -> Vec<u8> {

@@ -8,7 +8,7 @@
 
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
 
-mod common;
+use crate::common;
 use common::{manifest_row, read_fixture, sha256_hex, unshuffle, ManifestRow};
 
 fn le_i32(b: &[u8], at: usize) -> i32 {

@@ -5,7 +5,7 @@
 //! Also: legacy metalayers (6-entry b2nd, caterva) crafted after the seeds,
 //! and error codes, with file arrays left untouched by a failed call.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 //! bytes as the one python-blosc2 (C-Blosc2) writes; it reads back, and the
 //! index turns into a regular one as soon as a chunk changes.
 
-mod common;
+use crate::common;
 
 use b2nd::schunk::{CParams, SChunk, Special, Storage};
 use common::TempDir;

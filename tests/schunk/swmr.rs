@@ -3,7 +3,7 @@
 //! its header records, or by another file replacing it, and keeps its own
 //! view when nothing changed. A b2nd array reader follows a resize.
 
-mod common;
+use crate::common;
 
 use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
 use b2nd::schunk::{SChunk, Storage};

@@ -4,7 +4,7 @@
 //! decoding tasks handed to an external executor (the C API's threads
 //! callback) however small the chunks.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};

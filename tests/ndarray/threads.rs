@@ -3,7 +3,7 @@
 //! a contiguous file and a sparse directory, each checked against the
 //! data; and super-chunk reads of the same chunks through `&SChunk`.
 
-mod common;
+use crate::common;
 
 use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
 use b2nd::schunk::{CParams, SChunk, Storage};

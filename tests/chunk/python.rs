@@ -10,7 +10,7 @@ use b2nd::chunk::{self, CParams, Compressor, DParams, Decompressor};
 use std::fmt::Write as _;
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{fixtures_dir, manifest_row, python_oracle, run_python, sha256_hex, TempDir};
 
 const PY_SCRIPT: &str = r#"

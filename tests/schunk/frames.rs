@@ -1,7 +1,7 @@
 //! Super-chunks over every storage: contents, metadata, mutations, special
 //! chunks, embedded frames, lazy reads and bad input.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

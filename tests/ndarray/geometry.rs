@@ -4,7 +4,7 @@
 use b2nd::ndarray::geometry::padded;
 use b2nd::ndarray::{Geometry, NdMeta};
 
-mod common;
+use crate::common;
 use common::Rng;
 
 fn round_up(x: i64, m: i64) -> i64 {

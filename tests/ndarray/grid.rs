@@ -4,7 +4,7 @@
 
 use b2nd::ndarray::{block_mask, Geometry, Grid};
 
-mod common;
+use crate::common;
 use common::Rng;
 
 /// What the walker must report for one cell.

@@ -4,7 +4,7 @@
 
 use b2nd::filters::{bitshuffle, delta, shuffle, trunc_prec};
 
-mod common;
+use crate::common;
 use common::{read_fixture, sha256_hex};
 
 /// SHA-256 of the int32 ramp 0..999999 (little-endian), from MANIFEST.tsv.

@@ -9,7 +9,7 @@
 
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
 
-mod common;
+use crate::common;
 use common::{python_oracle, run_python, TempDir, XorShift};
 
 /// For every `<dir>/<name>.in` and level 1..=9, writes `<name>.<level>.out`:

@@ -3,7 +3,7 @@
 //! sizes), decoding them through a block source equals decoding the whole
 //! chunk, and a partial decode reads only the blocks it needs.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};

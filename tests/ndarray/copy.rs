@@ -3,7 +3,7 @@
 
 use b2nd::ndarray::copy_nd;
 
-mod common;
+use crate::common;
 use common::Rng;
 
 /// Item-by-item reference: visit every item of the box in C order.

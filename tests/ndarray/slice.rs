@@ -6,7 +6,7 @@
 
 use b2nd::ndarray::{copy_nd, Geometry};
 
-mod common;
+use crate::common;
 use common::Rng;
 
 fn unravel(mut k: i64, dims: &[i64]) -> Vec<i64> {

@@ -5,7 +5,7 @@
 use b2nd::ndarray::{Geometry, NdMeta};
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{hex, python_oracle, TempDir, XorShift};
 
 /// The oracle's output for `script` (run with no arguments).

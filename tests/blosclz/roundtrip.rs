@@ -3,7 +3,7 @@
 
 use b2nd::codecs::blosclz::{compress, decompress, EncodeHint};
 
-mod common;
+use crate::common;
 use common::{shuffle, XorShift};
 
 fn ramp_i32(len: usize) -> Vec<u8> {

@@ -4,7 +4,7 @@
 //! buffer, a block it cuts through a scratch. Every range here is checked
 //! against the same bytes of the whole chunk, decoded in one call.
 
-mod common;
+use crate::common;
 
 use b2nd::chunk::{self, CParams, DParams, Decompressor, Special};
 use b2nd::schunk::{SChunk, Storage};

@@ -2,7 +2,7 @@
 //! decodes: special chunks, DELTA under partial decodes, VL blocks, lazy
 //! chunks, runs and memcpy layouts, thread-count independence, user codecs.
 
-mod common;
+use crate::common;
 
 use b2nd::chunk::{
     self, BlockNeeds, BlockSource, CParams, ChunkHeader, Compressor, DParams, Decompressor, Special,

@@ -6,7 +6,7 @@
 //! The OS lock primitive comes with the C layer (the crate's system calls
 //! live there), so the tests first make one super-chunk through the C API.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 use std::os::unix::io::AsRawFd;

@@ -3,7 +3,7 @@
 //! shrinking frame leaves the bytes after it in place (the file is not
 //! truncated), and the result still opens here and in python-blosc2.
 
-mod common;
+use crate::common;
 
 use b2nd::schunk::{CParams, SChunk, Storage};
 use common::TempDir;

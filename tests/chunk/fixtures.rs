@@ -4,7 +4,7 @@
 
 use b2nd::chunk::{ChunkHeader, DParams, Decompressor};
 
-mod common;
+use crate::common;
 use common::{manifest, read_fixture, sha256_hex, ManifestRow};
 
 /// The MANIFEST rows of whole chunks (the raw shuffle fixtures are not chunks).

@@ -3,7 +3,7 @@
 //! still open there with the right contents. Skipped with a note when the
 //! Python oracle is absent (B2ND_PYTHON, else /tmp/venv/bin/python).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
