@@ -15,8 +15,8 @@
 //! - `special`: chunks of zeros, NaNs, a repeated value or uninitialised data.
 
 mod blocksize;
-mod encode;
 mod decode;
+mod encode;
 pub mod header;
 mod instr;
 mod needs;
@@ -30,8 +30,8 @@ mod stream;
 use std::sync::Arc;
 
 pub use blocksize::{compute_blocksize, split_block};
-pub use encode::Compressor;
 pub use decode::{BlockSource, Decompressor};
+pub use encode::Compressor;
 pub use header::ChunkHeader;
 pub use needs::BlockNeeds;
 pub(crate) use pool::{run_each, threads_for};
@@ -316,7 +316,9 @@ pub fn decompress_to_vec(chunk: &[u8]) -> crate::Result<Vec<u8>> {
     Decompressor::new(DParams::default()).decompress_to_vec(chunk)
 }
 
-/// `(nbytes, cbytes, blocksize)` of a chunk, from its header.
+/// `(nbytes, cbytes, blocksize)` of a chunk, from its header (inline: a
+/// `blosc2_cbuffer_sizes` call is little more than this).
+#[inline(always)]
 pub fn cbuffer_sizes(chunk: &[u8]) -> crate::Result<(usize, usize, usize)> {
     let h = ChunkHeader::parse_unchecked_len(chunk)?;
     Ok((h.nbytes(), h.cbytes(), h.blocksize()))
