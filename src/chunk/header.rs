@@ -31,24 +31,84 @@ fn rd_i32(b: &[u8], at: usize) -> i32 {
     i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
+/// How a header check refuses: silently ([`Quiet`], the first run) or
+/// with the error saying why ([`Told`]).
+trait Refusal {
+    type E;
+    fn refuse(why: impl FnOnce() -> crate::Error) -> Self::E;
+}
+
+/// Refuses with `()`, building no message.
+struct Quiet;
+
+impl Refusal for Quiet {
+    type E = ();
+    #[inline(always)]
+    fn refuse(_: impl FnOnce() -> crate::Error) {}
+}
+
+/// Refuses with the error.
+struct Told;
+
+impl Refusal for Told {
+    type E = crate::Error;
+    #[inline(always)]
+    fn refuse(why: impl FnOnce() -> crate::Error) -> crate::Error {
+        why()
+    }
+}
+
+/// The error of a header whose `cbytes` passes the `len` bytes given.
+#[cold]
+#[inline(never)]
+fn cbytes_past(cbytes: i32, len: usize) -> crate::Error {
+    crate::err!(
+        InvalidHeader,
+        "cbytes {cbytes} larger than the {len} bytes available"
+    )
+}
+
 impl ChunkHeader {
     /// Parses and validates the header at the start of `chunk`.
     #[inline(always)]
     pub fn parse(chunk: &[u8]) -> crate::Result<Self> {
         let h = Self::parse_unchecked_len(chunk)?;
         if !h.is_lazy() && h.cbytes as usize > chunk.len() {
-            crate::bail!(
-                InvalidHeader,
-                "cbytes {} larger than the {} bytes available",
-                h.cbytes,
-                chunk.len()
-            );
+            return Err(cbytes_past(h.cbytes, chunk.len()));
         }
         Ok(h)
     }
 
     /// The header checks of the reference (`read_chunk_header`) without the
     /// check that `cbytes` bytes are present.
+    ///
+    /// The checks run first without building any message ([`Quiet`]), and
+    /// only a refused header runs them again, out of line, to say why
+    /// ([`Told`]): the messages' arguments kept values in memory and
+    /// registers busy on the path every call takes, a good part of a
+    /// `blosc2_cbuffer_sizes` call (`scripts/instructions.sh
+    /// small/cbuffer_sizes/lz4/256B`).
+    #[inline(always)]
+    pub(crate) fn parse_unchecked_len(chunk: &[u8]) -> crate::Result<Self> {
+        match Self::parse_as::<Quiet>(chunk) {
+            Ok(h) => Ok(h),
+            Err(()) => Err(Self::refusal(chunk)),
+        }
+    }
+
+    /// Why [`ChunkHeader::parse_unchecked_len`] refuses `chunk`.
+    #[cold]
+    #[inline(never)]
+    fn refusal(chunk: &[u8]) -> crate::Error {
+        match Self::parse_as::<Told>(chunk) {
+            Err(e) => e,
+            // Both runs make the same checks.
+            Ok(_) => crate::err!(InvalidHeader, "chunk header refused"),
+        }
+    }
+
+    /// The checks of [`ChunkHeader::parse_unchecked_len`], each refusal
+    /// made by `R`.
     ///
     /// Every field is read into a local and the header built once, where
     /// the caller keeps it (inlined): a header stored field by field and then
@@ -57,32 +117,42 @@ impl ChunkHeader {
     /// cost of a small `blosc2_decompress_ctx` (`perf annotate`). For the
     /// same reason the decode paths take the parsed header by reference.
     #[inline(always)]
-    pub(crate) fn parse_unchecked_len(chunk: &[u8]) -> crate::Result<Self> {
+    fn parse_as<R: Refusal>(chunk: &[u8]) -> Result<Self, R::E> {
         let Some(min) = chunk.first_chunk::<{ Fmt::MIN_HEADER }>() else {
-            crate::bail!(
-                ReadBuffer,
-                "{} bytes cannot hold a chunk header",
-                chunk.len()
-            );
+            return Err(R::refuse(|| {
+                crate::err!(
+                    ReadBuffer,
+                    "{} bytes cannot hold a chunk header",
+                    chunk.len()
+                )
+            }));
         };
         let (version, versionlz, flags, typesize) = (min[0], min[1], min[2], min[3]);
         let nbytes = rd_i32(min, 4);
         let mut blocksize = rd_i32(min, 8);
         let cbytes = rd_i32(min, 12);
         if cbytes < Fmt::MIN_HEADER as i32 {
-            crate::bail!(InvalidHeader, "cbytes {cbytes} too small for a header");
+            return Err(R::refuse(|| {
+                crate::err!(InvalidHeader, "cbytes {cbytes} too small for a header")
+            }));
         }
         if nbytes < 0 {
-            crate::bail!(InvalidHeader, "negative nbytes {nbytes}");
+            return Err(R::refuse(|| {
+                crate::err!(InvalidHeader, "negative nbytes {nbytes}")
+            }));
         }
         if blocksize <= 0 {
-            crate::bail!(InvalidHeader, "blocksize {blocksize} is not positive");
+            return Err(R::refuse(|| {
+                crate::err!(InvalidHeader, "blocksize {blocksize} is not positive")
+            }));
         }
         if blocksize > Fmt::MAX_BLOCKSIZE {
-            crate::bail!(InvalidHeader, "blocksize {blocksize} over the maximum");
+            return Err(R::refuse(|| {
+                crate::err!(InvalidHeader, "blocksize {blocksize} over the maximum")
+            }));
         }
         if typesize == 0 {
-            crate::bail!(InvalidHeader, "typesize is zero");
+            return Err(R::refuse(|| crate::err!(InvalidHeader, "typesize is zero")));
         }
         let extended = flags & Fmt::DOSHUFFLE != 0 && flags & Fmt::DOBITSHUFFLE != 0;
         let mut filters = filters_from_flags(flags);
@@ -90,17 +160,21 @@ impl ChunkHeader {
         let (mut udcompcode, mut compcode_meta, mut blosc2_flags2, mut blosc2_flags) = (0, 0, 0, 0);
         if extended {
             if cbytes < Fmt::EXT_HEADER as i32 {
-                crate::bail!(
-                    InvalidHeader,
-                    "cbytes {cbytes} too small for an extended header"
-                );
+                return Err(R::refuse(|| {
+                    crate::err!(
+                        InvalidHeader,
+                        "cbytes {cbytes} too small for an extended header"
+                    )
+                }));
             }
             let Some(ext) = chunk.first_chunk::<{ Fmt::EXT_HEADER }>() else {
-                crate::bail!(
-                    ReadBuffer,
-                    "{} bytes cannot hold an extended header",
-                    chunk.len()
-                );
+                return Err(R::refuse(|| {
+                    crate::err!(
+                        ReadBuffer,
+                        "{} bytes cannot hold an extended header",
+                        chunk.len()
+                    )
+                }));
             };
             filters = [ext[16], ext[17], ext[18], ext[19], ext[20], ext[21]];
             udcompcode = ext[22];
@@ -110,25 +184,31 @@ impl ChunkHeader {
             blosc2_flags = ext[31];
             let special = (blosc2_flags >> 4) & 7;
             if blosc2_flags2 & Fmt::VL_BLOCKS != 0 && special != 0 {
-                crate::bail!(InvalidHeader, "VL-block chunks cannot be special");
+                return Err(R::refuse(|| {
+                    crate::err!(InvalidHeader, "VL-block chunks cannot be special")
+                }));
             }
             if special == Special::VALUE_CODE {
                 // The value's width is what follows the header.
                 let width = cbytes - Fmt::EXT_HEADER as i32;
                 if width <= 0 || width > nbytes || nbytes % width != 0 {
-                    crate::bail!(
-                        InvalidHeader,
-                        "repeated-value width {width} does not fit nbytes {nbytes}"
-                    );
+                    return Err(R::refuse(|| {
+                        crate::err!(
+                            InvalidHeader,
+                            "repeated-value width {width} does not fit nbytes {nbytes}"
+                        )
+                    }));
                 }
             } else if special != 0
                 && special != Special::ZERO_CODE
                 && nbytes % i32::from(typesize) != 0
             {
-                crate::bail!(
-                    InvalidHeader,
-                    "nbytes {nbytes} not a multiple of typesize {typesize}"
-                );
+                return Err(R::refuse(|| {
+                    crate::err!(
+                        InvalidHeader,
+                        "nbytes {nbytes} not a multiple of typesize {typesize}"
+                    )
+                }));
             }
             if version == Fmt::VERSION_ALPHA {
                 // The alpha format left the sixth slot uninitialised.
@@ -137,14 +217,18 @@ impl ChunkHeader {
             }
         }
         if version > Fmt::VERSION_CURRENT && blosc2_flags2 & !Fmt::VL_BLOCKS != 0 {
-            crate::bail!(
-                VersionSupport,
-                "chunk format version {version} with unknown features"
-            );
+            return Err(R::refuse(|| {
+                crate::err!(
+                    VersionSupport,
+                    "chunk format version {version} with unknown features"
+                )
+            }));
         }
         let vl_blocks = extended && blosc2_flags2 & Fmt::VL_BLOCKS != 0;
         if vl_blocks && flags & Fmt::MEMCPYED != 0 {
-            crate::bail!(InvalidHeader, "VL-block chunks cannot be memcpyed");
+            return Err(R::refuse(|| {
+                crate::err!(InvalidHeader, "VL-block chunks cannot be memcpyed")
+            }));
         }
         if !vl_blocks && nbytes > 0 && blocksize > nbytes {
             blocksize = nbytes;

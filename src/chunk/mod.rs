@@ -319,7 +319,9 @@ pub fn decompress_to_vec(chunk: &[u8]) -> crate::Result<Vec<u8>> {
     Decompressor::new(DParams::default()).decompress_to_vec(chunk)
 }
 
-/// `(nbytes, cbytes, blocksize)` of a chunk, from its header.
+/// `(nbytes, cbytes, blocksize)` of a chunk, from its header (inline: a
+/// `blosc2_cbuffer_sizes` call is little more than this).
+#[inline(always)]
 pub fn cbuffer_sizes(chunk: &[u8]) -> crate::Result<(usize, usize, usize)> {
     let h = ChunkHeader::parse_unchecked_len(chunk)?;
     Ok((h.nbytes(), h.cbytes(), h.blocksize()))

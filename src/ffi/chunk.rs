@@ -724,7 +724,10 @@ pub unsafe extern "C" fn blosc2_cbuffer_sizes(
 ) -> c_int {
     guard_code(|| {
         // SAFETY: the caller's contract.
-        let r = unsafe { header_slice(cbuffer) }.and_then(crate::chunk::cbuffer_sizes);
+        let r = match unsafe { header_slice(cbuffer) } {
+            Ok(head) => crate::chunk::cbuffer_sizes(head),
+            Err(e) => Err(e),
+        };
         let (n, c, b) = match &r {
             Ok((n, c, b)) => (*n as i32, *c as i32, *b as i32),
             Err(_) => (0, 0, 0),

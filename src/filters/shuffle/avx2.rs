@@ -513,20 +513,75 @@ impl Rows for PlanesAndRuns<'_> {
 /// into `dst` (`n * planes.len()` bytes): see `super::unshuffle_planes`.
 /// Item sizes 2, 4, 8 and 16 run the vector kernel, others the scalar loop.
 ///
+/// On a small block the setup is most of the cost, so the rows are
+/// gathered and checked in one pass, and the table of run vectors is only
+/// built when some plane is a run (the usual planes are all bytes; see
+/// `scripts/instructions.sh small/decompress_ctx/blosclz/1024B`).
+///
 /// # Panics
-/// If a plane of bytes is shorter than `n` or `dst` shorter than `n *
+/// If a plane of bytes is not `n` bytes long or `dst` is shorter than `n *
 /// planes.len()`.
 pub(crate) fn unshuffle_planes(planes: &[Plane<'_>], n: usize, dst: &mut [u8]) {
-    let fits = |p: &Plane<'_>| match p {
-        Plane::Bytes(b) => b.len() >= n,
-        Plane::Run(_) => true,
-    };
-    assert!(planes.iter().all(fits) && dst.len() >= n * planes.len());
-    if !is_x86_feature_detected!("avx2") || !matches!(planes.len(), 2 | 4 | 8 | 16) {
+    let typesize = planes.len();
+    assert!(dst.len() >= n * typesize, "unshuffle_planes: dst too short");
+    if !is_x86_feature_detected!("avx2") || !matches!(typesize, 2 | 4 | 8 | 16) {
+        assert!(
+            planes.iter().all(|p| match p {
+                Plane::Bytes(b) => b.len() == n,
+                Plane::Run(_) => true,
+            }),
+            "unshuffle_planes: a plane is not {n} bytes long"
+        );
         return scalar::unshuffle_plane_items(planes, n, 0, dst);
     }
+    let mut rows = Planes([&[]; 16]);
+    let mut any_run = false;
+    for (row, plane) in rows.0.iter_mut().zip(planes) {
+        match *plane {
+            Plane::Bytes(bytes) => {
+                assert!(
+                    bytes.len() == n,
+                    "unshuffle_planes: a plane is not {n} bytes long"
+                );
+                *row = bytes;
+            }
+            Plane::Run(_) => any_run = true,
+        }
+    }
+    // Only 16 rows can crowd a set for reads (`read_rows_crowd_l1`).
+    let crowded = typesize == 16
+        && read_rows_crowd_l1(planes.iter().filter_map(|p| match p {
+            Plane::Bytes(b) => Some(b.as_ptr() as usize),
+            Plane::Run(_) => None,
+        }));
+    let done = if any_run {
+        unshuffle_planes_and_runs(planes, rows.0, n, crowded, dst)
+    } else {
+        // SAFETY: AVX2 was detected just above; the loop gave each of the
+        // `typesize` rows `n` bytes, and `dst` has `n * typesize` bytes.
+        unsafe {
+            let done = unshuffle_rows(typesize, n, &rows, crowded, dst);
+            last_group(typesize, n, done, &rows, dst)
+        }
+    };
+    if done < n {
+        scalar::unshuffle_plane_items(planes, n, done, dst);
+    }
+}
+
+/// [`unshuffle_planes`]' vector kernels when some planes are runs: `rows`
+/// holds the planes of bytes, each `n` bytes long, and each run becomes a
+/// vector of its value read at 0 for every item. Returns the items done.
+/// AVX2 must be available (the caller detected it).
+#[inline(never)]
+fn unshuffle_planes_and_runs(
+    planes: &[Plane<'_>],
+    rows: [&[u8]; 16],
+    n: usize,
+    crowded: bool,
+    dst: &mut [u8],
+) -> usize {
     let mut runs = [[0u8; 32]; 16];
-    let mut rows: [&[u8]; 16] = [&[]; 16];
     let mut at = [usize::MAX; 16];
     for (j, plane) in planes.iter().enumerate() {
         if let Plane::Run(value) = *plane {
@@ -534,33 +589,20 @@ pub(crate) fn unshuffle_planes(planes: &[Plane<'_>], n: usize, dst: &mut [u8]) {
             at[j] = 0;
         }
     }
+    let mut rows: [&[u8]; 16] = rows;
     for (j, plane) in planes.iter().enumerate() {
-        rows[j] = match *plane {
-            Plane::Bytes(bytes) => bytes,
-            Plane::Run(_) => &runs[j],
-        };
-    }
-    // Only 16 rows can crowd a set for reads (`read_rows_crowd_l1`).
-    let crowded = planes.len() == 16
-        && read_rows_crowd_l1(planes.iter().filter_map(|p| match p {
-            Plane::Bytes(b) => Some(b.as_ptr() as usize),
-            Plane::Run(_) => None,
-        }));
-    // SAFETY: AVX2 was detected just above; the assert gives every plane of
-    // bytes (`planes.len()` of them) `n` bytes, every run plane is read at 0
-    // (`at`), and `dst` has `n * planes.len()` bytes.
-    let done = unsafe {
-        if at.iter().all(|&a| a != 0) {
-            let rows = Planes(rows);
-            let done = unshuffle_rows(planes.len(), n, &rows, crowded, dst);
-            last_group(planes.len(), n, done, &rows, dst)
-        } else {
-            let rows = PlanesAndRuns { rows, at };
-            let done = unshuffle_rows(planes.len(), n, &rows, crowded, dst);
-            last_group(planes.len(), n, done, &rows, dst)
+        if let Plane::Run(_) = *plane {
+            rows[j] = &runs[j];
         }
-    };
-    scalar::unshuffle_plane_items(planes, n, done, dst);
+    }
+    let rows = PlanesAndRuns { rows, at };
+    // SAFETY: the caller detected AVX2 and checked every plane of bytes
+    // (`planes.len()` of them, 2, 4, 8 or 16) to hold `n` bytes; every run
+    // row is read at 0 (`at`), and `dst` has `n * planes.len()` bytes.
+    unsafe {
+        let done = unshuffle_rows(planes.len(), n, &rows, crowded, dst);
+        last_group(planes.len(), n, done, &rows, dst)
+    }
 }
 
 /// After [`unshuffle_rows`] did `done` of `n` items: the items left (fewer
