@@ -43,38 +43,40 @@ impl SChunk {
                 out.vlmetalayers.len()
             );
         }
-        out.flush()?;
         // A frame rewrites its offsets index on every flush, so flushing
         // after each chunk makes a copy quadratic in the number of chunks
-        // (20,000 chunks took a second). A copy in memory is flushed once at
-        // the end; a copy to a file still flushes per chunk, so that a
-        // failure part way leaves a valid frame behind.
-        out.defer_flush = out.storage.urlpath.is_none();
-        let into_list = match &mut out.backend {
+        // (20,000 chunks took a second): the copy is one edit scope.
+        out.edits(|o| o.fill_from(self))?;
+        Ok(out)
+    }
+
+    /// Appends the chunks of `src` to `self`, a new super-chunk that has
+    /// its metadata already.
+    fn fill_from(&mut self, src: &mut SChunk) -> Result<()> {
+        self.flush()?;
+        let into_list = match &mut self.backend {
             Backend::Chunks(c) => {
                 // The count comes from the source's index, which a file sets.
-                try_reserve_list(c, self.nchunks() as usize)?;
+                try_reserve_list(c, src.nchunks() as usize)?;
                 true
             }
             Backend::Frame(_) => false,
         };
         let mut shared = SharedChunks::default();
-        let mut budget = StoredBudget::of(self);
-        for i in 0..self.nchunks() {
+        let mut budget = StoredBudget::of(src);
+        for i in 0..src.nchunks() {
             let appended = if into_list {
-                let c = shared.get(self, i, &mut budget)?;
-                out.append_shared(c)
+                let c = shared.get(src, i, &mut budget)?;
+                self.append_shared(c)
             } else {
-                let entry = self.stored_entry(i);
-                let c = self.get_chunk(i)?;
+                let entry = src.stored_entry(i);
+                let c = src.get_chunk(i)?;
                 budget.charge(i, entry, c.len())?;
-                out.append_chunk(&c)
+                self.append_chunk(&c)
             };
             appended.map_err(|e| crate::err!(SchunkCopy, "chunk {i}: {}", e.detail()))?;
         }
-        out.defer_flush = false;
-        out.flush()?;
-        Ok(out)
+        Ok(())
     }
 
     /// The index entry of chunk `i` when it is a chunk stored in a frame.
@@ -106,8 +108,10 @@ impl SChunk {
         // this handle wrote; when it is no longer (python-blosc2 truncates a
         // frame file it is about to rewrite with the handle's own contents,
         // then asks for them), the copy still serves what the handle holds.
+        // Edits of an open scope are not in the file yet (see `SChunk::edits`).
+        let published = !self.has_unpublished();
         if let Backend::Frame(f) = &mut self.backend {
-            if !f.is_sparse() {
+            if !f.is_sparse() && published {
                 match f.to_bytes() {
                     Ok(bytes) => return Ok(bytes),
                     Err(crate::Error::FileRead(_)) => {}

@@ -290,6 +290,28 @@ impl Frame {
         }
     }
 
+    /// Whether the bytes on disk still hold the published frame intact:
+    /// the edits since wrote only where it has no bytes (ordered edits of a
+    /// file frame that holds data, writes into a shadow, new sparse chunk
+    /// files), so dropping them loses nothing. False in memory and for
+    /// frames edited in place.
+    pub(crate) fn published_intact(&self) -> bool {
+        match &self.place {
+            Place::Memory(_) => false,
+            Place::Sparse { .. } => true,
+            Place::File { .. } => {
+                self.order.shadow.is_some()
+                    || (self.ordered() && self.order.published.as_ref().is_some_and(|p| !p.empty))
+            }
+        }
+    }
+
+    /// Drops the shadow of unpublished edits, before the handle re-reads
+    /// the published frame (see [`Frame::published_intact`]).
+    pub(crate) fn discard_unpublished(&mut self) {
+        self.abandon_shadow();
+    }
+
     /// An fsync of the frame file, when asked for (see `frame::durable`).
     pub(super) fn sync_point(&mut self) -> Result<()> {
         if matches!(self.place, Place::Memory(_)) || !durable::fsync_enabled() {
