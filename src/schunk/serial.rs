@@ -23,35 +23,67 @@ impl SChunk {
         if storage.urlpath.is_some() && storage.urlpath == self.storage.urlpath {
             crate::bail!(SchunkCopy, "cannot copy a super-chunk onto its own urlpath");
         }
-        let storage = Storage {
+        let mut storage = Storage {
             cparams: self.storage.cparams.clone(),
             dparams: self.storage.dparams.clone(),
             ..storage
         };
-        let mut out = SChunk::new(storage)?;
-        out.blocksize = self.blocksize;
+        // A copy to a frame file is written beside it and moved onto it
+        // once whole: a writer killed meanwhile leaves the path as it was
+        // (docs/crash-safety.md). Backends that cannot rename write it in
+        // place; sparse copies fill their directory in place too.
+        let io = storage.io();
+        let target = match &storage.urlpath {
+            Some(p) if storage.contiguous && io.can_rename() => Some(p.clone()),
+            _ => None,
+        };
+        if let Some(t) = &target {
+            storage.urlpath = Some(staging_name(t));
+        }
+        let staged = storage.urlpath.clone();
+        let made = SChunk::new(storage).and_then(|mut out| {
+            out.take_metadata_of(self)?;
+            out.edits(|o| o.fill_from(self))?;
+            if let (Some(t), Backend::Frame(f)) = (&target, &mut out.backend) {
+                f.move_file(t)?;
+                out.storage.urlpath = Some(t.clone());
+                if out.lock.take().is_some() {
+                    out.set_locking(true)?;
+                }
+            }
+            Ok(out)
+        });
+        if let (Err(_), Some(_), Some(p)) = (&made, &target, &staged) {
+            // What a failed copy wrote is no frame of anyone's.
+            let _ = io.remove(p);
+        }
+        made
+    }
+
+    /// Gives `self`, a new super-chunk, the block and chunk sizes and the
+    /// metalayers of `src`.
+    fn take_metadata_of(&mut self, src: &SChunk) -> Result<()> {
+        self.blocksize = src.blocksize;
         // As the reference's copy: the chunk size comes along, also when
         // there are no chunks to set it (a frame of an empty array records
         // its chunk's size), so every way of reading a frame agrees on it.
-        out.chunksize = self.chunksize;
-        out.metalayers = self.metalayers.clone();
-        out.vlmetalayers = self.vlmetalayers.clone();
-        if out.vlmetalayers.len() > out.vlmeta_limit() {
+        self.chunksize = src.chunksize;
+        self.metalayers = src.metalayers.clone();
+        self.vlmetalayers = src.vlmetalayers.clone();
+        if self.vlmetalayers.len() > self.vlmeta_limit() {
             crate::bail!(
                 SchunkCopy,
                 "{} vlmetalayers do not fit in a frame",
-                out.vlmetalayers.len()
+                self.vlmetalayers.len()
             );
         }
-        // A frame rewrites its offsets index on every flush, so flushing
-        // after each chunk makes a copy quadratic in the number of chunks
-        // (20,000 chunks took a second): the copy is one edit scope.
-        out.edits(|o| o.fill_from(self))?;
-        Ok(out)
+        Ok(())
     }
 
     /// Appends the chunks of `src` to `self`, a new super-chunk that has
-    /// its metadata already.
+    /// its metadata already (one edit scope: the frame's metadata is
+    /// rewritten once, not after each chunk, which made copies quadratic in
+    /// the number of chunks: 20,000 chunks took a second).
     fn fill_from(&mut self, src: &mut SChunk) -> Result<()> {
         self.flush()?;
         let into_list = match &mut self.backend {
@@ -475,4 +507,12 @@ mod tests {
         };
         assert_eq!(framed.copy(contiguous).unwrap().nchunks(), 2);
     }
+}
+
+/// Where a copy to the frame file `path` is written before it is moved
+/// there: beside it, so that the rename stays on one file system.
+fn staging_name(path: &Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".b2tmp");
+    path.with_file_name(name)
 }

@@ -312,6 +312,36 @@ impl Frame {
         self.abandon_shadow();
     }
 
+    /// Renames the frame's file, one it starts and that has no edits being
+    /// written, to `target`, replacing what is there: a new frame written
+    /// beside its path and moved onto it once whole, so that the path holds
+    /// the old file or the whole new one. The directory is synced after
+    /// when fsync is on (the frame was at its publish).
+    pub(crate) fn move_file(&mut self, target: &Path) -> Result<()> {
+        let Place::File {
+            io,
+            path,
+            offset: 0,
+        } = &self.place
+        else {
+            crate::bail!(InvalidParam, "only a frame that starts its file moves");
+        };
+        if self.order.shadow.is_some() || !io.can_rename() {
+            crate::bail!(Failure, "the frame file cannot be moved now");
+        }
+        let (io, from) = (io.clone(), path.clone());
+        // Reopened at the new path by the next access.
+        *self.slot_mut() = None;
+        io.rename(&from, target)?;
+        if let Place::File { path, .. } = &mut self.place {
+            *path = target.to_owned();
+        }
+        if durable::fsync_enabled() {
+            io.sync_dir(target.parent().unwrap_or(Path::new("")))?;
+        }
+        Ok(())
+    }
+
     /// An fsync of the frame file, when asked for (see `frame::durable`).
     pub(super) fn sync_point(&mut self) -> Result<()> {
         if matches!(self.place, Place::Memory(_)) || !durable::fsync_enabled() {
