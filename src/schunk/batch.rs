@@ -237,4 +237,59 @@ mod tests {
         assert_eq!(SChunk::open(&path).unwrap().nchunks(), 4);
         std::fs::remove_file(&path).unwrap();
     }
+
+    /// Edits in a scope reach the file in one publish when the outermost
+    /// scope ends: until then the file holds the frame before. A scope
+    /// that fails drops its edits, and the handle reads as the file does.
+    #[test]
+    fn a_scope_publishes_once_or_drops_its_edits() {
+        let path = std::env::temp_dir().join(format!("b2nd-scope-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut s = SChunk::new(storage(true, Some(path.clone()))).unwrap();
+        let zero = filled(&mut s);
+        // The chunks, decompressed (an append may move the published
+        // index further on: the same frame in other bytes).
+        let chunks = |s: &mut SChunk| -> Vec<Vec<u8>> {
+            (0..s.nchunks())
+                .map(|i| {
+                    let mut out = vec![0u8; 400];
+                    assert_eq!(s.decompress_chunk(i, &mut out).unwrap(), 400);
+                    out
+                })
+                .collect()
+        };
+        let on_disk = || chunks(&mut SChunk::open(&path).unwrap());
+        let before = chunks(&mut s);
+        s.begin_edits();
+        s.edits(|s| {
+            s.append_buffer(&[9; 400])?;
+            s.update_chunk(0, &zero)
+        })
+        .unwrap();
+        s.delete_chunk(1).unwrap();
+        assert_eq!(on_disk(), before, "published before the outer scope ended");
+        let after = chunks(&mut s);
+        let firsts: Vec<u8> = after.iter().map(|c| c[0]).collect();
+        assert_eq!(firsts, [0, 3, 9], "the handle sees its edits");
+        // A serialisation gives the handle's frame, not the file's.
+        let ser = SChunk::from_vec(s.to_buffer().unwrap()).unwrap();
+        assert_eq!(chunks(&mut { ser }), after);
+        s.end_edits(true).unwrap();
+        assert_eq!(on_disk(), after);
+        let e = s
+            .edits(|s| {
+                s.append_buffer(&[7; 400])?;
+                s.delete_chunk(9).map(|_| ())
+            })
+            .unwrap_err();
+        assert_eq!(e.code(), -33, "{}", e.detail());
+        assert_eq!(on_disk(), after, "a failed scope published");
+        assert_eq!(
+            chunks(&mut s),
+            after,
+            "the handle kept what the file dropped"
+        );
+        drop(s);
+        std::fs::remove_file(&path).unwrap();
+    }
 }
