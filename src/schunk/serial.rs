@@ -336,6 +336,14 @@ impl SharedChunks {
     }
 }
 
+/// Where a copy to the frame file `path` is written before it is moved
+/// there: beside it, so that the rename stays on one file system.
+fn staging_name(path: &Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".b2tmp");
+    path.with_file_name(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,12 +515,4 @@ mod tests {
         };
         assert_eq!(framed.copy(contiguous).unwrap().nchunks(), 2);
     }
-}
-
-/// Where a copy to the frame file `path` is written before it is moved
-/// there: beside it, so that the rename stays on one file system.
-fn staging_name(path: &Path) -> std::path::PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".b2tmp");
-    path.with_file_name(name)
 }
