@@ -675,3 +675,232 @@ fn edits_leave_bounded_space_that_compaction_reclaims() {
     remove(&path);
     remove(&at);
 }
+
+// ----- b2nd arrays: one publish per call -----
+
+use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
+
+/// What a file array holds: its shape and all its items.
+type Items = (Vec<i64>, Vec<u8>);
+
+fn items(a: &NdArray) -> Result<Items> {
+    Ok((a.shape().to_vec(), a.to_vec()?))
+}
+
+/// The array at `path`, opened through `io`: its super-chunk must open and
+/// describe an array whose chunks its metalayer accounts for.
+fn open_array(path: &Path, io: Option<IoRef>) -> Result<NdArray> {
+    NdArray::from_schunk(open(path, 0, io)?)
+}
+
+/// Items of `n` bytes whose compressed size varies along the array, so
+/// that chunks differ in size and span pages.
+fn array_bytes(n: usize, k: u32) -> Vec<u8> {
+    input(k).into_iter().cycle().take(n).collect()
+}
+
+/// A file array of 24 x 20 items of 4 bytes in chunks of 8 x 8 (9 chunks,
+/// those of the last column partial) and blocks of 4 x 8.
+fn make_array(path: &Path, sparse: bool) {
+    remove(path);
+    let storage = Storage {
+        contiguous: !sparse,
+        urlpath: Some(path.to_owned()),
+        cparams: cparams(),
+        ..Storage::default()
+    };
+    let ctx = Context::new(
+        ArrayStorage::Schunk(storage),
+        4,
+        &[24, 20],
+        &[8, 8],
+        &[4, 8],
+        Some("<u4"),
+        0,
+        vec![],
+    )
+    .unwrap();
+    NdArray::from_cbuffer(&ctx, &array_bytes(24 * 20 * 4, 3)).unwrap();
+}
+
+type ArrayEdit = fn(&mut NdArray) -> Result<()>;
+
+/// [`check`] for a call on a file array: after every fault the file opens
+/// as an array equal (shape and items) to the one before or the one after.
+fn check_array(name: &str, sparse: bool, edit: ArrayEdit, fsync: bool) -> usize {
+    let d = dir();
+    let ext = if sparse { "b2nd.d" } else { "b2nd" };
+    let base = d.join(format!("{name}-base.{ext}"));
+    let work = d.join(format!("{name}-work.{ext}"));
+    make_array(&base, sparse);
+    let before = items(&open_array(&base, None).unwrap()).unwrap();
+    b2nd::frame::durable::set_fsync(Some(fsync));
+    copy_tree(&base, &work);
+    let counting = Faulty::new(Fault::None);
+    let io: IoRef = Arc::new(FaultyIo(counting.clone(), true));
+    {
+        let mut a = open_array(&work, Some(io)).unwrap();
+        edit(&mut a).unwrap_or_else(|e| panic!("{name}: the edit fails without faults: {e}"));
+    }
+    let calls = counting.calls.load(Ordering::SeqCst);
+    let after = items(&open_array(&work, None).unwrap()).unwrap();
+    assert!(before != after, "{name}: the edit changes nothing");
+    for n in 1..=calls {
+        for fault in [Fault::Stop(n), Fault::Torn(n), Fault::Fail(n)] {
+            copy_tree(&base, &work);
+            let io: IoRef = Arc::new(FaultyIo(Faulty::new(fault), true));
+            let mut a = open_array(&work, Some(io)).unwrap();
+            let r = edit(&mut a);
+            let seen = matches!(fault, Fault::Fail(_)).then(|| items(&a).unwrap());
+            drop(a);
+            let what = format!("{name}, {fault:?}, fsync {fsync}");
+            let back = open_array(&work, None)
+                .unwrap_or_else(|e| panic!("{what}: no longer opens as an array: {e}"));
+            let now = items(&back).unwrap_or_else(|e| panic!("{what}: items fail: {e}"));
+            assert!(
+                now == before || now == after,
+                "{what}: neither the array before nor after (shape {:?})",
+                now.0
+            );
+            if r.is_ok() {
+                assert!(now == after, "{what}: success reported, change missing");
+            }
+            if let Some(seen) = seen {
+                // A full disk: the handle goes on with what the disk holds.
+                assert!(seen == now, "{what}: the handle disagrees with the disk");
+            }
+        }
+    }
+    b2nd::frame::durable::set_fsync(None);
+    remove(&base);
+    remove(&work);
+    calls
+}
+
+/// Rows 4..20 and columns 2..18: parts of all nine chunks.
+fn set_slice(a: &mut NdArray) -> Result<()> {
+    a.set_slice_cbuffer(&array_bytes(16 * 16 * 4, 9), &[16, 16], &[4, 2], &[20, 18])
+}
+
+fn grow(a: &mut NdArray) -> Result<()> {
+    a.resize(&[30, 28], None)
+}
+
+fn shrink(a: &mut NdArray) -> Result<()> {
+    a.resize(&[12, 12], None)
+}
+
+/// A chunk row of zeros inserted in the middle.
+fn grow_inside(a: &mut NdArray) -> Result<()> {
+    a.resize(&[32, 20], Some(&[8, 0]))
+}
+
+/// Five rows: room (a resize) and data, which a file must get together.
+fn append_rows(a: &mut NdArray) -> Result<()> {
+    a.append(&array_bytes(5 * 20 * 4, 11), 0)
+}
+
+/// Eight columns at column 8, across every chunk row.
+fn insert_columns(a: &mut NdArray) -> Result<()> {
+    a.insert(&array_bytes(24 * 8 * 4, 12), 1, 8)
+}
+
+fn delete_rows(a: &mut NdArray) -> Result<()> {
+    a.delete(0, 8, 8)
+}
+
+#[test]
+fn array_writes_survive_every_fault() {
+    assert!(check_array("nd-set-slice", false, set_slice, false) > 0);
+    check_array("nd-grow", false, grow, false);
+    check_array("nd-shrink", false, shrink, false);
+    check_array("nd-grow-inside", false, grow_inside, false);
+    check_array("nd-append", false, append_rows, false);
+    check_array("nd-insert", false, insert_columns, false);
+    check_array("nd-delete", false, delete_rows, false);
+    check_array("nd-append-sync", false, append_rows, true);
+}
+
+#[test]
+fn sparse_array_writes_survive_every_fault() {
+    check_array("nd-sparse-set-slice", true, set_slice, false);
+    check_array("nd-sparse-append", true, append_rows, false);
+}
+
+// ----- copies to a file -----
+
+/// Runs `copy` from the frame file `src` to `target` through a faulty
+/// backend at every fault: the target must then be absent or open whole,
+/// as `equal` judges against the source. Returns the calls made.
+fn check_copy(
+    name: &str,
+    src: &Path,
+    copy: fn(&Path, &Path, IoRef) -> Result<()>,
+    equal: fn(&Path, &Path) -> bool,
+) -> usize {
+    let target = dir().join(format!("{name}-target.b2frame"));
+    remove(&target);
+    let counting = Faulty::new(Fault::None);
+    copy(src, &target, Arc::new(FaultyIo(counting.clone(), true)))
+        .unwrap_or_else(|e| panic!("{name}: the copy fails without faults: {e}"));
+    assert!(equal(src, &target), "{name}: the copy differs");
+    let calls = counting.calls.load(Ordering::SeqCst);
+    for n in 1..=calls {
+        for fault in [Fault::Stop(n), Fault::Torn(n), Fault::Fail(n)] {
+            remove(&target);
+            let r = copy(src, &target, Arc::new(FaultyIo(Faulty::new(fault), true)));
+            let what = format!("{name}, {fault:?}");
+            if target.exists() {
+                assert!(
+                    equal(src, &target),
+                    "{what}: the target is there, not whole"
+                );
+            } else {
+                assert!(r.is_err(), "{what}: success reported, no target");
+            }
+        }
+    }
+    remove(&target);
+    calls
+}
+
+#[test]
+fn copies_to_a_file_leave_it_absent_or_whole() {
+    let d = dir();
+    let src = d.join("copy-src.b2frame");
+    make(&contiguous(4), &src);
+    let schunk_copy = |src: &Path, to: &Path, io: IoRef| {
+        open(src, 0, None)?
+            .copy(Storage {
+                contiguous: true,
+                urlpath: Some(to.to_owned()),
+                io: Some(io),
+                ..Storage::default()
+            })
+            .map(|_| ())
+    };
+    let same_frame = |a: &Path, b: &Path| {
+        let mut x = open(a, 0, None).unwrap();
+        open(b, 0, None).is_ok_and(|mut y| contents(&mut y).unwrap() == contents(&mut x).unwrap())
+    };
+    assert!(check_copy("copy-schunk", &src, schunk_copy, same_frame) > 0);
+    let arr = d.join("copy-src.b2nd");
+    make_array(&arr, false);
+    let array_copy = |src: &Path, to: &Path, io: IoRef| {
+        open_array(src, None)?
+            .copy_to(Storage {
+                contiguous: true,
+                urlpath: Some(to.to_owned()),
+                io: Some(io),
+                ..Storage::default()
+            })
+            .map(|_| ())
+    };
+    let same_array = |a: &Path, b: &Path| {
+        let x = items(&open_array(a, None).unwrap()).unwrap();
+        open_array(b, None).is_ok_and(|y| items(&y).unwrap() == x)
+    };
+    check_copy("copy-array", &arr, array_copy, same_array);
+    remove(&src);
+    remove(&arr);
+}

@@ -5,6 +5,9 @@
 //! returned; the parent kills it with SIGKILL after a varying number of
 //! edits and delay, reopens the file and checks that it holds every
 //! acknowledged edit, and the interrupted one either whole or not at all.
+//! A second writer does the same with b2nd calls on a file array (appends
+//! of rows that straddle chunks, slice writes over two chunks, shrinks),
+//! checked against the same calls replayed on an array in memory.
 
 #![cfg(unix)]
 
@@ -12,6 +15,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
 use b2nd::schunk::{CParams, SChunk, Storage};
 
 fn cparams() -> CParams {
@@ -193,4 +197,134 @@ fn a_killed_writer_leaves_every_acknowledged_edit_in_a_frame_file() {
 #[test]
 fn a_killed_writer_leaves_every_acknowledged_edit_in_a_sparse_frame() {
     kill_rounds(true, 20);
+}
+
+// ----- b2nd calls on a file array -----
+
+const COLS: i64 = 2000;
+
+/// An empty array of rows of `COLS` 4-byte items, chunks of 8 rows.
+fn array_ctx(urlpath: Option<PathBuf>) -> Context {
+    let storage = Storage {
+        contiguous: true,
+        urlpath,
+        cparams: cparams(),
+        ..Storage::default()
+    };
+    Context::new(
+        ArrayStorage::Schunk(storage),
+        4,
+        &[0, COLS],
+        &[8, COLS as i32],
+        &[4, 500],
+        Some("<u4"),
+        0,
+        vec![],
+    )
+    .unwrap()
+}
+
+fn rows(n: i64, k: u64) -> Vec<u8> {
+    data(k)
+        .into_iter()
+        .cycle()
+        .take((n * COLS * 4) as usize)
+        .collect()
+}
+
+/// Call `k` of the array writer: append 5 rows (a resize, then data over
+/// two chunks), write the last 12 rows, or drop the last 6.
+fn nd_edit(a: &mut NdArray, k: u64) -> b2nd::Result<()> {
+    let n = a.shape()[0];
+    if k % 3 == 0 && n >= 12 {
+        a.set_slice_cbuffer(&rows(12, k), &[12, COLS], &[n - 12, 0], &[n, COLS])
+    } else if k % 7 == 6 && n > 10 {
+        a.resize(&[n - 6, COLS], None)
+    } else {
+        a.append(&rows(5, k), 0)
+    }
+}
+
+#[test]
+fn array_writer_child() {
+    let Some(path) = std::env::var_os("B2ND_CRASH_ARRAY_CHILD") else {
+        return;
+    };
+    let mut a = NdArray::zeros(&array_ctx(Some(PathBuf::from(path)))).unwrap();
+    println!("ready");
+    for k in 1u64.. {
+        nd_edit(&mut a, k).unwrap();
+        println!("ack {k}");
+    }
+}
+
+/// The items (shape, bytes) after calls `1..=k`, replayed in memory.
+fn nd_state(k: u64) -> (Vec<i64>, Vec<u8>) {
+    let mut a = NdArray::zeros(&array_ctx(None)).unwrap();
+    for j in 1..=k {
+        nd_edit(&mut a, j).unwrap();
+    }
+    (a.shape().to_vec(), a.to_vec().unwrap())
+}
+
+#[test]
+fn a_killed_array_writer_leaves_every_acknowledged_call() {
+    let dir = std::env::temp_dir().join(format!("b2nd-crash-kill-nd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let me = std::env::current_exe().unwrap();
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for round in 0..30 {
+        let path = dir.join(format!("killed-{round}.b2nd"));
+        let _ = std::fs::remove_file(&path);
+        let mut child = Command::new(&me)
+            .args([
+                "--exact",
+                "array_writer_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("B2ND_CRASH_ARRAY_CHILD", &path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let wanted = 1 + next() % 20;
+        let mut acked = 0u64;
+        let mut line = String::new();
+        while acked < wanted {
+            line.clear();
+            if out.read_line(&mut line).unwrap() == 0 {
+                panic!("round {round}: the writer ended");
+            }
+            if let Some(k) = line.trim().strip_prefix("ack ") {
+                acked = k.parse().unwrap();
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_micros(next() % 2000));
+        child.kill().unwrap(); // SIGKILL
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        child.wait().unwrap();
+        for l in rest.lines() {
+            if let Some(k) = l.trim().strip_prefix("ack ") {
+                acked = k.parse().unwrap();
+            }
+        }
+        let a = NdArray::open(&path)
+            .unwrap_or_else(|e| panic!("round {round}: no longer opens as an array: {e}"));
+        let now = (a.shape().to_vec(), a.to_vec().unwrap());
+        assert!(
+            now == nd_state(acked) || now == nd_state(acked + 1),
+            "round {round}: after {acked} acknowledged calls the array (shape {:?}) is neither them nor the next",
+            now.0
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

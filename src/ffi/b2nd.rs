@@ -637,15 +637,28 @@ unsafe fn grow_array<G, E>(
             .map(|()| 0);
         }
         // As `lend` does first.
-        let prepared = sb.pull().and_then(|()| {
+        let pulled = sb.pull().and_then(|()| {
             ab.core.forget_cached();
-            ab.core.refresh()?;
-            prepare(&mut ab.core)
+            ab.core.refresh()
+        });
+        // The three steps are one edit scope of the array (as in
+        // `NdArray::append`): a file gets the room and the data in one
+        // publish. Every way out below closes it.
+        let prepared = pulled.and_then(|_| {
+            ab.core.begin_edits();
+            match prepare(&mut ab.core) {
+                Ok(g) => Ok(g),
+                Err(e) => ab.core.end_edits(Err(e)),
+            }
         });
         sb.sync();
         ab.sync_in(&sb);
         let g = prepared?;
-        let sealed = sb.seal()?;
+        let sealed = match sb.seal() {
+            Ok(s) => s,
+            // Only a call nested in another on the array gets here.
+            Err(e) => return ab.core.end_edits(Err(e)),
+        };
         let made = {
             // SAFETY: a live box (see `array`). Sealed, the claim keeps
             // other calls out, and this call's callbacks only read it: no
@@ -653,11 +666,17 @@ unsafe fn grow_array<G, E>(
             let ab = unsafe { &*p.cast::<ArrayBox>() };
             encode(&ab.core, &g)
         };
-        let mut sb = sealed.upgrade()?;
+        let upgraded = sealed.upgrade();
         // SAFETY: forwarded contract; the upgraded claim keeps every other
-        // call on the array out until `sb` goes.
+        // call on the array out until `sb` goes (a failed upgrade, as a
+        // failed seal, comes only from a call nested in another).
         let ab = unsafe { array(p) }?;
+        let mut sb = match upgraded {
+            Ok(sb) => sb,
+            Err(e) => return ab.core.end_edits(Err(e)),
+        };
         let r = made.and_then(|e| publish(&mut ab.core, g, e));
+        let r = ab.core.end_edits(r);
         sb.sync();
         ab.sync_in(&sb);
         r.map(|()| 0)

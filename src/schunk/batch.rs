@@ -5,9 +5,11 @@
 //! number of chunks: an array resize that added 16,384 zero chunks took 14 s
 //! (found by the ndarray_edit fuzz body). The calls here make the same edits
 //! as that many single calls, in the same order and with the same checks,
-//! and write the metadata once at the end.
+//! and write the metadata once at the end. The same scope lets a layer
+//! above (an array's resize, slice write, append) make all the edits of one
+//! of its calls and publish them once.
 
-use super::SChunk;
+use super::{Backend, SChunk};
 use crate::Result;
 
 impl SChunk {
@@ -35,38 +37,85 @@ impl SChunk {
         self.batch(at, |s, n| s.delete_chunk(n))
     }
 
-    /// Makes `edit` at each position of `at` under one exclusive lock, then
-    /// writes a frame's metadata once, when at least one edit was made, and
-    /// whether or not the last one failed: each edit checks before it
-    /// changes anything, so what is written is what the edits before a
-    /// failing one made, as single calls would have written it, and a
-    /// first edit that fails writes nothing. Private, with the edits it
-    /// runs fixed, because a read of the frame's own bytes between them (a
-    /// serialisation, say) would find the metadata not yet written.
+    /// Makes `edit` at each position of `at` under one exclusive lock, in
+    /// one edit scope (see [`SChunk::edits`]) whose edits are kept whether
+    /// or not the last one failed: each edit checks before it changes
+    /// anything, so what is published is what the edits before a failing
+    /// one made, as single calls would have written it, and a first edit
+    /// that fails writes nothing.
     fn batch(
         &mut self,
         at: impl IntoIterator<Item = i64>,
         mut edit: impl FnMut(&mut SChunk, i64) -> Result<i64>,
     ) -> Result<i64> {
         self.locked(true, |s| {
-            let outer = std::mem::replace(&mut s.defer_flush, true);
-            let mut edited = false;
+            s.begin_edits();
             let mut failed = Ok(());
             for n in at {
-                match edit(s, n) {
-                    Ok(_) => edited = true,
-                    Err(e) => {
-                        failed = Err(e);
-                        break;
-                    }
+                if let Err(e) = edit(s, n) {
+                    failed = Err(e);
+                    break;
                 }
             }
-            s.defer_flush = outer;
-            let flushed = if edited { s.flush_edit() } else { Ok(()) };
+            let ended = s.end_edits(true);
             failed?;
-            flushed?;
+            ended?;
             Ok(s.nchunks())
         })
+    }
+
+    /// Runs `f`, a sequence of edits, with one publish at the end: the frame
+    /// on disk goes from the frame before to the frame after in one step
+    /// (docs/crash-safety.md), whatever instant a writer is killed at. When
+    /// `f` fails, the edits it made are dropped where the file still holds
+    /// the frame before (see [`SChunk::end_edits`]). Scopes nest: the
+    /// outermost publishes. Crate-private because between the edits the
+    /// frame's own bytes (a serialisation of the file, another handle)
+    /// show the frame before: only this handle's chunk and metadata reads
+    /// see the edits.
+    pub(crate) fn edits<T>(&mut self, f: impl FnOnce(&mut SChunk) -> Result<T>) -> Result<T> {
+        self.begin_edits();
+        let r = f(self);
+        let ended = self.end_edits(r.is_ok());
+        let v = r?;
+        ended?;
+        Ok(v)
+    }
+
+    /// Opens an edit scope, closed by [`SChunk::end_edits`]: until the
+    /// outermost closes, flushes are put off (see [`SChunk::edits`], for
+    /// callers whose edits span several calls on the handle).
+    pub(crate) fn begin_edits(&mut self) {
+        self.edit_depth += 1;
+    }
+
+    /// Closes an edit scope. Closing the outermost one with edits put off:
+    /// with `keep`, publishes them (a failure re-reads the frame, as after
+    /// any failed edit: the handle holds what the file does); without, drops
+    /// them when the file still holds the frame before intact (file frames
+    /// write edits only where that frame has no bytes, or into a new file)
+    /// and re-reads it, so the handle and the file agree on the frame
+    /// before; elsewhere (in memory, or a frame edited in place) what was
+    /// made is published, as single edits would have left it.
+    pub(crate) fn end_edits(&mut self, keep: bool) -> Result<()> {
+        self.edit_depth = self.edit_depth.saturating_sub(1);
+        if self.edit_depth > 0 || !std::mem::take(&mut self.unpublished) {
+            return Ok(());
+        }
+        if !keep {
+            if let Backend::Frame(f) = &mut self.backend {
+                if f.published_intact() {
+                    f.discard_unpublished();
+                    return self.reload();
+                }
+            }
+        }
+        self.flush_edit()
+    }
+
+    /// Whether edits made in an open scope are not on disk yet.
+    pub(crate) fn has_unpublished(&self) -> bool {
+        self.unpublished
     }
 }
 
@@ -186,6 +235,61 @@ mod tests {
         let e = s.delete_chunks([0, 7]).unwrap_err();
         assert_eq!(e.code(), -33, "{}", e.detail());
         assert_eq!(SChunk::open(&path).unwrap().nchunks(), 4);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// Edits in a scope reach the file in one publish when the outermost
+    /// scope ends: until then the file holds the frame before. A scope
+    /// that fails drops its edits, and the handle reads as the file does.
+    #[test]
+    fn a_scope_publishes_once_or_drops_its_edits() {
+        let path = std::env::temp_dir().join(format!("b2nd-scope-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut s = SChunk::new(storage(true, Some(path.clone()))).unwrap();
+        let zero = filled(&mut s);
+        // The chunks, decompressed (an append may move the published
+        // index further on: the same frame in other bytes).
+        let chunks = |s: &mut SChunk| -> Vec<Vec<u8>> {
+            (0..s.nchunks())
+                .map(|i| {
+                    let mut out = vec![0u8; 400];
+                    assert_eq!(s.decompress_chunk(i, &mut out).unwrap(), 400);
+                    out
+                })
+                .collect()
+        };
+        let on_disk = || chunks(&mut SChunk::open(&path).unwrap());
+        let before = chunks(&mut s);
+        s.begin_edits();
+        s.edits(|s| {
+            s.append_buffer(&[9; 400])?;
+            s.update_chunk(0, &zero)
+        })
+        .unwrap();
+        s.delete_chunk(1).unwrap();
+        assert_eq!(on_disk(), before, "published before the outer scope ended");
+        let after = chunks(&mut s);
+        let firsts: Vec<u8> = after.iter().map(|c| c[0]).collect();
+        assert_eq!(firsts, [0, 3, 9], "the handle sees its edits");
+        // A serialisation gives the handle's frame, not the file's.
+        let ser = SChunk::from_vec(s.to_buffer().unwrap()).unwrap();
+        assert_eq!(chunks(&mut { ser }), after);
+        s.end_edits(true).unwrap();
+        assert_eq!(on_disk(), after);
+        let e = s
+            .edits(|s| {
+                s.append_buffer(&[7; 400])?;
+                s.delete_chunk(9).map(|_| ())
+            })
+            .unwrap_err();
+        assert_eq!(e.code(), -33, "{}", e.detail());
+        assert_eq!(on_disk(), after, "a failed scope published");
+        assert_eq!(
+            chunks(&mut s),
+            after,
+            "the handle kept what the file dropped"
+        );
+        drop(s);
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -49,6 +49,11 @@ impl SChunk {
     /// proportional to the bytes edits free, not to the file on every
     /// edit. Its errors leave the file as it was and are not the edit's.
     pub(super) fn reclaim_if_worth(&mut self) {
+        // A compaction writes what the handle holds: never edits that an
+        // open scope has not published (see `SChunk::edits`).
+        if self.edit_depth > 0 {
+            return;
+        }
         let unused = self.unused_bytes();
         if unused <= RECLAIM_AT {
             return;

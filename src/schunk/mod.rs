@@ -129,10 +129,12 @@ pub struct SChunk {
     lock: Option<FrameLock>,
     /// Names the parameters `engine` was built with (see [`SChunk::codec_id`]).
     codec_id: u64,
-    /// Set while a copy fills a new in-memory frame, or while one call makes
-    /// many edits (`batch`): the frame is flushed once at the end instead of
-    /// after every chunk.
-    defer_flush: bool,
+    /// Open edit scopes (see [`SChunk::edits`]): while one is, flushes are
+    /// put off and one publish ends the outermost.
+    edit_depth: u32,
+    /// A flush was put off in the open scope: the frame on disk lacks edits
+    /// this handle holds.
+    unpublished: bool,
     /// How many times this handle re-read its frame (see [`SChunk::rereads`]).
     rereads: u64,
 }
@@ -223,7 +225,8 @@ impl SChunk {
             storage,
             lock: None,
             codec_id: next_codec_id(),
-            defer_flush: false,
+            edit_depth: 0,
+            unpublished: false,
             rereads: 0,
         })
     }
@@ -438,7 +441,8 @@ impl SChunk {
             storage,
             lock: None,
             codec_id: next_codec_id(),
-            defer_flush: false,
+            edit_depth: 0,
+            unpublished: false,
             rereads: 0,
         };
         s.bind_cell_geometry()?;
@@ -710,7 +714,7 @@ impl SChunk {
     }
 
     fn changed_on_disk(&self) -> bool {
-        if self.defer_flush {
+        if self.edit_depth > 0 {
             // Our own edits are not on disk yet.
             return false;
         }
@@ -783,7 +787,7 @@ impl SChunk {
     /// caught mid-rewrite (which only an unlocked writer leaves) keeps the
     /// view this handle had, to be polled again on the next access.
     pub fn sync_if_stale(&mut self) -> Result<bool> {
-        if !self.is_frame() || self.defer_flush {
+        if !self.is_frame() || self.edit_depth > 0 {
             return Ok(false);
         }
         let Some(lock) = self.lock.as_mut() else {
@@ -908,7 +912,8 @@ impl SChunk {
 
     /// Writes header, offsets and trailer of a frame backend.
     fn flush(&mut self) -> Result<()> {
-        if self.defer_flush {
+        if self.edit_depth > 0 {
+            self.unpublished = true;
             return Ok(());
         }
         let h = self.frame_header();

@@ -251,13 +251,20 @@ impl SChunk {
         Ok(chunks)
     }
 
-    /// Replaces each (index, compressed chunk) of `chunks` in turn.
+    /// Replaces each (index, compressed chunk) of `chunks` in turn, with
+    /// one publish of a frame's metadata (see `SChunk::edits`): a writer
+    /// killed meanwhile leaves every chunk old or every one new. When a
+    /// replacement fails, the ones before it are kept, as single calls
+    /// would have left them, and its error is returned.
     pub fn update_chunks(&mut self, chunks: Vec<(i64, Vec<u8>)>) -> Result<()> {
         self.locked(true, |s| {
-            for (n, chunk) in chunks {
-                s.update_chunk(n, &chunk)?;
-            }
-            Ok(())
+            s.begin_edits();
+            let r = chunks
+                .into_iter()
+                .try_for_each(|(n, chunk)| s.update_chunk(n, &chunk).map(|_| ()));
+            let ended = s.end_edits(true);
+            r?;
+            ended
         })
     }
 }

@@ -23,58 +23,92 @@ impl SChunk {
         if storage.urlpath.is_some() && storage.urlpath == self.storage.urlpath {
             crate::bail!(SchunkCopy, "cannot copy a super-chunk onto its own urlpath");
         }
-        let storage = Storage {
+        let mut storage = Storage {
             cparams: self.storage.cparams.clone(),
             dparams: self.storage.dparams.clone(),
             ..storage
         };
-        let mut out = SChunk::new(storage)?;
-        out.blocksize = self.blocksize;
+        // A copy to a frame file is written beside it and moved onto it
+        // once whole: a writer killed meanwhile leaves the path as it was
+        // (docs/crash-safety.md). Backends that cannot rename write it in
+        // place; sparse copies fill their directory in place too.
+        let io = storage.io();
+        let target = match &storage.urlpath {
+            Some(p) if storage.contiguous && io.can_rename() => Some(p.clone()),
+            _ => None,
+        };
+        if let Some(t) = &target {
+            storage.urlpath = Some(staging_name(t));
+        }
+        let staged = storage.urlpath.clone();
+        let made = SChunk::new(storage).and_then(|mut out| {
+            out.take_metadata_of(self)?;
+            out.edits(|o| o.fill_from(self))?;
+            if let (Some(t), Backend::Frame(f)) = (&target, &mut out.backend) {
+                f.move_file(t)?;
+                out.storage.urlpath = Some(t.clone());
+                if out.lock.take().is_some() {
+                    out.set_locking(true)?;
+                }
+            }
+            Ok(out)
+        });
+        if let (Err(_), Some(_), Some(p)) = (&made, &target, &staged) {
+            // What a failed copy wrote is no frame of anyone's.
+            let _ = io.remove(p);
+        }
+        made
+    }
+
+    /// Gives `self`, a new super-chunk, the block and chunk sizes and the
+    /// metalayers of `src`.
+    fn take_metadata_of(&mut self, src: &SChunk) -> Result<()> {
+        self.blocksize = src.blocksize;
         // As the reference's copy: the chunk size comes along, also when
         // there are no chunks to set it (a frame of an empty array records
         // its chunk's size), so every way of reading a frame agrees on it.
-        out.chunksize = self.chunksize;
-        out.metalayers = self.metalayers.clone();
-        out.vlmetalayers = self.vlmetalayers.clone();
-        if out.vlmetalayers.len() > out.vlmeta_limit() {
+        self.chunksize = src.chunksize;
+        self.metalayers = src.metalayers.clone();
+        self.vlmetalayers = src.vlmetalayers.clone();
+        if self.vlmetalayers.len() > self.vlmeta_limit() {
             crate::bail!(
                 SchunkCopy,
                 "{} vlmetalayers do not fit in a frame",
-                out.vlmetalayers.len()
+                self.vlmetalayers.len()
             );
         }
-        out.flush()?;
-        // A frame rewrites its offsets index on every flush, so flushing
-        // after each chunk makes a copy quadratic in the number of chunks
-        // (20,000 chunks took a second). A copy in memory is flushed once at
-        // the end; a copy to a file still flushes per chunk, so that a
-        // failure part way leaves a valid frame behind.
-        out.defer_flush = out.storage.urlpath.is_none();
-        let into_list = match &mut out.backend {
+        Ok(())
+    }
+
+    /// Appends the chunks of `src` to `self`, a new super-chunk that has
+    /// its metadata already (one edit scope: the frame's metadata is
+    /// rewritten once, not after each chunk, which made copies quadratic in
+    /// the number of chunks: 20,000 chunks took a second).
+    fn fill_from(&mut self, src: &mut SChunk) -> Result<()> {
+        self.flush()?;
+        let into_list = match &mut self.backend {
             Backend::Chunks(c) => {
                 // The count comes from the source's index, which a file sets.
-                try_reserve_list(c, self.nchunks() as usize)?;
+                try_reserve_list(c, src.nchunks() as usize)?;
                 true
             }
             Backend::Frame(_) => false,
         };
         let mut shared = SharedChunks::default();
-        let mut budget = StoredBudget::of(self);
-        for i in 0..self.nchunks() {
+        let mut budget = StoredBudget::of(src);
+        for i in 0..src.nchunks() {
             let appended = if into_list {
-                let c = shared.get(self, i, &mut budget)?;
-                out.append_shared(c)
+                let c = shared.get(src, i, &mut budget)?;
+                self.append_shared(c)
             } else {
-                let entry = self.stored_entry(i);
-                let c = self.get_chunk(i)?;
+                let entry = src.stored_entry(i);
+                let c = src.get_chunk(i)?;
                 budget.charge(i, entry, c.len())?;
-                out.append_chunk(&c)
+                self.append_chunk(&c)
             };
             appended.map_err(|e| crate::err!(SchunkCopy, "chunk {i}: {}", e.detail()))?;
         }
-        out.defer_flush = false;
-        out.flush()?;
-        Ok(out)
+        Ok(())
     }
 
     /// The index entry of chunk `i` when it is a chunk stored in a frame.
@@ -106,8 +140,10 @@ impl SChunk {
         // this handle wrote; when it is no longer (python-blosc2 truncates a
         // frame file it is about to rewrite with the handle's own contents,
         // then asks for them), the copy still serves what the handle holds.
+        // Edits of an open scope are not in the file yet (see `SChunk::edits`).
+        let published = !self.has_unpublished();
         if let Backend::Frame(f) = &mut self.backend {
-            if !f.is_sparse() {
+            if !f.is_sparse() && published {
                 match f.to_bytes() {
                     Ok(bytes) => return Ok(bytes),
                     Err(e) if e.kind() == crate::ErrorKind::FileRead => {}
@@ -298,6 +334,14 @@ impl SharedChunks {
         }
         Ok(c)
     }
+}
+
+/// Where a copy to the frame file `path` is written before it is moved
+/// there: beside it, so that the rename stays on one file system.
+fn staging_name(path: &Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".b2tmp");
+    path.with_file_name(name)
 }
 
 #[cfg(test)]

@@ -295,6 +295,58 @@ impl Frame {
         }
     }
 
+    /// Whether the bytes on disk still hold the published frame intact:
+    /// the edits since wrote only where it has no bytes (ordered edits of a
+    /// file frame that holds data, writes into a shadow, new sparse chunk
+    /// files), so dropping them loses nothing. False in memory and for
+    /// frames edited in place.
+    pub(crate) fn published_intact(&self) -> bool {
+        match &self.place {
+            Place::Memory(_) => false,
+            Place::Sparse { .. } => true,
+            Place::File { .. } => {
+                self.order.shadow.is_some()
+                    || (self.ordered() && self.order.published.as_ref().is_some_and(|p| !p.empty))
+            }
+        }
+    }
+
+    /// Drops the shadow of unpublished edits, before the handle re-reads
+    /// the published frame (see [`Frame::published_intact`]).
+    pub(crate) fn discard_unpublished(&mut self) {
+        self.abandon_shadow();
+    }
+
+    /// Renames the frame's file, one it starts and that has no edits being
+    /// written, to `target`, replacing what is there: a new frame written
+    /// beside its path and moved onto it once whole, so that the path holds
+    /// the old file or the whole new one. The directory is synced after
+    /// when fsync is on (the frame was at its publish).
+    pub(crate) fn move_file(&mut self, target: &Path) -> Result<()> {
+        let Place::File {
+            io,
+            path,
+            offset: 0,
+        } = &self.place
+        else {
+            crate::bail!(InvalidParam, "only a frame that starts its file moves");
+        };
+        if self.order.shadow.is_some() || !io.can_rename() {
+            crate::bail!(Failure, "the frame file cannot be moved now");
+        }
+        let (io, from) = (io.clone(), path.clone());
+        // Reopened at the new path by the next access.
+        *self.slot_mut() = None;
+        io.rename(&from, target)?;
+        if let Place::File { path, .. } = &mut self.place {
+            *path = target.to_owned();
+        }
+        if durable::fsync_enabled() {
+            io.sync_dir(target.parent().unwrap_or(Path::new("")))?;
+        }
+        Ok(())
+    }
+
     /// An fsync of the frame file, when asked for (see `frame::durable`).
     pub(super) fn sync_point(&mut self) -> Result<()> {
         if matches!(self.place, Place::Memory(_)) || !durable::fsync_enabled() {

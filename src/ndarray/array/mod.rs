@@ -475,6 +475,11 @@ impl NdArray {
     /// and metalayer update all at once or not at all, as the reference's
     /// slice writes and resizes are. A store re-read on taking the lock
     /// brings its geometry along first.
+    ///
+    /// The chunk and metalayer changes of `f` are one edit scope (see
+    /// [`NdArray::begin_edits`]): a writer killed at any instant leaves the
+    /// array's file with the array before or after, and when `f` fails its
+    /// changes are dropped where the file still holds the array before.
     pub(crate) fn exclusively<T>(
         &mut self,
         f: impl FnOnce(&mut NdArray) -> Result<T>,
@@ -485,10 +490,37 @@ impl NdArray {
                 return Err(e);
             }
         }
+        self.begin_edits();
         let r = f(self);
+        let r = self.end_edits(r);
         let u = self.store.end_exclusive();
         let v = r?;
         u?;
+        Ok(v)
+    }
+
+    /// Opens an edit scope on the array's store: its chunk and metalayer
+    /// changes until [`NdArray::end_edits`] reach a file in one publish.
+    /// For a change made in steps over several calls (the C layer's
+    /// appends and inserts); every begin must be matched by an end.
+    pub(crate) fn begin_edits(&mut self) {
+        self.store.begin_edits();
+    }
+
+    /// Closes the scope [`NdArray::begin_edits`] opened, keeping its changes
+    /// when `r`, the result of the change, is a success. When the store
+    /// went back to its file (changes dropped, or a failed publish), the
+    /// geometry follows the metalayer there.
+    pub(crate) fn end_edits<T>(&mut self, r: Result<T>) -> Result<T> {
+        let ended = self.store.end_edits(r.is_ok());
+        if !matches!(ended, Ok(false)) {
+            let followed = self.reload_geometry();
+            if r.is_ok() && ended.is_ok() {
+                followed?;
+            }
+        }
+        let v = r?;
+        ended?;
         Ok(v)
     }
 

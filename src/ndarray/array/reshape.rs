@@ -5,7 +5,9 @@
 //! whole chunks; data is never moved, which is why a change away from the
 //! array's end must be a whole number of chunks at a chunk boundary. Every
 //! check runs before the first chunk is touched, and the "b2nd" metalayer is
-//! rewritten in place once the chunks are in place.
+//! rewritten in place once the chunks are in place. Each call is one edit
+//! scope (`NdArray::exclusively`): a file array publishes its chunks and
+//! metalayer together.
 
 use super::layout::Layout;
 use super::store::{ChunkStore, Encoded, Fill};
@@ -128,19 +130,26 @@ impl NdArray {
 
     /// Inserts `buffer` (whole slabs along `axis`, C order) at position
     /// `insert_start` of `axis` (`b2nd_insert`).
+    /// Room and data are one edit scope: a file holds the array before or
+    /// after, never the room without the data.
     pub fn insert(&mut self, buffer: &[u8], axis: usize, insert_start: i64) -> Result<()> {
-        let growth = self.make_room(buffer.len(), axis, Some(insert_start))?;
-        let chunks = self.encode_growth(buffer, &growth)?;
-        self.publish_growth(&growth, chunks)
+        self.exclusively(|a| {
+            let growth = a.make_room(buffer.len(), axis, Some(insert_start))?;
+            let chunks = a.encode_growth(buffer, &growth)?;
+            a.publish_growth(&growth, chunks)
+        })
     }
 
     /// Appends `buffer` at the end of `axis` (`b2nd_append`). A buffer that
     /// is exactly one chunk, on axis 0 of an array whose chunks are laid out
     /// as plain C order, is appended as one chunk without re-slicing.
+    /// One edit scope, as [`NdArray::insert`].
     pub fn append(&mut self, buffer: &[u8], axis: usize) -> Result<()> {
-        let growth = self.make_room(buffer.len(), axis, None)?;
-        let chunks = self.encode_growth(buffer, &growth)?;
-        self.publish_growth(&growth, chunks)
+        self.exclusively(|a| {
+            let growth = a.make_room(buffer.len(), axis, None)?;
+            let chunks = a.encode_growth(buffer, &growth)?;
+            a.publish_growth(&growth, chunks)
+        })
     }
 
     /// The first step of an insert (at `Some(position)` of `axis`) or an

@@ -591,6 +591,19 @@ impl ChunkStore for SChunkStore {
         }
         self.sc.write().unlock()
     }
+    fn begin_edits(&mut self) {
+        self.sc_mut().begin_edits();
+    }
+    fn end_edits(&mut self, keep: bool) -> Result<bool> {
+        let (ended, now) = {
+            let mut sc = self.sc_mut();
+            let ended = sc.end_edits(keep);
+            (ended, sc.rereads())
+        };
+        let reread = self.follow_rereads(now);
+        ended?;
+        reread
+    }
     fn as_schunk(&self) -> Option<&SChunkStore> {
         Some(self)
     }

@@ -272,6 +272,12 @@ impl ChunkStore for SharedStore {
     fn end_exclusive(&mut self) -> Result<()> {
         self.write().end_exclusive()
     }
+    fn begin_edits(&mut self) {
+        self.write().begin_edits()
+    }
+    fn end_edits(&mut self, keep: bool) -> Result<bool> {
+        self.write().end_edits(keep)
+    }
     fn decoded_chunk_ptr(&mut self, n: i64) -> Option<*mut u8> {
         // A view's chunks belong to its source array.
         if self.view.is_some() {

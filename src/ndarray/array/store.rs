@@ -116,6 +116,18 @@ pub(crate) trait ChunkStore: Send + Sync + std::fmt::Debug {
     fn end_exclusive(&mut self) -> Result<()> {
         Ok(())
     }
+    /// Opens an edit scope: the store's chunk and metalayer changes until
+    /// the matching [`ChunkStore::end_edits`] reach its file in one publish
+    /// (see `SChunk::edits`). Scopes nest. A no-op for stores without a file.
+    fn begin_edits(&mut self) {}
+    /// Closes an edit scope, keeping its changes or, without `keep`,
+    /// dropping them where the file still holds the store as it was before
+    /// them. Returns whether the store re-read its file (it then holds the
+    /// changes' absence, and the array re-reads its geometry); on an error
+    /// the store holds what its file does, and the array re-reads too.
+    fn end_edits(&mut self, _keep: bool) -> Result<bool> {
+        Ok(false)
+    }
     /// The address of chunk `n` kept decoded in memory (a fill is
     /// materialised first), for stores that keep chunks decoded; `None` for
     /// the others. Valid until the next call that changes the store.
