@@ -150,29 +150,9 @@ fn kill_rounds(sparse: bool, rounds: u64) {
             cmd.env("B2ND_CRASH_SPARSE", "1");
         }
         let mut child = cmd.spawn().unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut acked = 0u64;
         let wanted = 1 + next() % 30;
-        let mut line = String::new();
-        while acked < wanted {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                panic!("round {round}: the writer ended");
-            }
-            if let Some(k) = line.trim().strip_prefix("ack ") {
-                acked = k.parse().unwrap();
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_micros(next() % 3000));
-        child.kill().unwrap(); // SIGKILL
-        let mut rest = String::new();
-        out.read_to_string(&mut rest).unwrap();
-        child.wait().unwrap();
-        for l in rest.lines() {
-            if let Some(k) = l.trim().strip_prefix("ack ") {
-                acked = k.parse().unwrap();
-            }
-        }
+        let pause = next() % 3000;
+        let acked = kill_after_acks(&mut child, wanted, pause, round);
         let mut state = (Vec::new(), b"0".to_vec());
         for k in 1..=acked {
             apply(&mut state, k);
@@ -294,29 +274,9 @@ fn a_killed_array_writer_leaves_every_acknowledged_call() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
         let wanted = 1 + next() % 20;
-        let mut acked = 0u64;
-        let mut line = String::new();
-        while acked < wanted {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                panic!("round {round}: the writer ended");
-            }
-            if let Some(k) = line.trim().strip_prefix("ack ") {
-                acked = k.parse().unwrap();
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_micros(next() % 2000));
-        child.kill().unwrap(); // SIGKILL
-        let mut rest = String::new();
-        out.read_to_string(&mut rest).unwrap();
-        child.wait().unwrap();
-        for l in rest.lines() {
-            if let Some(k) = l.trim().strip_prefix("ack ") {
-                acked = k.parse().unwrap();
-            }
-        }
+        let pause = next() % 2000;
+        let acked = kill_after_acks(&mut child, wanted, pause, round);
         let a = NdArray::open(&path)
             .unwrap_or_else(|e| panic!("round {round}: no longer opens as an array: {e}"));
         let now = (a.shape().to_vec(), a.to_vec().unwrap());
@@ -327,4 +287,38 @@ fn a_killed_array_writer_leaves_every_acknowledged_call() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Waits until `child` has acknowledged `wanted` writes ("ack N" lines),
+/// SIGKILLs it `pause_us` microseconds later, and returns the last write it
+/// acknowledged before it died.
+fn kill_after_acks(
+    child: &mut std::process::Child,
+    wanted: u64,
+    pause_us: u64,
+    round: impl std::fmt::Display,
+) -> u64 {
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut acked = 0u64;
+    let mut line = String::new();
+    while acked < wanted {
+        line.clear();
+        if out.read_line(&mut line).unwrap() == 0 {
+            panic!("round {round}: the writer ended");
+        }
+        if let Some(k) = line.trim().strip_prefix("ack ") {
+            acked = k.parse().unwrap();
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_micros(pause_us));
+    child.kill().unwrap(); // SIGKILL
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    child.wait().unwrap();
+    for l in rest.lines() {
+        if let Some(k) = l.trim().strip_prefix("ack ") {
+            acked = k.parse().unwrap();
+        }
+    }
+    acked
 }
