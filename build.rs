@@ -55,10 +55,10 @@ fn main() {
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=cbindgen-caterva.toml");
-    // The Caterva API (src/ffi/caterva) goes to caterva.h only, everything
+    // The Caterva API (src/caterva) goes to caterva.h only, everything
     // else to b2nd.h only: caterva.h is generated from the Caterva files
     // alone, and b2nd.h excludes every item those files declare.
-    let caterva_files = caterva_sources(&crate_dir.join("src/ffi/caterva"));
+    let caterva_files = caterva_sources(&crate_dir.join("src/caterva"));
     let caterva_names = declared_names(&caterva_files);
     generate(
         &crate_dir,
@@ -72,7 +72,7 @@ fn main() {
         "caterva.h",
         // cbindgen follows `mod` items from mod.rs; listing the submodules too
         // would declare every function twice.
-        Sources::Files(vec![crate_dir.join("src/ffi/caterva/mod.rs")]),
+        Sources::Files(vec![crate_dir.join("src/caterva/mod.rs")]),
     );
 }
 

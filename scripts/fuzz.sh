@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of one cargo-fuzz target (fuzz/fuzz_targets/), started from the valid
-# inputs that tests/fuzz_replay.rs mutates: chunks of every codec and filter, frames written here
+# inputs that core/tests/fuzz_replay.rs mutates: chunks of every codec and filter, frames written here
 # and by the reference (tests/fixtures), b2nd metalayers and arrays, packed and sparse
 # super-chunks. They go to fuzz/corpus/<target>/ (kept between runs, not in git) before each run;
 # from an empty corpus the frame targets rarely get past a frame's magic bytes.
@@ -23,8 +23,8 @@ command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is needed: cargo install 
 mkdir -p fuzz/corpus
 # The replay test's output is not wanted here, but its failure is: a body that fails on the seeds
 # is a bug to fix before fuzzing.
-B2ND_FUZZ_SEEDS="$root/fuzz/corpus" cargo test --quiet --test fuzz_replay >/dev/null || {
-  echo "tests/fuzz_replay.rs fails (cargo test --test fuzz_replay shows how); no seeds written" >&2
+B2ND_FUZZ_SEEDS="$root/fuzz/corpus" cargo test --quiet -p b2nd-core --test fuzz_replay >/dev/null || {
+  echo "core/tests/fuzz_replay.rs fails (cargo test -p b2nd-core --test fuzz_replay shows how); no seeds written" >&2
   exit 1
 }
 cd fuzz

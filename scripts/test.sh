@@ -19,7 +19,7 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
   fi
 fi
 
-echo "== unsafe only where src/lib.rs allows it, each block with a SAFETY comment (clippy)"
+echo "== unsafe only where core/src/lib.rs allows it (the C ABI crate is all boundary), each block with a SAFETY comment (clippy)"
 cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
 cargo clippy --release --locked --lib -- -A clippy::all
 

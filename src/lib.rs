@@ -1,88 +1,66 @@
-//! b2nd: the Blosc2 storage stack in Rust — compressed chunks, super-chunks,
-//! contiguous and sparse frames, and b2nd N-dimensional arrays — reading and
-//! writing the same bytes as C-Blosc2 3.x. The same engine is the C library
-//! `libb2nd` (a drop-in for `libblosc2`); this is its Rust API.
+//! The C ABI of b2nd: the C-Blosc2 API (`blosc2.h`, `b2nd.h`, the `blosc1`
+//! names) and Caterva's (`caterva.h`) over the engine in `b2nd-core`. Each
+//! exported function checks its pointers, converts, calls the core, and maps
+//! the error; no format logic lives here. Rust programs use `b2nd-core`
+//! directly.
 //!
-//! ```
-//! use b2nd::chunk::{Codec, Filter};
-//! use b2nd::schunk::{CParams, SChunk, Storage};
+//! Every exported function runs inside [`guard`], so a panic in the core never
+//! unwinds into C: it becomes `BLOSC2_ERROR_FAILURE` (or NULL).
 //!
-//! # fn main() -> b2nd::Result<()> {
-//! let cparams = CParams::default()
-//!     .with_codec(Codec::Zstd)
-//!     .with_typesize(8)
-//!     .with_filters(&[Filter::Shuffle]);
-//! let mut sc = SChunk::new(Storage::in_memory(cparams))?;
-//! let data: Vec<u8> = (0..10_000u64).flat_map(|i| i.to_le_bytes()).collect();
-//! sc.append_buffer(&data)?;
-//! let mut back = vec![0; data.len()];
-//! sc.decompress_chunk(0, &mut back)?;
-//! assert_eq!(back, data);
-//! assert!(sc.cbytes() < sc.nbytes());
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! Layers, bottom to top, each a module with its own safe Rust API:
-//! - [`codecs`]: BloscLZ (written here), LZ4/LZ4HC, Zlib, Zstd;
-//! - [`filters`]: shuffle, bit-shuffle, delta, truncate-precision;
-//! - [`chunk`]: the Blosc2 chunk format, the compression pipeline, threads;
-//!   [`chunk::Codec`], [`chunk::Filter`] and [`chunk::SplitMode`] name the
-//!   built-in ids for the builders of [`chunk::CParams`];
-//! - [`frame`]: contiguous and sparse frames;
-//! - [`schunk`]: super-chunks and metalayers;
-//! - [`ndarray`]: b2nd N-dimensional arrays.
-//!
-//! Errors are one [`Error`]: an [`ErrorKind`] (which maps to the reference's
-//! `BLOSC2_ERROR_*` code), a message and, for I/O, the OS error as its source.
-//!
-//! The C ABI (`blosc2_*`, `b2nd_*`, `caterva_*`) is a private module that
-//! converts, delegates and maps errors; docs/DESIGN.md says where `unsafe`
-//! may live and how the layers fit.
+//! `include/b2nd.h` and `include/caterva.h` are generated from this crate by
+//! cbindgen (build.rs).
 
-// Where `unsafe` may live: the modules marked `#[allow(unsafe_code)]` (the C
-// ABI, SIMD kernels, codec bindings, the zeroed allocation), each block with
-// a SAFETY comment.
-#![deny(unsafe_code)]
+// The whole crate is the C boundary: `unsafe` is allowed here, each block
+// with a SAFETY comment.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-pub mod error;
-pub mod global;
+pub(crate) use b2nd_core::{Error, ErrorKind, Result};
 
-pub mod chunk;
-pub mod codecs;
-pub mod filters;
-pub mod frame;
-pub mod ndarray;
-pub mod schunk;
-
-#[allow(unsafe_code)] // the C ABI
-mod ffi;
-mod gate;
-#[allow(unsafe_code)] // the fallible zeroed allocation
-mod mem;
-mod scratch;
-#[cfg(test)]
-mod test_rng;
-
-pub(crate) use error::{bail, err};
-pub use error::{Error, ErrorKind, Result};
-
-/// The README's examples: its Rust blocks run as doctests, and its C
-/// example is examples/quick.c, which CTest runs.
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-struct ReadmeDoctests;
-
-#[cfg(test)]
-mod readme {
-    #[test]
-    fn the_readme_shows_the_c_example_ctest_runs() {
-        let readme = include_str!("../README.md");
-        let example = include_str!("../examples/quick.c");
-        assert!(
-            readme.contains(&format!("```c\n{example}```")),
-            "README.md's C example differs from examples/quick.c"
-        );
-    }
+/// An error of a kind with a formatted message:
+/// `err!(InvalidParam, "typesize {t} > 255")`.
+macro_rules! err {
+    ($kind:ident, $($arg:tt)*) => {
+        $crate::Error::new($crate::ErrorKind::$kind, format!($($arg)*))
+    };
 }
+
+/// Returns early with an error of a kind (see `err!`).
+macro_rules! bail {
+    ($kind:ident, $($arg:tt)*) => {
+        return Err($crate::err!($kind, $($arg)*))
+    };
+}
+
+pub(crate) use {bail, err};
+
+mod guard;
+// Checked pointer/count and C-string conversions shared by every export.
+#[allow(dead_code)] // exported to C through the generated header, unused in Rust
+mod constants;
+pub(crate) mod convert;
+mod lifecycle;
+mod timing;
+// The chunk engine's C API.
+mod blosc1;
+mod chunk;
+mod context;
+mod registry;
+// Loading plugin libraries for codecs and filters registered without callbacks.
+mod defaults;
+mod plugin;
+mod shuffle;
+// Mirrors of the reference's public structs. Many are used only by C callers
+// (they appear in the header and in layouts), so Rust sees no use of them.
+#[allow(dead_code)]
+pub(crate) mod types;
+
+#[allow(unused_imports)] // used by the exported functions as they land
+pub(crate) use guard::*;
+mod b2nd;
+mod frame_util;
+mod io;
+mod meta;
+mod schunk;
+mod storage;
+// The Caterva 0.5 API (include/caterva.h) over the b2nd array engine.
+mod caterva;

@@ -1,5 +1,5 @@
 //! Every function exported to C must contain panics at the boundary: its body
-//! runs inside one of the guard helpers of `src/ffi/guard.rs` (directly or
+//! runs inside one of the guard helpers of `src/guard.rs` (directly or
 //! through a wrapper built on it), or it is on the short list below of bodies
 //! that cannot panic (constant returns) or only forward to a guarded export.
 //!
@@ -88,7 +88,7 @@ fn calls_a_guard(body: &str) -> bool {
 
 #[test]
 fn every_export_contains_panics() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ffi");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     let mut exports = 0;

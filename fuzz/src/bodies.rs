@@ -1,16 +1,16 @@
 //! What each fuzz target does with one input. The same file is compiled into
 //! the fuzz crate (`cargo fuzz run <target>`, nightly) and into the stable
-//! test `tests/fuzz_replay.rs`, which replays the fixtures and mutations of
+//! test `core/tests/fuzz_replay.rs`, which replays the fixtures and mutations of
 //! them through these bodies on every CI run.
 //!
 //! A body may reject its input with an error; it must never panic, hang or
 //! read out of bounds. Where a property can be checked (a round trip, a
 //! re-serialisation) the body asserts it, so a wrong result is a crash too.
 
-use b2nd::chunk::{self, BlockNeeds, CParams, DParams, Decompressor};
-use b2nd::ndarray::array::NdArray;
-use b2nd::ndarray::meta::NdMeta;
-use b2nd::schunk::{packed, SChunk};
+use b2nd_core::chunk::{self, BlockNeeds, CParams, DParams, Decompressor};
+use b2nd_core::ndarray::array::NdArray;
+use b2nd_core::ndarray::meta::NdMeta;
+use b2nd_core::schunk::{packed, SChunk};
 
 /// Most bytes a body lets one decode produce, so a header that claims
 /// gigabytes is rejected by the body instead of exhausting memory.
@@ -302,7 +302,7 @@ fn roundtrip(cp: &CParams, src: &[u8]) {
 /// A BloscLZ stream on its own.
 pub fn blosclz_decode(data: &[u8]) {
     let mut out = vec![0u8; 1 << 16];
-    let full = b2nd::codecs::blosclz::decompress(data, &mut out);
+    let full = b2nd_core::codecs::blosclz::decompress(data, &mut out);
     if let Ok(n) = full {
         assert!(n <= out.len());
     }
@@ -314,7 +314,7 @@ pub fn blosclz_decode(data: &[u8]) {
         _ => 0,
     };
     let mut part = vec![0u8; 1 << 16];
-    let prefix = b2nd::codecs::blosclz::decompress_prefix(data, &mut part, need);
+    let prefix = b2nd_core::codecs::blosclz::decompress_prefix(data, &mut part, need);
     if let Ok(m) = prefix {
         assert!(m <= part.len());
     }
@@ -666,7 +666,7 @@ fn middle(a: &NdArray) -> Vec<i64> {
 }
 
 /// The bytes of the item of `a` at `at` (none when `at` is outside it).
-fn read_item(a: &NdArray, at: &[i64]) -> b2nd::Result<Vec<u8>> {
+fn read_item(a: &NdArray, at: &[i64]) -> b2nd_core::Result<Vec<u8>> {
     let stop: Vec<i64> = at
         .iter()
         .zip(a.shape())

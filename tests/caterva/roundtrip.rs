@@ -9,9 +9,9 @@
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::PathBuf;
 
-use b2nd::ndarray::array::{ArrayStorage, Context, NdArray};
-use b2nd::ndarray::meta::NdMeta;
-use b2nd::schunk::{SChunk, Storage};
+use b2nd_core::ndarray::array::{ArrayStorage, Context, NdArray};
+use b2nd_core::ndarray::meta::NdMeta;
+use b2nd_core::schunk::{SChunk, Storage};
 
 /// `caterva_config_t`.
 #[repr(C)]
@@ -229,7 +229,7 @@ fn b2nd_and_caterva_only_files_open_through_caterva() {
     let data: Vec<u8> = (0..70).collect();
     // A b2nd-only file.
     let path = dir.join("b2nd-only.b2frame");
-    let mut cp = b2nd::schunk::CParams::default();
+    let mut cp = b2nd_core::schunk::CParams::default();
     cp.typesize = 2;
     let st = Storage {
         contiguous: true,
@@ -316,7 +316,7 @@ fn squeeze_works_in_place_on_b2nd_only_and_caterva_arrays() {
     let ctx = new_ctx();
     let data: Vec<u8> = (0..15).collect();
     let path = dir.join("unit-dims.b2frame");
-    let mut cp = b2nd::schunk::CParams::default();
+    let mut cp = b2nd_core::schunk::CParams::default();
     cp.typesize = 1;
     let st = Storage {
         contiguous: true,
@@ -413,7 +413,7 @@ fn caterva_only_files_squeeze_in_place_and_stay_readable() {
     let ctx = new_ctx();
     let (shape, cs, bs) = ([1i64, 6, 1, 4], [1i32, 3, 1, 2], [1i32, 2, 1, 1]);
     let data: Vec<u8> = (0..48).map(|i| (i * 5 + 1) as u8).collect();
-    let mut cp = b2nd::schunk::CParams::default();
+    let mut cp = b2nd_core::schunk::CParams::default();
     cp.typesize = 2;
     // The chunks, from an in-memory b2nd array of the same geometry.
     let c = Context::new(
@@ -517,7 +517,7 @@ fn squeeze_refuses_dtypes_it_cannot_widen() {
     let dir = scratch("squeeze-dtype");
     let ctx = new_ctx();
     let path = dir.join("datetime.b2frame");
-    let mut cp = b2nd::schunk::CParams::default();
+    let mut cp = b2nd_core::schunk::CParams::default();
     cp.typesize = 8;
     let st = Storage {
         contiguous: true,

@@ -145,7 +145,7 @@ def test_bytes_identical_to_reference(api):
 
 
 # zlib levels this library's own encoder compresses (the rest go to zlib-rs, a port of zlib-ng,
-# the reference's zlib); see parse_of in src/codecs/zlib/encoder.rs.
+# the reference's zlib); see parse_of in core/src/codecs/zlib/encoder.rs.
 OWN_ZLIB_LEVELS = (1, 2, 5, 6, 7, 8)
 
 
@@ -232,7 +232,7 @@ def test_results_and_error_codes_match_reference_library(lib):
 
 def test_small_chunks_identical_to_reference(api):
     """Small chunks, whose streams are short enough that BloscLZ clears only the hash slots it
-    set (src/codecs/blosclz/encode.rs, `wipe`), come out as the reference's, call after call:
+    set (core/src/codecs/blosclz/encode.rs, `wipe`), come out as the reference's, call after call:
     sizes and data alternate, so a slot left set by one call would change the next one's
     matches. Also the stored chunks and one-block reads of the small-call fast paths decode
     to their data."""
