@@ -472,21 +472,22 @@ pub unsafe extern "C" fn blosc2_vldecompress_ctx(
         // SAFETY: both lists are writable for `maxblocks >= blocks.len()` entries.
         let (outs, sizes) = unsafe {
             (
-                super::convert::items_mut(dests, blocks.len(), "dests")?,
-                super::convert::items_mut(destsizes, blocks.len(), "destsizes")?,
+                super::convert::out_items(dests, blocks.len(), "dests")?,
+                super::convert::out_items(destsizes, blocks.len(), "destsizes")?,
             )
         };
         for (i, b) in blocks.iter().enumerate() {
             match malloc_copy(b) {
                 Ok(p) => {
-                    outs[i] = p as *mut c_void;
-                    sizes[i] = as_int(b.len())?;
+                    outs[i].write(p as *mut c_void);
+                    sizes[i].write(as_int(b.len())?);
                 }
                 Err(e) => {
                     for o in outs.iter_mut().take(i) {
-                        // SAFETY: each was allocated by `malloc_copy` above.
-                        unsafe { libc::free(*o) };
-                        *o = core::ptr::null_mut();
+                        // SAFETY: entries before `i` were written above,
+                        // each with a pointer from `malloc_copy`.
+                        unsafe { libc::free(o.assume_init()) };
+                        o.write(core::ptr::null_mut());
                     }
                     return Err(e);
                 }

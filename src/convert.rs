@@ -6,6 +6,7 @@
 //! the count is zero (then it is an empty slice), and a string that is not
 //! UTF-8 is `InvalidParam`. `what` names the argument in the message.
 
+use core::mem::MaybeUninit;
 use core::ffi::{c_char, c_void, CStr};
 use core::fmt::Display;
 
@@ -50,10 +51,11 @@ pub(crate) unsafe fn items<'a, T>(p: *const T, len: impl CCount, what: &str) -> 
     Ok(unsafe { core::slice::from_raw_parts(p, n) })
 }
 
-/// `len` items at `p` as an exclusive slice.
-///
-/// The memory behind a C pointer counts as initialised: C owns it, Rust only
-/// writes it or reads back what it wrote.
+/// `len` items at `p` as an exclusive slice, for buffers the call reads or
+/// updates. Pure outputs take [`out_items`] instead, except the data buffers
+/// the decoders fill (`dest` of a decompression, a slice's buffer): the core
+/// decodes into `&mut [u8]`, so those count as initialised, as memory C
+/// hands over is in practice; docs/DESIGN.md says why.
 ///
 /// # Safety
 /// A non-NULL `p` is writable for `len` items, properly aligned, and not
@@ -73,6 +75,30 @@ pub(crate) unsafe fn items_mut<'a, T>(
     // SAFETY: non-NULL, and writable and unaliased for `n` items per this
     // function's contract.
     Ok(unsafe { core::slice::from_raw_parts_mut(p, n) })
+}
+
+/// `len` items at `p` that the call only writes: the outputs of a C call,
+/// which callers may pass uninitialised (a `malloc`ed array), so Rust sees
+/// them as `MaybeUninit` and never reads them. [`fill`] writes a whole one.
+///
+/// # Safety
+/// As for [`items_mut`]; the memory need not be initialised.
+pub(crate) unsafe fn out_items<'a, T>(
+    p: *mut T,
+    len: impl CCount,
+    what: &str,
+) -> Result<&'a mut [MaybeUninit<T>]> {
+    // SAFETY: forwarded contract; `MaybeUninit<T>` has `T`'s layout, and
+    // a slice of it may cover uninitialised memory.
+    unsafe { items_mut(p.cast::<MaybeUninit<T>>(), len, what) }
+}
+
+/// Writes `src` into the output `dst` of the same length.
+pub(crate) fn fill<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
+    assert_eq!(dst.len(), src.len(), "output and values differ in length");
+    for (d, s) in dst.iter_mut().zip(src) {
+        d.write(*s);
+    }
 }
 
 /// `len` bytes at an untyped pointer, as [`items`].

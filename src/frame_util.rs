@@ -115,7 +115,7 @@ pub unsafe extern "C" fn blosc2_unidim_to_multidim(
         // SAFETY: readable/writable for `ndim` entries per the contract
         // (both non-NULL, checked above).
         let (Ok(shape), Ok(index)) = (unsafe { convert::items(shape, n, "shape") }, unsafe {
-            convert::items_mut(index, n, "index")
+            convert::out_items(index, n, "index")
         }) else {
             return;
         };
@@ -126,9 +126,9 @@ pub unsafe extern "C" fn blosc2_unidim_to_multidim(
         if strides[..n].iter().any(|&s| s == 0) {
             return;
         }
-        index[0] = i / strides[0];
+        index[0].write(i / strides[0]);
         for j in 1..n {
-            index[j] = (i % strides[j - 1]) / strides[j];
+            index[j].write((i % strides[j - 1]) / strides[j]);
         }
     })
 }

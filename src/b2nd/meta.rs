@@ -111,9 +111,9 @@ pub unsafe extern "C" fn b2nd_deserialize_meta(
         // items per the contract.
         unsafe {
             *ndim = n as i8;
-            convert::items_mut(shape, n, "shape")?.copy_from_slice(&m.shape);
-            convert::items_mut(chunkshape, n, "chunkshape")?.copy_from_slice(&m.chunkshape);
-            convert::items_mut(blockshape, n, "blockshape")?.copy_from_slice(&m.blockshape);
+            convert::fill(convert::out_items(shape, n, "shape")?, &m.shape);
+            convert::fill(convert::out_items(chunkshape, n, "chunkshape")?, &m.chunkshape);
+            convert::fill(convert::out_items(blockshape, n, "blockshape")?, &m.blockshape);
         }
         let fixed = m.to_caterva_bytes()?.len();
         if dtype.is_null() || dtype_format.is_null() || layout == MetaLayout::Caterva {

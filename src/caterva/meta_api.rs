@@ -2,11 +2,12 @@
 //! (`caterva_meta_*`, `caterva_vlmeta_*`, `caterva_(de)serialize_meta`).
 
 use core::ffi::{c_char, c_int};
+use core::mem::MaybeUninit;
 
 use super::convert::{c_name, layer_parts, malloc_cstr};
 use super::types::*;
 use super::{array_ref, ctx_ref, nonnull, run};
-use crate::convert::{items, items_mut};
+use crate::convert::{fill, items, out_items};
 use crate::schunk::malloc_copy;
 use b2nd_core::ndarray::array::NdArray;
 use b2nd_core::ndarray::meta::NdMeta;
@@ -116,7 +117,11 @@ unsafe fn geometry_mut<'a>(
     shape: *mut i64,
     chunkshape: *mut i32,
     blockshape: *mut i32,
-) -> crate::Result<(&'a mut [i64], &'a mut [i32], &'a mut [i32])> {
+) -> crate::Result<(
+    &'a mut [MaybeUninit<i64>],
+    &'a mut [MaybeUninit<i32>],
+    &'a mut [MaybeUninit<i32>],
+)> {
     let (shape, chunkshape, blockshape) = (
         nonnull(shape, "shape")?,
         nonnull(chunkshape, "chunkshape")?,
@@ -125,9 +130,9 @@ unsafe fn geometry_mut<'a>(
     // SAFETY: non-NULL and valid for `ndim` values per the contract.
     unsafe {
         Ok((
-            items_mut(shape, ndim, "shape")?,
-            items_mut(chunkshape, ndim, "chunkshape")?,
-            items_mut(blockshape, ndim, "blockshape")?,
+            out_items(shape, ndim, "shape")?,
+            out_items(chunkshape, ndim, "chunkshape")?,
+            out_items(blockshape, ndim, "blockshape")?,
         ))
     }
 }
@@ -406,9 +411,9 @@ pub unsafe extern "C" fn caterva_deserialize_meta(
         let ndim = nonnull(ndim, "ndim")?;
         // SAFETY: writable for CATERVA_MAX_DIM >= nd values per the contract.
         let (s, c, b) = unsafe { geometry_mut(nd as i8, shape, chunkshape, blockshape) }?;
-        s.copy_from_slice(&m.shape);
-        c.copy_from_slice(&m.chunkshape);
-        b.copy_from_slice(&m.blockshape);
+        fill(s, &m.shape);
+        fill(c, &m.chunkshape);
+        fill(b, &m.blockshape);
         // SAFETY: non-NULL and writable.
         unsafe { *ndim = nd as i8 };
         Ok(())
