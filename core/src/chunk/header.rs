@@ -82,9 +82,9 @@ impl ChunkHeader {
     /// The header checks of the reference (`read_chunk_header`) without the
     /// check that `cbytes` bytes are present.
     ///
-    /// The checks run first without building any message ([`Quiet`]), and
+    /// The checks run first without building any message (`Quiet`), and
     /// only a refused header runs them again, out of line, to say why
-    /// ([`Told`]): the messages' arguments kept values in memory and
+    /// (`Told`): the messages' arguments kept values in memory and
     /// registers busy on the path every call takes, a good part of a
     /// `blosc2_cbuffer_sizes` call (`scripts/instructions.sh
     /// small/cbuffer_sizes/lz4/256B`).

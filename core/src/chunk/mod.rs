@@ -6,7 +6,7 @@
 //! writes chunks byte-compatible with C-Blosc2 and reads every version the
 //! reference has produced. See `README_CHUNK_FORMAT.rst` of the reference.
 //!
-//! - [`header`]: parsing and validating headers;
+//! - `header`: parsing and validating headers;
 //! - `blocksize`: the automatic block size and the split rule;
 //! - `pipeline`: the filters applied to a block;
 //! - `stream`: one codec stream of a block;

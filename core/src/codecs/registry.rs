@@ -11,7 +11,7 @@
 //! 36..=40) exist only as shared libraries in the reference too; the C layer
 //! registers them here ([`register_reference_plugin`]) and loads their
 //! libraries at first use. Without that registration (the Rust API alone),
-//! chunks using them fail with [`crate::Error::CodecSupport`].
+//! chunks using them fail with [`crate::ErrorKind::CodecSupport`].
 //!
 //! Registration semantics follow `blosc2_register_codec`/`_filter`: an id below
 //! 160 is refused; re-registering an id under the same name is a no-op success;

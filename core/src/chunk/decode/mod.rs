@@ -151,7 +151,7 @@ impl Decompressor {
         self.dparams.nchunk = nchunk;
     }
 
-    /// Installs the [`LazyResolver`] (the first call wins; later ones are no-ops).
+    /// Installs the `LazyResolver` (the first call wins; later ones are no-ops).
     pub fn set_lazy_resolver(f: LazyResolver) {
         let _ = lazy::LAZY_RESOLVER.set(f);
     }

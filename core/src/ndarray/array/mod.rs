@@ -357,7 +357,7 @@ impl NdArray {
 
     /// Refuses to read or write the items of an array whose padded chunk is
     /// larger than a chunk can be (one opened over a super-chunk without
-    /// chunks, see [`NdArray::described_geometry`]): with `InvalidParam`, as
+    /// chunks, see `NdArray::described_geometry`): with `InvalidParam`, as
     /// the reference refuses to allocate such a chunk buffer. An array
     /// without items has nothing to read, and passes.
     /// Stores the chunks an `encode_*` method made (one write of the store).
