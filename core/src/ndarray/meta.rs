@@ -37,8 +37,11 @@ pub struct NdMeta {
     /// Metalayer format version as read; writers always emit
     /// `NdMeta::VERSION`.
     pub version: u8,
+    /// Items per dimension of the array.
     pub shape: Vec<i64>,
+    /// Items per dimension of a chunk.
     pub chunkshape: Vec<i32>,
+    /// Items per dimension of a block.
     pub blockshape: Vec<i32>,
     /// The data type description (NumPy `descr` string when
     /// `dtype_format == 0`).
