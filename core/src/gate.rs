@@ -23,7 +23,7 @@
 //! a read must not queue behind a write that waits for the outer read, so
 //! a writer waits until no read runs. Calls are identified by the thread
 //! that made the outermost one; worker threads adopt it for the work they
-//! do for that call ([`adopt`], used by `chunk::pool`).
+//! do for that call (`adopt`, used by `chunk::pool`).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -44,6 +44,7 @@
 // a SAFETY comment.
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
+#![deny(missing_docs)]
 
 pub mod error;
 pub mod global;

@@ -44,7 +44,7 @@ pub(crate) fn with_kept_bytes<T>(
     })
 }
 
-/// [`with_kept_bytes`] for a buffer sized by data, which may be large:
+/// `with_kept_bytes` for a buffer sized by data, which may be large:
 /// `MemoryAlloc` instead of an abort when the system refuses the room (the
 /// kept buffer, if any, stays as it was).
 pub fn try_with_kept_bytes<T>(

@@ -82,9 +82,9 @@ impl ChunkHeader {
     /// The header checks of the reference (`read_chunk_header`) without the
     /// check that `cbytes` bytes are present.
     ///
-    /// The checks run first without building any message ([`Quiet`]), and
+    /// The checks run first without building any message (`Quiet`), and
     /// only a refused header runs them again, out of line, to say why
-    /// ([`Told`]): the messages' arguments kept values in memory and
+    /// (`Told`): the messages' arguments kept values in memory and
     /// registers busy on the path every call takes, a good part of a
     /// `blosc2_cbuffer_sizes` call (`scripts/instructions.sh
     /// small/cbuffer_sizes/lz4/256B`).
@@ -267,12 +267,17 @@ impl ChunkHeader {
     pub fn typesize(&self) -> usize {
         usize::from(self.typesize)
     }
+    /// The chunk format version (header byte 0; this crate writes 5, and 6
+    /// for VL-block chunks).
     pub fn version(&self) -> u8 {
         self.version
     }
+    /// The codec format version (header byte 1, the reference's `versionlz`).
     pub fn versionlz(&self) -> u8 {
         self.versionlz
     }
+    /// The flags byte (header byte 2): shuffle, memcpyed, bit-shuffle,
+    /// delta and split bits, the codec format in the top three bits.
     pub fn flags(&self) -> u8 {
         self.flags
     }
@@ -289,6 +294,7 @@ impl ChunkHeader {
     pub fn compformat(&self) -> u8 {
         self.flags >> 5
     }
+    /// The codec's parameter byte (0 without the extended header).
     pub fn compcode_meta(&self) -> u8 {
         self.compcode_meta
     }
@@ -315,12 +321,17 @@ impl ChunkHeader {
     pub fn special(&self) -> Option<Special> {
         Special::from_code(self.special_code())
     }
+    /// Whether the data is stored as a plain copy after the header
+    /// (`BLOSC_MEMCPYED`).
     pub fn is_memcpyed(&self) -> bool {
         self.flags & Fmt::MEMCPYED != 0
     }
+    /// The filter pipeline's ids; for a 16-byte header, the pipeline its
+    /// shuffle, bit-shuffle and delta flags mean.
     pub fn filters(&self) -> [u8; 6] {
         self.filters
     }
+    /// The filters' parameter bytes (zeros without the extended header).
     pub fn filters_meta(&self) -> [u8; 6] {
         self.filters_meta
     }
@@ -336,15 +347,23 @@ impl ChunkHeader {
     pub fn is_instrumented(&self) -> bool {
         self.extended && self.blosc2_flags & Fmt::INSTR_CODEC != 0
     }
+    /// Whether this is a lazy chunk: header, block starts and a trailer
+    /// locating the blocks, which stay in the on-disk frame.
     pub fn is_lazy(&self) -> bool {
         self.extended && self.blosc2_flags & Fmt::LAZY != 0
     }
+    /// Whether the chunk holds variable-length blocks (then
+    /// [`blocksize`](Self::blocksize) is the number of blocks).
     pub fn vl_blocks(&self) -> bool {
         self.extended && self.blosc2_flags2 & Fmt::VL_BLOCKS != 0
     }
+    /// The Blosc2 flags byte (header byte 31: dictionary, lazy, special kind
+    /// in bits 4..=6, instrumentation); 0 without the extended header.
     pub fn blosc2_flags(&self) -> u8 {
         self.blosc2_flags
     }
+    /// The second Blosc2 flags byte (header byte 30; bit 0 marks VL blocks);
+    /// 0 without the extended header.
     pub fn blosc2_flags2(&self) -> u8 {
         self.blosc2_flags2
     }

@@ -6,7 +6,7 @@
 //! writes chunks byte-compatible with C-Blosc2 and reads every version the
 //! reference has produced. See `README_CHUNK_FORMAT.rst` of the reference.
 //!
-//! - [`header`]: parsing and validating headers;
+//! - `header`: parsing and validating headers;
 //! - `blocksize`: the automatic block size and the split rule;
 //! - `pipeline`: the filters applied to a block;
 //! - `stream`: one codec stream of a block;
@@ -50,6 +50,8 @@ impl Fmt {
     pub(crate) const EXT_HEADER: usize = 32;
     /// `BLOSC2_MAX_OVERHEAD`: `dst.len() >= src.len() + MAX_OVERHEAD` always suffices.
     pub(crate) const MAX_OVERHEAD: usize = 32;
+    /// `BLOSC2_MAX_BUFFERSIZE`: the largest uncompressed chunk in bytes, so
+    /// that the compressed chunk (at most `MAX_OVERHEAD` more) fits an `i32`.
     pub const MAX_BUFFERSIZE: usize = i32::MAX as usize - 32;
     pub(crate) const MAX_TYPESIZE: usize = 255;
     pub(crate) const MIN_BUFFERSIZE: usize = 32;
@@ -107,6 +109,7 @@ pub struct PrefilterArgs<'a> {
     pub output: &'a mut [u8],
     /// Byte offset of the block in the chunk.
     pub offset: usize,
+    /// Index of the block in the chunk (0-based).
     pub nblock: usize,
     /// Chunk number in a super-chunk, -1 when unknown.
     pub nchunk: i64,
@@ -118,12 +121,19 @@ pub struct PrefilterArgs<'a> {
 
 /// Arguments of a postfilter call: turn the decoded `input` into `output`.
 pub struct PostfilterArgs<'a> {
+    /// The block as the backward filter pipeline left it.
     pub input: &'a [u8],
+    /// Where to write the block that the caller gets back.
     pub output: &'a mut [u8],
+    /// Byte offset of the block in the (uncompressed) chunk.
     pub offset: usize,
+    /// Index of the block in the chunk (0-based).
     pub nblock: usize,
+    /// Chunk number in a super-chunk, -1 when unknown.
     pub nchunk: i64,
+    /// Worker id.
     pub tid: usize,
+    /// The chunk's item size in bytes.
     pub typesize: usize,
 }
 
@@ -154,7 +164,11 @@ pub type UserData = Arc<dyn std::any::Any + Send + Sync>;
 /// Compression parameters (the reference's `blosc2_cparams`).
 #[derive(Clone)]
 pub struct CParams {
+    /// Codec id: a built-in codec's ([`Codec::id`]), a reference plugin's
+    /// (32..=159) or a registered user codec's (160..=255).
     pub compcode: u8,
+    /// The codec's parameter byte, stored in the chunk header; its meaning
+    /// is up to the codec (e.g. the mode parameter of the zfp codecs).
     pub compcode_meta: u8,
     /// 0..=9; 0 stores a plain copy.
     pub clevel: u8,
@@ -162,17 +176,24 @@ pub struct CParams {
     pub use_dict: bool,
     /// Size of one item; above 255 the data is treated as a byte stream.
     pub typesize: i32,
+    /// Most threads used to compress one chunk (fewer for small chunks);
+    /// values below 1 count as 1.
     pub nthreads: i16,
     /// 0 for automatic.
     pub blocksize: i32,
     /// One of the `Fmt::*_SPLIT` values.
     pub splitmode: i32,
+    /// The filter pipeline: filter ids applied in slot order, 0 for an
+    /// empty slot ([`Filter::id`] gives the built-in ones).
     pub filters: [u8; 6],
+    /// One parameter byte per filter slot (e.g. the bits kept by
+    /// [`Filter::TruncPrec`]).
     pub filters_meta: [u8; 6],
     /// Store instrumentation records instead of data (development aid).
     pub instr_codec: bool,
     /// Tuner id; only the built-in tuner (0, stune) exists here.
     pub tuner_id: i32,
+    /// Run on every block before the filters (see [`Prefilter`]).
     pub prefilter: Option<Prefilter>,
     /// What the prefilter's output is (used only with a prefilter).
     pub prefilter_output: PrefilterOutput,
@@ -236,7 +257,10 @@ impl std::fmt::Debug for CParams {
 /// Decompression parameters (the reference's `blosc2_dparams`).
 #[derive(Clone)]
 pub struct DParams {
+    /// Most threads used to decompress one chunk (fewer for small chunks);
+    /// values below 1 count as 1.
     pub nthreads: i16,
+    /// Run on every block after the backward filters (see [`Postfilter`]).
     pub postfilter: Option<Postfilter>,
     /// Chunk number reported to the postfilter (-1 when not in a super-chunk).
     pub nchunk: i64,
@@ -271,9 +295,13 @@ impl std::fmt::Debug for DParams {
 /// The kinds of special chunks (no streams; the value is implied).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Special {
+    /// All bytes zero.
     Zero,
+    /// Every item a NaN (`f32` or `f64`, so typesize 4 or 8).
     Nan,
+    /// Every item the same value, stored after the header.
     Value,
+    /// Uninitialised: decoding writes nothing into the destination.
     Uninit,
 }
 

@@ -58,6 +58,7 @@ impl BlockNeeds {
         self.spans.len()
     }
 
+    /// Whether no blocks are described (`len() == 0`).
     pub fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }

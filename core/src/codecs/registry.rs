@@ -11,7 +11,7 @@
 //! 36..=40) exist only as shared libraries in the reference too; the C layer
 //! registers them here ([`register_reference_plugin`]) and loads their
 //! libraries at first use. Without that registration (the Rust API alone),
-//! chunks using them fail with [`crate::Error::CodecSupport`].
+//! chunks using them fail with [`crate::ErrorKind::CodecSupport`].
 //!
 //! Registration semantics follow `blosc2_register_codec`/`_filter`: an id below
 //! 160 is refused; re-registering an id under the same name is a no-op success;
@@ -71,6 +71,8 @@ pub trait UserCodec: Send + Sync {
 /// A user filter: `forward` on compression, `backward` on decompression.
 /// `src` and `dst` always have the same length (one block).
 pub trait UserFilter: Send + Sync {
+    /// Applies the filter to block `src` into `dst` when compressing; `meta`
+    /// is the filter's `filters_meta` byte.
     fn forward(
         &self,
         src: &[u8],
@@ -78,6 +80,8 @@ pub trait UserFilter: Send + Sync {
         meta: u8,
         info: &CallInfo<'_>,
     ) -> crate::Result<()>;
+    /// Undoes [`forward`](Self::forward): restores block `src` into `dst`
+    /// when decompressing.
     fn backward(
         &self,
         src: &[u8],
@@ -90,7 +94,10 @@ pub trait UserFilter: Send + Sync {
 /// A registered codec.
 #[derive(Clone)]
 pub struct CodecEntry {
+    /// The codec id chunks name it by: 160..=255 for user codecs, or a
+    /// reference plugin's id (see [`register_reference_plugin`]).
     pub id: u8,
+    /// The codec's name; registering the same id again must use the same one.
     pub name: String,
     /// Written into the chunk header's `versionlz` byte.
     pub version: u8,
@@ -101,9 +108,13 @@ pub struct CodecEntry {
 /// A registered filter.
 #[derive(Clone)]
 pub struct FilterEntry {
+    /// The filter id chunks name it by (160..=255).
     pub id: u8,
+    /// The filter's name; registering the same id again must use the same one.
     pub name: String,
+    /// The filter's version (kept as registered; nothing stores it in chunks).
     pub version: u8,
+    /// The implementation.
     pub filter: Arc<dyn UserFilter>,
 }
 

@@ -17,7 +17,10 @@ use super::cpu::{self, SimdLevel};
 /// only at its start (id 35), or also after its whole 16-byte groups (id 34).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
+    /// `BLOSC_FILTER_BYTEDELTA` (id 35): one running difference per stream.
     Fixed,
+    /// `BLOSC_FILTER_BYTEDELTA_BUGGY` (id 34): restarts after the whole
+    /// 16-byte groups, as the reference's SIMD builds wrote it.
     Buggy,
 }
 

@@ -21,7 +21,9 @@ const MAX_DIM: usize = 8;
 /// Which of the two filters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// NDCELL (id 32): moves the items cell by cell (lossless).
     Cell,
+    /// NDMEAN (id 33): replaces each cell's items with their mean (lossy).
     Mean,
 }
 

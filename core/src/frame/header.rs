@@ -52,7 +52,10 @@ pub(crate) const MAX_FILTERS: usize = 6;
 /// The frame type stored at byte 26.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameType {
+    /// Header, chunks, offsets and trailer in one buffer or file (type 0).
     Contiguous,
+    /// A directory: this frame holds header, offsets and trailer, each
+    /// chunk is a file of its own (type 1).
     Sparse,
 }
 
@@ -60,7 +63,10 @@ pub enum FrameType {
 /// or variable-length metalayer in the trailer).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Metalayer {
+    /// The name (at most 31 bytes).
     pub name: String,
+    /// The content, opaque to the frame; for a variable-length metalayer,
+    /// as stored (compressed).
     pub content: Vec<u8>,
 }
 
@@ -73,27 +79,42 @@ pub struct FrameHeader {
     pub frame_len: i64,
     /// Format version (low nibble of the general flags).
     pub version: u8,
+    /// Contiguous or sparse (byte 26).
     pub frame_type: FrameType,
+    /// Codec id of the chunks (user codec ids read from the user-codec byte).
     pub compcode: u8,
+    /// Compression level, 0..=9 (the high nibble of byte 27).
     pub clevel: u8,
     /// Split mode as the reference numbers it (1..=4).
     pub splitmode: u8,
+    /// Uncompressed bytes of all chunks.
     pub nbytes: i64,
     /// Bytes in the data section (contiguous) or in stored chunks (sparse).
     pub cbytes: i64,
+    /// Item size in bytes (positive).
     pub typesize: i32,
+    /// Block size of the chunks in bytes; 0 for automatic.
     pub blocksize: i32,
     /// Chunk size in bytes; 0 means variable-size chunks.
     pub chunksize: i32,
+    /// Compression threads of the super-chunk that wrote the frame.
     pub nthreads_c: i16,
+    /// Decompression threads of the super-chunk that wrote the frame.
     pub nthreads_d: i16,
+    /// Whether the trailer holds variable-length metalayers.
     pub has_vlmetalayers: bool,
     /// Whether the chunks use variable-length blocks.
     pub vl_blocks: bool,
+    /// The filter pipeline's ids, as in [`crate::chunk::CParams::filters`].
     pub filters: [u8; 6],
+    /// The filters' parameter bytes.
     pub filters_meta: [u8; 6],
+    /// The codec's parameter byte.
     pub compcode_meta: u8,
+    /// Whether the chunks embed a dictionary.
     pub use_dict: bool,
+    /// The fixed-size metalayers, in header order (empty after
+    /// [`decode_fixed`](Self::decode_fixed)).
     pub metalayers: Vec<Metalayer>,
 }
 

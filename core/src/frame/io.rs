@@ -11,7 +11,9 @@ use crate::Result;
 /// How a file is opened (the reference's "rb", "rb+" and "wb" modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenMode {
+    /// Read an existing file ("rb").
     Read,
+    /// Read and write an existing file ("rb+").
     ReadWrite,
     /// Create or truncate, then write. Whether the handle also reads is the
     /// backend's: the local file system's does, a C backend's ("wb") need not.
@@ -52,6 +54,8 @@ pub trait IoFile: Send + Sync {
 
 /// A user-replaceable I/O backend (the reference's `blosc2_io_cb`).
 pub trait Io: Send + Sync {
+    /// Opens the file at `path` in `mode`; fails as the backend does (e.g. a
+    /// missing file for [`OpenMode::Read`]).
     fn open(&self, path: &Path, mode: OpenMode) -> Result<Box<dyn IoFile>>;
     /// Removes a file (used for sparse-frame chunk files).
     fn remove(&self, path: &Path) -> Result<()>;
@@ -95,6 +99,7 @@ pub type IoRef = Arc<dyn Io>;
 pub struct StdIo;
 
 impl StdIo {
+    /// The local file system as a shared backend handle.
     pub fn shared() -> IoRef {
         Arc::new(StdIo)
     }
@@ -290,6 +295,7 @@ pub(crate) fn check_read_len(n: usize, pos: u64, want: usize, what: &str) -> Res
 /// An in-memory file, used for frames held in a buffer.
 #[derive(Debug, Default, Clone)]
 pub struct MemFile {
+    /// The file's bytes; its size is `data.len()`.
     pub data: Vec<u8>,
 }
 

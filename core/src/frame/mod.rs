@@ -1,12 +1,12 @@
 //! Contiguous (cframe) and sparse (sframe) frames: the serialized forms of a
 //! super-chunk (README_CFRAME_FORMAT.rst, README_SFRAME_FORMAT.rst).
 //!
-//! - [`header`]: the msgpack header with its fixed-size metalayers;
-//! - [`trailer`]: the msgpack trailer with the variable-length metalayers;
-//! - [`offsets`]: entries of the chunk-offsets index, incl. special values;
+//! - `header`: the msgpack header with its fixed-size metalayers;
+//! - `trailer`: the msgpack trailer with the variable-length metalayers;
+//! - `offsets`: entries of the chunk-offsets index, incl. special values;
 //! - `index`: the offsets index in memory (kept compact when repeated);
 //! - [`io`]: the I/O trait (files, memory, user callbacks);
-//! - [`store`]: a frame attached to its bytes, with chunk-level mutations;
+//! - `store`: a frame attached to its bytes, with chunk-level mutations;
 //! - [`durable`]: whether frames fsync at their publishing points.
 
 mod bytes;

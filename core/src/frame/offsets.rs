@@ -11,8 +11,11 @@ use crate::Result;
 /// Run-length chunk kinds that can be represented by an offset alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpecialOffset {
+    /// A chunk of zeros (code 1).
     Zero,
+    /// A chunk of NaNs (code 2).
     Nan,
+    /// An uninitialised chunk (code 4).
     Uninit,
 }
 
@@ -45,11 +48,16 @@ impl SpecialOffset {
 /// Where a chunk is, decoded from its index entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkLoc {
+    /// A stored chunk: its byte offset from the end of the header
+    /// (contiguous frames) or its file number (sparse frames).
     Stored(i64),
+    /// A chunk that the entry alone describes.
     Special(SpecialOffset),
 }
 
 impl ChunkLoc {
+    /// The location index entry `v` means; fails with [`crate::ErrorKind::Data`]
+    /// for a negative entry whose special code is none of the known ones.
     pub fn decode(v: i64) -> Result<ChunkLoc> {
         if v >= 0 {
             return Ok(ChunkLoc::Stored(v));
@@ -60,6 +68,7 @@ impl ChunkLoc {
             .ok_or_else(|| crate::err!(Data, "unknown special chunk offset {v:#x}"))
     }
 
+    /// The index entry for this location (the inverse of [`ChunkLoc::decode`]).
     pub fn encode(self) -> i64 {
         match self {
             ChunkLoc::Stored(v) => v,

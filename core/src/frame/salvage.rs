@@ -30,18 +30,28 @@ const MAX_LOST: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SalvagedChunk {
     /// Intact, `len` bytes at `start` of the scanned buffer.
-    Stored { start: usize, len: usize },
+    Stored {
+        /// Byte offset of the chunk in the buffer given to [`scan`].
+        start: usize,
+        /// The chunk's length in bytes (its header's `cbytes`).
+        len: usize,
+    },
     /// Stored as a special index entry of an index that decoded.
     Special(SpecialOffset),
     /// Not found; `reason` says why.
-    Lost { reason: String },
+    Lost {
+        /// What was wrong, for a person to read.
+        reason: String,
+    },
 }
 
 /// The result of [`scan`]: the frame's header, one entry per chunk it
 /// declares, and what else could be read.
 #[derive(Debug, Clone)]
 pub struct Salvage {
+    /// The frame's header, metalayers included.
     pub header: FrameHeader,
+    /// One entry per chunk the header declares, in chunk order.
     pub chunks: Vec<SalvagedChunk>,
     /// The vlmetalayers (compressed, as stored), when the trailer is intact.
     pub vlmetalayers: Option<Vec<Metalayer>>,

@@ -42,12 +42,20 @@ pub enum Place {
     Memory(MemFile),
     /// A contiguous frame in a file, starting at `offset`.
     File {
+        /// The I/O backend the file is opened through.
         io: IoRef,
+        /// The file.
         path: PathBuf,
+        /// Byte position of the frame in the file (0 for a file of its own).
         offset: u64,
     },
     /// A sparse frame: `dir/chunks.b2frame` plus one file per chunk.
-    Sparse { io: IoRef, dir: PathBuf },
+    Sparse {
+        /// The I/O backend the files are opened through.
+        io: IoRef,
+        /// The frame's directory.
+        dir: PathBuf,
+    },
 }
 
 /// An open frame file and the mode it was opened in.
@@ -67,7 +75,9 @@ enum ChunkAt {
 
 /// A chunk as stored in the frame.
 pub enum FrameChunk<'a> {
+    /// A stored chunk's bytes (borrowed from an in-memory frame, else read).
     Bytes(Cow<'a, [u8]>),
+    /// A chunk that its offsets-index entry alone describes.
     Special(SpecialOffset),
 }
 
@@ -362,10 +372,12 @@ impl Frame {
         }
     }
 
+    /// Whether this is a sparse frame (a directory of chunk files).
     pub fn is_sparse(&self) -> bool {
         matches!(self.place, Place::Sparse { .. })
     }
 
+    /// Where the frame's bytes live.
     pub fn place(&self) -> &Place {
         &self.place
     }
@@ -584,6 +596,7 @@ impl Frame {
         Ok((header, vlmeta))
     }
 
+    /// Number of chunks (entries of the offsets index).
     pub fn nchunks(&self) -> usize {
         self.offsets.len()
     }
@@ -606,6 +619,8 @@ impl Frame {
         self.offsets.to_vec()
     }
 
+    /// The frame's length in bytes as its header records it after the last
+    /// open or flush: header, data section, offsets index and trailer.
     pub fn frame_len(&self) -> u64 {
         self.frame_len
     }

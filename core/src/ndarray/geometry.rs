@@ -31,19 +31,29 @@ pub fn padded<T: Copy>(values: &[T], fill: T) -> [T; MAX_DIM] {
 /// `ndim` entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Geometry {
+    /// Number of dimensions (0..=16).
     pub ndim: usize,
+    /// Item size in bytes.
     pub typesize: i32,
+    /// Items per dimension of the array.
     pub shape: Vec<i64>,
+    /// Items per dimension of a chunk.
     pub chunkshape: Vec<i32>,
+    /// Items per dimension of a block.
     pub blockshape: Vec<i32>,
     /// `shape` rounded up to a multiple of `chunkshape`.
     pub extshape: Vec<i64>,
     /// `chunkshape` rounded up to a multiple of `blockshape`.
     pub extchunkshape: Vec<i64>,
+    /// Items in the array: the product of `shape`.
     pub nitems: i64,
+    /// Items in an unpadded chunk: the product of `chunkshape`.
     pub chunknitems: i32,
+    /// Items in the padded array: the product of `extshape`.
     pub extnitems: i64,
+    /// Items in a block: the product of `blockshape`.
     pub blocknitems: i32,
+    /// Items in a padded chunk: the product of `extchunkshape`.
     pub extchunknitems: i64,
     /// C-order item strides of the array (`shape`).
     pub item_array_strides: Vec<i64>,

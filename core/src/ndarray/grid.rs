@@ -101,6 +101,7 @@ impl Grid {
         g
     }
 
+    /// Number of dimensions.
     pub fn ndim(&self) -> usize {
         self.ndim
     }

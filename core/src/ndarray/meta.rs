@@ -35,10 +35,13 @@ const MARK_FIXARRAY: u8 = 0x90;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NdMeta {
     /// Metalayer format version as read; writers always emit
-    /// [`NdMeta::VERSION`].
+    /// `NdMeta::VERSION`.
     pub version: u8,
+    /// Items per dimension of the array.
     pub shape: Vec<i64>,
+    /// Items per dimension of a chunk.
     pub chunkshape: Vec<i32>,
+    /// Items per dimension of a block.
     pub blockshape: Vec<i32>,
     /// The data type description (NumPy `descr` string when
     /// `dtype_format == 0`).
@@ -117,7 +120,7 @@ impl NdMeta {
     }
 
     /// Serialises in the current 7-element b2nd layout, byte for byte as the
-    /// reference writer does (version byte always [`NdMeta::VERSION`]).
+    /// reference writer does (version byte always `NdMeta::VERSION`).
     pub fn to_b2nd_bytes(&self) -> Result<Vec<u8>> {
         let ndim = self.check_dims()?;
         let (dtype, dtype_len) = self.dtype_parts()?;
@@ -283,7 +286,7 @@ impl NdMeta {
     /// `dtype_format` byte first unless the next byte is a str32 marker).
     /// Without a dtype, the record gets [`default_dtype_for_typesize`].
     /// The returned [`DtypeTail`] says which of those endings was found, so
-    /// that [`NdMeta::to_bytes_like`] can rewrite the record in its shape.
+    /// that `NdMeta::to_bytes_like` can rewrite the record in its shape.
     pub fn from_stored_bytes(bytes: &[u8], typesize: i32) -> Result<(NdMeta, DtypeTail)> {
         MetaLayout::detect(bytes)?;
         let mut rd = Reader {

@@ -83,7 +83,7 @@ impl SChunk {
     }
 
     /// Opens an edit scope, closed by [`SChunk::end_edits`]: until the
-    /// outermost closes, flushes are put off (see [`SChunk::edits`], for
+    /// outermost closes, flushes are put off (see `SChunk::edits`, for
     /// callers whose edits span several calls on the handle).
     pub fn begin_edits(&mut self) {
         self.edit_depth += 1;

@@ -72,7 +72,7 @@ impl SChunk {
     }
 }
 
-/// See [`SChunk::reclaim_if_worth`].
+/// See `SChunk::reclaim_if_worth`.
 impl Drop for SChunk {
     fn drop(&mut self) {
         self.reclaim_if_worth();

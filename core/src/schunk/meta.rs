@@ -89,6 +89,7 @@ impl SChunk {
 
     // ----- variable-length metalayers -----
 
+    /// The index of the variable-length metalayer `name`, if there is one.
     pub fn vlmeta_exists(&self, name: &str) -> Option<usize> {
         self.vlmetalayers.iter().position(|m| m.name == name)
     }

@@ -68,7 +68,9 @@ pub struct Storage {
     pub contiguous: bool,
     /// File (contiguous) or directory (sparse); `None` keeps it in memory.
     pub urlpath: Option<PathBuf>,
+    /// Parameters chunks are compressed with.
     pub cparams: CParams,
+    /// Parameters chunks are decompressed with.
     pub dparams: DParams,
     /// I/O backend for files; `None` uses the local file system.
     pub io: Option<IoRef>,
@@ -444,18 +446,24 @@ impl SChunk {
 
     // ----- accessors -----
 
+    /// Number of chunks.
     pub fn nchunks(&self) -> i64 {
         match &self.backend {
             Backend::Chunks(c) => c.len() as i64,
             Backend::Frame(f) => f.nchunks() as i64,
         }
     }
+    /// Uncompressed bytes of all chunks (the reference's `nbytes`).
     pub fn nbytes(&self) -> i64 {
         self.nbytes
     }
+    /// Compressed bytes held for the chunks (the reference's `cbytes`):
+    /// chunks a frame keeps as special offsets count nothing, and a
+    /// contiguous frame counts its data section once flushed.
     pub fn cbytes(&self) -> i64 {
         self.cbytes
     }
+    /// Item size in bytes (of [`cparams`](Self::cparams)).
     pub fn typesize(&self) -> i32 {
         self.storage.cparams.typesize
     }
@@ -463,12 +471,17 @@ impl SChunk {
     pub fn chunksize(&self) -> i32 {
         self.chunksize
     }
+    /// Block size in bytes asked of the chunks (0: chosen per chunk), as
+    /// the parameters or the frame header give it.
     pub fn blocksize(&self) -> i32 {
         self.blocksize
     }
+    /// The super-chunk's own compression parameters (what its frame header
+    /// records; see [`SChunk::record_cparams`]).
     pub fn cparams(&self) -> &CParams {
         &self.storage.cparams
     }
+    /// The super-chunk's decompression parameters.
     pub fn dparams(&self) -> &DParams {
         &self.storage.dparams
     }
@@ -620,6 +633,7 @@ impl SChunk {
         self.storage.dparams.user_data = dparams;
     }
 
+    /// Where and how the super-chunk is stored, with its current parameters.
     pub fn storage(&self) -> &Storage {
         &self.storage
     }

@@ -12,6 +12,7 @@ use super::SChunk;
 pub struct SharedSChunk(Arc<RwLock<SChunk>>);
 
 impl SharedSChunk {
+    /// A handle owning `sc`; clones share it.
     pub fn new(sc: SChunk) -> SharedSChunk {
         SharedSChunk(Arc::new(RwLock::new(sc)))
     }

@@ -48,6 +48,9 @@ use super::DParams;
 /// through [`BlockSource::block_into`], which calls `block` unless the
 /// source reads in place.
 pub trait BlockSource {
+    /// The chunk's bytes from byte `offset` on, covering at least block
+    /// `nblock`'s streams (or the dictionary section when `nblock` is
+    /// `usize::MAX`), as the trait's documentation describes.
     fn block(
         &mut self,
         nblock: usize,
@@ -135,6 +138,7 @@ impl Decompressor {
         self.dparams.user_data = user_data;
     }
 
+    /// A decompression context for `dparams`.
     pub fn new(dparams: DParams) -> Self {
         Decompressor {
             dparams,
@@ -142,6 +146,7 @@ impl Decompressor {
         }
     }
 
+    /// The parameters this context decodes with.
     pub fn dparams(&self) -> &DParams {
         &self.dparams
     }
@@ -151,7 +156,7 @@ impl Decompressor {
         self.dparams.nchunk = nchunk;
     }
 
-    /// Installs the [`LazyResolver`] (the first call wins; later ones are no-ops).
+    /// Installs the `LazyResolver` (the first call wins; later ones are no-ops).
     pub fn set_lazy_resolver(f: LazyResolver) {
         let _ = lazy::LAZY_RESOLVER.set(f);
     }

@@ -125,6 +125,7 @@ impl Compressor {
         self.cparams.user_data = user_data;
     }
 
+    /// The parameters this context compresses with.
     pub fn cparams(&self) -> &CParams {
         &self.cparams
     }

@@ -33,7 +33,7 @@
 //!
 //! The decoder accepts every stream the reference encoders write (Blosc 1.x to
 //! C-Blosc2 3.x share this format) and rejects malformed ones with
-//! [`crate::Error::Stream`]. It is a little stricter than the reference in one
+//! [`crate::ErrorKind::Stream`]. It is a little stricter than the reference in one
 //! corner: a stream whose last token is a far match is an error here, where
 //! the reference silently drops that match and returns a short output (which
 //! its caller then rejects as a size mismatch).

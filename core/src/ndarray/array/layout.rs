@@ -20,17 +20,25 @@ pub(crate) use crate::ndarray::meta::MAX_DIM;
 /// geometry without a typesize, in the units the array code works in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
+    /// Items per dimension of the array.
     pub shape: Vec<i64>,
+    /// Items per dimension of a chunk.
     pub chunkshape: Vec<i32>,
+    /// Items per dimension of a block.
     pub blockshape: Vec<i32>,
     /// `shape` rounded up to whole chunks.
     pub extshape: Vec<i64>,
     /// `chunkshape` rounded up to whole blocks.
     pub extchunkshape: Vec<i64>,
+    /// Items in the array: the product of `shape`.
     pub nitems: i64,
+    /// Items in an unpadded chunk: the product of `chunkshape`.
     pub chunknitems: i64,
+    /// Items in the padded array: the product of `extshape`.
     pub extnitems: i64,
+    /// Items in a block: the product of `blockshape`.
     pub blocknitems: i64,
+    /// Items in a padded chunk: the product of `extchunkshape`.
     pub extchunknitems: i64,
     /// The full derivation (with a typesize of 1).
     geo: Geometry,
@@ -66,6 +74,7 @@ impl Layout {
         &self.geo
     }
 
+    /// Number of dimensions.
     pub fn ndim(&self) -> usize {
         self.shape.len()
     }

@@ -67,12 +67,20 @@ pub(crate) const MAX_TYPESIZE: i32 = 536_866_816;
 /// Creation parameters of an array (the reference `b2nd_context_t`).
 #[derive(Debug, Clone)]
 pub struct Context {
+    /// Where the array's super-chunk lives, with its parameters.
     pub storage: ArrayStorage,
+    /// Item size in bytes.
     pub typesize: i32,
+    /// Items per dimension of the array.
     pub shape: Vec<i64>,
+    /// Items per dimension of a chunk.
     pub chunkshape: Vec<i32>,
+    /// Items per dimension of a block.
     pub blockshape: Vec<i32>,
+    /// The data type description (NumPy `descr` string when
+    /// `dtype_format == 0`).
     pub dtype: String,
+    /// Interpretation of `dtype`; 0 means NumPy format.
     pub dtype_format: i8,
     /// User metalayers added after "b2nd", in order.
     pub metalayers: Vec<(String, Vec<u8>)>,
@@ -357,7 +365,7 @@ impl NdArray {
 
     /// Refuses to read or write the items of an array whose padded chunk is
     /// larger than a chunk can be (one opened over a super-chunk without
-    /// chunks, see [`NdArray::described_geometry`]): with `InvalidParam`, as
+    /// chunks, see `NdArray::described_geometry`): with `InvalidParam`, as
     /// the reference refuses to allocate such a chunk buffer. An array
     /// without items has nothing to read, and passes.
     /// Stores the chunks an `encode_*` method made (one write of the store).
@@ -591,30 +599,40 @@ impl NdArray {
         Ok(())
     }
 
+    /// The array's geometry: shapes, padded shapes and item counts.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
+    /// Number of dimensions.
     pub fn ndim(&self) -> usize {
         self.layout.ndim()
     }
+    /// Items per dimension of the array.
     pub fn shape(&self) -> &[i64] {
         &self.layout.shape
     }
+    /// Items per dimension of a chunk.
     pub fn chunkshape(&self) -> &[i32] {
         &self.layout.chunkshape
     }
+    /// Items per dimension of a block.
     pub fn blockshape(&self) -> &[i32] {
         &self.layout.blockshape
     }
+    /// Items in the array (the product of the shape).
     pub fn nitems(&self) -> i64 {
         self.layout.nitems
     }
+    /// Item size in bytes.
     pub fn typesize(&self) -> i32 {
         self.store.typesize()
     }
+    /// The data type description (NumPy `descr` string when
+    /// [`dtype_format`](Self::dtype_format) is 0).
     pub fn dtype(&self) -> &str {
         &self.dtype
     }
+    /// Interpretation of [`dtype`](Self::dtype); 0 means NumPy format.
     pub fn dtype_format(&self) -> i8 {
         self.dtype_format
     }
@@ -626,15 +644,23 @@ impl NdArray {
     pub fn metalayer_names(&self) -> Vec<String> {
         self.store.meta_names()
     }
+    /// The content of fixed-size metalayer `name`, if there is one.
     pub fn metalayer(&self, name: &str) -> Option<Vec<u8>> {
         self.store.meta_get(name)
     }
+    /// Names of the variable-length metalayers, in order.
     pub fn vlmetalayer_names(&self) -> Vec<String> {
         self.store.vlmeta_names()
     }
+    /// The (decompressed) content of variable-length metalayer `name`, if
+    /// there is one that decodes.
     pub fn vlmetalayer(&self, name: &str) -> Option<Vec<u8>> {
         self.store.vlmeta_get(name)
     }
+    /// Adds variable-length metalayer `name` (compressed with the array's
+    /// parameters when it has a super-chunk); fails when the name is taken
+    /// and, with a super-chunk, when it is invalid, when there are too
+    /// many, or when writing the frame fails.
     pub fn add_vlmetalayer(&mut self, name: &str, content: &[u8]) -> Result<()> {
         self.store.vlmeta_add(name, content)
     }

@@ -21,8 +21,11 @@ pub enum Growth {
     Chunk,
     /// The region [start, stop), of shape `bufshape`, made of zeros.
     Room {
+        /// Items per dimension of the data going in.
         bufshape: Vec<i64>,
+        /// The region's first item in each dimension.
         start: Vec<i64>,
+        /// One past the region's last item in each dimension.
         stop: Vec<i64>,
     },
 }

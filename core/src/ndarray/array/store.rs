@@ -24,7 +24,7 @@ pub(crate) enum Fill {
     Value(Vec<u8>),
 }
 
-/// Chunks encoded by [`ChunkStore::encode_chunk`], with their indices, to be
+/// Chunks encoded by `ChunkStore::encode_chunk`, with their indices, to be
 /// stored together.
 pub type Encoded = Vec<(i64, Vec<u8>)>;
 
