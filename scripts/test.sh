@@ -23,6 +23,9 @@ echo "== unsafe only where core/src/lib.rs allows it (the C ABI crate is all bou
 cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
 cargo clippy --release --locked --lib -- -A clippy::all
 
+echo "== the core's API docs build without warnings (missing_docs is denied in core/src/lib.rs)"
+RUSTDOCFLAGS=-Dwarnings cargo doc --locked -p b2nd-core --no-deps --quiet
+
 echo "== cargo test"
 cargo test --locked
 
