@@ -411,6 +411,7 @@ impl<'a> Prepared<'a> {
     }
 
     /// The stream bytes of block `j` within a non-lazy chunk.
+    #[inline]
     pub(super) fn block_bytes(&self, j: usize) -> crate::Result<&[u8]> {
         if self.special != 0 {
             return Ok(&[]);
