@@ -13,6 +13,11 @@ use b2nd_core::chunk::{make_special_with, ChunkHeader, Compressor, Special};
 use core::ffi::{c_char, c_int, c_void, CStr};
 
 // ---- Pointer and size checks shared by the C entry points ---------------------
+//
+// The small ones are always inlined: a call of its own per check, each
+// returning its `Result` through memory, was a good part of what a small
+// decompression or header query costs (`scripts/instructions.sh
+// small/cbuffer_sizes/lz4/256B`).
 
 /// A read-only view of `len` bytes at `p`. NULL is only allowed for `len == 0`.
 ///
@@ -65,6 +70,7 @@ pub(super) unsafe fn src_dst_slices<'a, 'b>(
 ///
 /// # Safety
 /// As for [`dst_slice`].
+#[inline(always)]
 pub(super) unsafe fn dst_for_chunk<'a>(
     nbytes: usize,
     dest: *mut c_void,
@@ -86,6 +92,7 @@ pub(super) unsafe fn dst_for_chunk<'a>(
 ///
 /// # Safety
 /// As for [`src_slice`].
+#[inline(always)]
 pub(super) unsafe fn chunk_slice<'a>(p: *const c_void, len: i32) -> crate::Result<&'a [u8]> {
     if len < 0 {
         crate::bail!(ReadBuffer, "source size {len} is negative");
@@ -100,6 +107,7 @@ pub(super) unsafe fn chunk_slice<'a>(p: *const c_void, len: i32) -> crate::Resul
 ///
 /// # Safety
 /// `p` must be NULL or readable for the header it starts.
+#[inline(always)]
 pub(super) unsafe fn header_slice<'a>(p: *const c_void) -> crate::Result<&'a [u8]> {
     if p.is_null() {
         crate::bail!(NullPointer, "cbuffer is NULL");
@@ -130,6 +138,7 @@ pub(super) unsafe fn trusted_chunk<'a>(p: *const c_void) -> crate::Result<&'a [u
     Ok(unsafe { core::slice::from_raw_parts(p as *const u8, h.cbytes()) })
 }
 
+#[inline(always)]
 fn as_int(n: usize) -> crate::Result<c_int> {
     c_int::try_from(n).map_err(|_| crate::err!(TwoGbLimit, "{n} does not fit an int"))
 }
@@ -138,6 +147,7 @@ fn as_int(n: usize) -> crate::Result<c_int> {
 ///
 /// # Safety
 /// As for [`ctx_mut`].
+#[inline(always)]
 unsafe fn ctx_ref<'a>(ctx: *mut blosc2_context) -> crate::Result<&'a mut Ctx> {
     // SAFETY: forwarded contract.
     unsafe { ctx_mut(ctx) }.ok_or_else(|| crate::err!(NullPointer, "context is NULL"))
@@ -152,6 +162,7 @@ fn need_cctx(c: &mut Ctx) -> crate::Result<&mut Compressor> {
         .ok_or_else(|| crate::err!(InvalidParam, "context has no compressor"))
 }
 
+#[inline(always)]
 fn need_dctx(c: &Ctx) -> crate::Result<()> {
     if c.do_compress {
         crate::bail!(InvalidParam, "context is not meant for decompression");

@@ -29,9 +29,28 @@ macro_rules! c_count {
 }
 c_count!(i8, i16, i32, i64, u8, u16, u32, u64, usize);
 
+// These run on every C call that takes a buffer: inlined, with their
+// errors built out of line, so that a small call does not pay a frame and a
+// `Result` through memory per argument (`scripts/instructions.sh
+// small/getitem_ctx/lz4/64B`).
+#[inline(always)]
 fn count(len: impl CCount, what: &str) -> Result<usize> {
-    len.to_count()
-        .ok_or_else(|| crate::err!(InvalidParam, "{what} size {len} is negative"))
+    match len.to_count() {
+        Some(n) => Ok(n),
+        None => Err(negative(&len, what)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn negative(len: &dyn Display, what: &str) -> crate::Error {
+    crate::err!(InvalidParam, "{what} size {len} is negative")
+}
+
+#[cold]
+#[inline(never)]
+fn null(what: &str) -> crate::Error {
+    crate::err!(NullPointer, "{what} is NULL")
 }
 
 /// `len` items at `p` as a shared slice.
@@ -39,13 +58,14 @@ fn count(len: impl CCount, what: &str) -> Result<usize> {
 /// # Safety
 /// A non-NULL `p` is readable for `len` items, properly aligned, and not
 /// written through any other pointer while the slice lives.
+#[inline(always)]
 pub(crate) unsafe fn items<'a, T>(p: *const T, len: impl CCount, what: &str) -> Result<&'a [T]> {
     let n = count(len, what)?;
     if p.is_null() {
         if n == 0 {
             return Ok(&[]);
         }
-        crate::bail!(NullPointer, "{what} is NULL");
+        return Err(null(what));
     }
     // SAFETY: non-NULL, and readable for `n` items per this function's contract.
     Ok(unsafe { core::slice::from_raw_parts(p, n) })
@@ -60,6 +80,7 @@ pub(crate) unsafe fn items<'a, T>(p: *const T, len: impl CCount, what: &str) -> 
 /// # Safety
 /// A non-NULL `p` is writable for `len` items, properly aligned, and not
 /// reachable through any other pointer while the slice lives.
+#[inline(always)]
 pub(crate) unsafe fn items_mut<'a, T>(
     p: *mut T,
     len: impl CCount,
@@ -70,7 +91,7 @@ pub(crate) unsafe fn items_mut<'a, T>(
         if n == 0 {
             return Ok(&mut []);
         }
-        crate::bail!(NullPointer, "{what} is NULL");
+        return Err(null(what));
     }
     // SAFETY: non-NULL, and writable and unaliased for `n` items per this
     // function's contract.

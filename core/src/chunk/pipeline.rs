@@ -19,7 +19,7 @@ fn active_forward(f: u8) -> bool {
 }
 
 /// Whether slot `f` does anything when decompressing.
-fn active_backward(f: u8) -> bool {
+const fn active_backward(f: u8) -> bool {
     f != Fmt::NOFILTER && f != Fmt::TRUNC_PREC && f != Fmt::INT_TRUNC
 }
 
@@ -44,8 +44,10 @@ fn shuffle_group(meta: u8, typesize: usize) -> usize {
 
 /// The item size of the byte shuffle (see [`shuffle_group`]) when it is the
 /// only filter that runs when decompressing; `None` when another filter runs
-/// too, or none does.
-pub(crate) fn sole_shuffle_group(
+/// too, or none does. The definition [`Slots::sole_shuffle_group`] is
+/// tested against.
+#[cfg(test)]
+fn sole_shuffle_group(
     filters: &[u8; 6],
     meta: &[u8; 6],
     typesize: usize,
@@ -57,10 +59,89 @@ pub(crate) fn sole_shuffle_group(
     }
 }
 
+/// What a decoder needs to know of a chunk's filter slots, from one pass
+/// over them: a small call validates its chunk on every call, where a pass
+/// per question showed (`scripts/instructions.sh
+/// small/decompress_ctx/blosclz/1024B`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slots {
+    /// How many slots run when decompressing, and the last of them.
+    active: usize,
+    last_active: usize,
+    /// Whether a slot holds DELTA.
+    pub(crate) has_delta: bool,
+    /// Whether every slot decodes from its block alone ([`reads_only_its_block`]).
+    pub(crate) local: bool,
+}
+
+/// Per filter id, what [`Slots::of`] asks of it, as bits: one table load
+/// a slot instead of a comparison per question.
+const SLOT_ACTIVE: u8 = 1;
+const SLOT_DELTA: u8 = 2;
+const SLOT_LOCAL: u8 = 4;
+static SLOT_BITS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut f = 0;
+    while f < 256 {
+        let id = f as u8;
+        if active_backward(id) {
+            t[f] |= SLOT_ACTIVE;
+        }
+        if id == Fmt::DELTA {
+            t[f] |= SLOT_DELTA;
+        }
+        if reads_only_its_block(id) {
+            t[f] |= SLOT_LOCAL;
+        }
+        f += 1;
+    }
+    t
+};
+
+impl Slots {
+    #[inline]
+    pub(crate) fn of(filters: &[u8; 6]) -> Self {
+        let (mut active, mut last_active, mut any, mut all) = (0, 0, 0u8, !0u8);
+        for (i, &f) in filters.iter().enumerate() {
+            let bits = SLOT_BITS[usize::from(f)];
+            if bits & SLOT_ACTIVE != 0 {
+                active += 1;
+                last_active = i;
+            }
+            any |= bits;
+            all &= bits;
+        }
+        Slots {
+            active,
+            last_active,
+            has_delta: any & SLOT_DELTA != 0,
+            local: all & SLOT_LOCAL != 0,
+        }
+    }
+
+    /// Whether any filter runs when decompressing ([`any_backward`]).
+    pub(crate) fn any_backward(&self) -> bool {
+        self.active > 0
+    }
+
+    /// The item size of the byte shuffle (see [`shuffle_group`]) when it is
+    /// the only filter that runs when decompressing; `None` when another
+    /// filter runs too, or none does.
+    pub(crate) fn sole_shuffle_group(
+        &self,
+        filters: &[u8; 6],
+        meta: &[u8; 6],
+        typesize: usize,
+    ) -> Option<usize> {
+        let i = self.last_active;
+        (self.active == 1 && filters[i] == Fmt::SHUFFLE).then(|| shuffle_group(meta[i], typesize))
+    }
+}
+
 /// Whether filter `f` decodes a block from that block's bytes alone (plus,
 /// for DELTA, the chunk's first block): every built-in filter and the
 /// reference's global ones. User filters may read anything, so they do not.
-pub(crate) fn reads_only_its_block(f: u8) -> bool {
+pub(crate) const fn reads_only_its_block(f: u8) -> bool {
     matches!(f, 0..=Fmt::TRUNC_PREC | Fmt::NDCELL..=Fmt::INT_TRUNC)
 }
 
@@ -470,6 +551,27 @@ mod tests {
                 want,
                 "{filters:?} {meta:?}"
             );
+            let slots = Slots::of(&filters);
+            assert_eq!(slots.sole_shuffle_group(&filters, &meta, 8), want);
+            assert_eq!(slots.any_backward(), any_backward(&filters));
+            assert_eq!(slots.has_delta, filters.contains(&Fmt::DELTA));
+            assert_eq!(slots.local, filters.iter().all(|&f| reads_only_its_block(f)));
+        }
+        // Every filter id, alone and next to a shuffle.
+        for f in 0..=255u8 {
+            for filters in [[0, 0, f, 0, 0, 0], [0, 0, 0, f, 0, Fmt::SHUFFLE]] {
+                let slots = Slots::of(&filters);
+                let meta = [0; 6];
+                assert_eq!(
+                    slots.sole_shuffle_group(&filters, &meta, 8),
+                    sole_shuffle_group(&filters, &meta, 8),
+                    "{filters:?}"
+                );
+                assert_eq!(slots.any_backward(), any_backward(&filters), "{filters:?}");
+                assert_eq!(slots.has_delta, filters.contains(&Fmt::DELTA), "{filters:?}");
+                let local = filters.iter().all(|&f| reads_only_its_block(f));
+                assert_eq!(slots.local, local, "{filters:?}");
+            }
         }
     }
 }

@@ -26,6 +26,11 @@ pub(super) struct DecodePlan<'p, 'c> {
     postfilter: Option<&'p Postfilter>,
     /// The fast route of single-stream chunks, when no postfilter is set.
     one_stream: Option<OneStream>,
+    /// The typesize, when a block split into its byte planes can take
+    /// [`DecodePlan::decode_planes`]: the shuffle alone reads the planes
+    /// where they lie, no postfilter is set, and the chunk is neither stored
+    /// nor special.
+    planes: Option<usize>,
     /// The chunk's codec, dictionary and what a user codec is told.
     codec: StreamCodec<'p>,
 }
@@ -71,6 +76,14 @@ impl<'p, 'c> DecodePlan<'p, 'c> {
             dp,
             postfilter: dp.postfilter.as_ref().filter(|_| !h.is_instrumented()),
             one_stream: chunk.one_stream.filter(|_| dp.postfilter.is_none()),
+            planes: match chunk.unfilter {
+                Unfilter::Shuffle { planes: true, .. }
+                    if dp.postfilter.is_none() && !chunk.memcpyed && chunk.special == 0 =>
+                {
+                    Some(h.typesize())
+                }
+                _ => None,
+            },
             codec: StreamCodec {
                 compformat: h.compformat(),
                 compcode: h.compcode(),
@@ -101,11 +114,83 @@ impl<'p, 'c> DecodePlan<'p, 'c> {
         out: &mut [u8],
     ) -> crate::Result<Option<usize>> {
         let p = self.chunk;
-        prefetch::block(p.bytes_to_prefetch(job.nblock, job.bytes, &job.want, out.len()));
-        match self.one_stream {
-            Some(how) => self.decode_one_stream(w, job, out, how),
-            None => self.decode_block_any(w, job, out),
+        // A block read whole is not hinted (see `bytes_to_prefetch`).
+        if job.want.len() < out.len() {
+            prefetch::block(p.bytes_to_prefetch(job.nblock, job.bytes, &job.want, out.len()));
         }
+        if let Some(how) = self.one_stream {
+            return self.decode_one_stream(w, job, out, how);
+        }
+        match self.planes {
+            // A block of whole items, one stream per byte plane (not the
+            // leftover block, stored as one stream).
+            Some(ts) if out.len() % ts == 0 && p.nstreams(job.nblock, out.len()) == ts => {
+                self.decode_planes(w, job, out, ts)
+            }
+            _ => self.decode_block_any(w, job, out),
+        }
+    }
+
+    /// [`DecodePlan::decode_block`] for a block of `out.len()` bytes split
+    /// into `ts` streams, one per byte plane, whose only filter is the
+    /// shuffle, without a postfilter (see `planes`): what
+    /// [`DecodePlan::decode_block_any`] does for such a block, in one pass
+    /// over the streams that builds the planes the unshuffle reads. A plane
+    /// stored uncompressed (often most of them, for floats) is read where it
+    /// lies rather than copied into scratch first, as the reference does,
+    /// and one coded as a run is not written out.
+    fn decode_planes(
+        &self,
+        w: &mut DecWorker,
+        job: &BlockJob<'_>,
+        out: &mut [u8],
+        ts: usize,
+    ) -> crate::Result<Option<usize>> {
+        let (j, bytes, want) = (job.nblock, job.bytes, &job.want);
+        let bsize = out.len();
+        let n = bsize / ts;
+        // A partial read decodes each plane up to the needed items' end.
+        let needed = NeededItems::of(want, ts, bsize);
+        let need = needed.as_ref().map_or(n, |items| items.0.end);
+        // Every byte of the scratch a plane decodes into is written, so it
+        // is only grown, never cleared.
+        if w.a.len() < bsize {
+            w.a.resize(bsize)?;
+        }
+        let DecWorker { codec, a, .. } = w;
+        // At most 16 planes (`planes_are_fast`).
+        let mut planes = [Plane::Run(0); 16];
+        let mut pos = 0usize;
+        for (plane, dst) in planes[..ts].iter_mut().zip(a[..bsize].chunks_exact_mut(n)) {
+            let csize = rd_i32(bytes, pos)?;
+            pos += 4;
+            if csize as usize == n {
+                let Some(stored) = bytes.get(pos..pos + n) else {
+                    crate::bail!(ReadBuffer, "stream of block {j} extends past the chunk");
+                };
+                *plane = Plane::Bytes(stored);
+                pos += n;
+                continue;
+            }
+            if let Some((value, next)) = run_of(j, bytes, pos, csize)? {
+                *plane = Plane::Run(value);
+                pos = next;
+                continue;
+            }
+            let stream = StreamAt {
+                nblock: j,
+                bytes,
+                pos,
+                csize,
+            };
+            pos = self.decode_stream(codec, &stream, dst, need)?;
+            *plane = Plane::Bytes(dst);
+        }
+        match needed {
+            Some(items) => items.unshuffle(&planes[..ts], out),
+            None => shuffle::unshuffle_planes(&planes[..ts], out),
+        }
+        Ok(self.chunk.block_is_copyable(self.dp, j).then_some(pos))
     }
 
     /// [`DecodePlan::decode_block`] for a block of a chunk whose blocks are

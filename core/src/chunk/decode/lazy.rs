@@ -75,6 +75,7 @@ fn take_fetch_buf() -> Vec<u8> {
 }
 
 /// The stream bytes of block `j`: from the chunk, or from the fetched blocks.
+#[inline]
 pub(super) fn bytes_of<'b>(
     p: &'b Prepared<'_>,
     fetched: Option<&'b Fetched>,

@@ -186,6 +186,7 @@ impl Decompressor {
 /// The bytes of `nitems` items from item `start` of a chunk with header `h`
 /// (not VL-block), checked against the chunk and a destination of `room`
 /// bytes; 0 for no items, whatever `start` is.
+#[inline]
 fn items_len(h: &ChunkHeader, start: usize, nitems: usize, room: usize) -> crate::Result<usize> {
     if h.vl_blocks() {
         crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");

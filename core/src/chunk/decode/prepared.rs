@@ -39,12 +39,13 @@ pub(super) enum Unfilter {
 }
 
 impl Unfilter {
-    pub(super) fn of(h: &ChunkHeader) -> Self {
-        if h.is_instrumented() || !pipeline::any_backward(&h.filters) {
+    /// For a chunk with header `h` whose filter slots `slots` summarises.
+    pub(super) fn of(h: &ChunkHeader, slots: &pipeline::Slots) -> Self {
+        if h.is_instrumented() || !slots.any_backward() {
             return Unfilter::Nothing;
         }
         let typesize = h.typesize();
-        match pipeline::sole_shuffle_group(&h.filters, &h.filters_meta, typesize) {
+        match slots.sole_shuffle_group(&h.filters, &h.filters_meta, typesize) {
             Some(group) => Unfilter::Shuffle {
                 group,
                 planes: group == typesize && !h.vl_blocks() && shuffle::planes_are_fast(typesize),
@@ -110,11 +111,21 @@ impl OneStream {
     }
 }
 
+/// The little-endian `int32` at `b[at..at + 4]`. Inlined, with the error
+/// built out of line: a block's loop reads one per stream, and a call that
+/// returns its `Result` through memory cost more than the read.
+#[inline(always)]
 pub(super) fn rd_i32(b: &[u8], at: usize) -> crate::Result<i32> {
-    match b.get(at..at + 4) {
-        Some(s) => Ok(i32::from_le_bytes([s[0], s[1], s[2], s[3]])),
-        None => crate::bail!(ReadBuffer, "cannot read 4 bytes at {at}"),
+    match b.get(at..).and_then(|s| s.first_chunk::<4>()) {
+        Some(s) => Ok(i32::from_le_bytes(*s)),
+        None => Err(short_i32(at)),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn short_i32(at: usize) -> crate::Error {
+    crate::err!(ReadBuffer, "cannot read 4 bytes at {at}")
 }
 
 fn make_dict(compformat: u8, raw: &[u8]) -> crate::Result<DecDict> {
@@ -140,6 +151,59 @@ pub(super) fn read_dict(compformat: u8, b: &[u8]) -> crate::Result<(DecDict, usi
     Ok((make_dict(compformat, raw)?, 4 + size))
 }
 
+/// The VL layout of a non-lazy VL-block chunk `src` with header `h`
+/// (`nblocks` blocks, block starts from `hlen` to `bstarts_end`).
+fn vl_layout(
+    h: &ChunkHeader,
+    src: &[u8],
+    hlen: usize,
+    nblocks: usize,
+    bstarts_end: usize,
+) -> crate::Result<VlLayout> {
+    let bstart = |j: usize| rd_i32(src, hlen + 4 * j);
+    let n = nblocks;
+    let (mut nbytes, mut offsets, mut cbytes) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let mut total = 0usize;
+    let mut prev = 0i32;
+    let cb = h.cbytes;
+    for i in 0..n {
+        let bstart_i = bstart(i)?;
+        let next = if i + 1 < n { bstart(i + 1)? } else { cb };
+        if bstart_i < bstarts_end as i32
+            || bstart_i <= prev
+            || next <= bstart_i
+            || next > cb
+            || bstart_i as usize + 4 > src.len()
+        {
+            crate::bail!(InvalidHeader, "invalid VL-block offsets");
+        }
+        let nb = rd_i32(src, bstart_i as usize)?;
+        if nb <= 0 {
+            crate::bail!(InvalidHeader, "invalid VL-block size {nb}");
+        }
+        offsets.push(total);
+        total += nb as usize;
+        if total > h.nbytes() {
+            crate::bail!(InvalidHeader, "VL-block sizes exceed nbytes");
+        }
+        nbytes.push(nb as usize);
+        cbytes.push((next - bstart_i) as usize);
+        prev = bstart_i;
+    }
+    if total != h.nbytes() {
+        crate::bail!(InvalidHeader, "VL-block sizes do not add up to nbytes");
+    }
+    Ok(VlLayout {
+        nbytes,
+        offsets,
+        cbytes,
+    })
+}
+
 impl<'a> Prepared<'a> {
     /// Validates `chunk` as the reference's `initialize_context_decompression`
     /// does (for lazy chunks, only the header and bstarts must be present).
@@ -152,13 +216,17 @@ impl<'a> Prepared<'a> {
     /// [`Prepared::new`] for a chunk whose header `h` has been parsed from
     /// it already (the C entry points parse it to check the buffers), so
     /// that a call parses its header once.
-    #[inline]
+    ///
+    /// Every field is computed first and the `Prepared` built once, at the
+    /// end, and inlined into the caller: one built early, patched and
+    /// returned through a `Result` was copied whole (some 200 bytes) twice
+    /// on every call.
+    #[inline(always)]
     pub(super) fn with_header(
         h: &ChunkHeader,
         chunk: &'a [u8],
         lazy_view: bool,
     ) -> crate::Result<Self> {
-        let h = h.clone();
         // A chunk with a special value has no blocks to fetch, so its lazy
         // flag means nothing (the reference ignores it too).
         if h.is_lazy() && h.special_code() == 0 && !lazy_view {
@@ -193,18 +261,55 @@ impl<'a> Prepared<'a> {
             );
         }
         let vl = h.vl_blocks();
-        let nblocks = h.nblocks();
-        let blocksize = if vl { 0 } else { h.blocksize() };
-        let leftover = h.leftover();
-        let has_delta = h.filters.contains(&Fmt::DELTA);
-        let unfilter = Unfilter::of(&h);
-        let one_stream = OneStream::of(&h, unfilter);
-        let repeats_copyable = !vl
-            && !memcpyed
-            && special == 0
-            && h.compcode() <= Codec::ZSTD
-            && h.filters.iter().all(|&f| pipeline::reads_only_its_block(f));
-        let mut p = Prepared {
+        // `ChunkHeader::nblocks` and `leftover`, from one division.
+        let (mut nblocks, leftover) = if vl {
+            (h.blocksize(), 0)
+        } else {
+            let (nb, bs) = (h.nbytes(), h.blocksize());
+            let (whole, rest) = (nb / bs, nb % bs);
+            (whole + usize::from(rest != 0), rest)
+        };
+        let slots = pipeline::Slots::of(&h.filters);
+        let unfilter = Unfilter::of(h, &slots);
+        let one_stream = OneStream::of(h, unfilter);
+        let repeats_copyable =
+            !vl && !memcpyed && special == 0 && h.compcode() <= Codec::ZSTD && slots.local;
+        // An empty chunk of a bare header has no block starts, dictionary
+        // or VL layout to read.
+        let bare = h.nbytes == 0 && h.cbytes() == hlen && special == 0;
+        let mut bstarts_end = hlen;
+        if bare {
+            nblocks = 0;
+        } else {
+            if special == 0 && !memcpyed {
+                let Some(end) = nblocks.checked_mul(4).and_then(|n| n.checked_add(hlen)) else {
+                    crate::bail!(InvalidHeader, "bstarts size overflows");
+                };
+                if end > i32::MAX as usize {
+                    crate::bail!(InvalidHeader, "bstarts size overflows");
+                }
+                bstarts_end = end;
+            }
+            if src.len() < bstarts_end {
+                crate::bail!(ReadBuffer, "bstarts extend past the chunk");
+            }
+        }
+        let dict = if !bare && h.uses_dict() && !lazy && special == 0 && !memcpyed {
+            Some(Arc::new(read_dict(h.compformat(), &src[bstarts_end..])?.0))
+        } else {
+            None
+        };
+        let vl_layout = if !bare && vl && !lazy {
+            Some(vl_layout(h, src, hlen, nblocks, bstarts_end)?)
+        } else {
+            None
+        };
+        let blocksize = match &vl_layout {
+            Some(v) => v.nbytes.iter().copied().max().unwrap_or(0),
+            None if vl => 0,
+            None => h.blocksize(),
+        };
+        Ok(Prepared {
             src,
             hlen,
             memcpyed,
@@ -212,90 +317,19 @@ impl<'a> Prepared<'a> {
             blocksize,
             nblocks,
             leftover,
-            bstarts_end: hlen,
-            dict: None,
-            vl: None,
-            has_delta,
+            bstarts_end,
+            dict,
+            vl: vl_layout,
+            has_delta: slots.has_delta,
             unfilter,
             repeats_copyable,
             one_stream,
-            h,
-        };
-        if p.h.nbytes == 0 && p.h.cbytes() == hlen && special == 0 {
-            p.nblocks = 0;
-            return Ok(p);
-        }
-        if special == 0 && !memcpyed {
-            let Some(end) = nblocks.checked_mul(4).and_then(|n| n.checked_add(hlen)) else {
-                crate::bail!(InvalidHeader, "bstarts size overflows");
-            };
-            if end > i32::MAX as usize {
-                crate::bail!(InvalidHeader, "bstarts size overflows");
-            }
-            p.bstarts_end = end;
-        }
-        if src.len() < p.bstarts_end {
-            crate::bail!(ReadBuffer, "bstarts extend past the chunk");
-        }
-        if p.h.uses_dict() && !lazy && special == 0 && !memcpyed {
-            let (d, _) = read_dict(p.h.compformat(), &src[p.bstarts_end..])?;
-            p.dict = Some(Arc::new(d));
-        }
-        if vl && !lazy {
-            p.vl = Some(p.vl_layout()?);
-            p.blocksize =
-                p.vl.as_ref()
-                    .map_or(0, |v| v.nbytes.iter().copied().max().unwrap_or(0));
-        }
-        Ok(p)
+            h: h.clone(),
+        })
     }
 
     pub(super) fn bstart(&self, j: usize) -> crate::Result<i32> {
         rd_i32(&self.src, self.hlen + 4 * j)
-    }
-
-    fn vl_layout(&self) -> crate::Result<VlLayout> {
-        let n = self.nblocks;
-        let (mut nbytes, mut offsets, mut cbytes) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let mut total = 0usize;
-        let mut prev = 0i32;
-        let cb = self.h.cbytes;
-        for i in 0..n {
-            let bstart = self.bstart(i)?;
-            let next = if i + 1 < n { self.bstart(i + 1)? } else { cb };
-            if bstart < self.bstarts_end as i32
-                || bstart <= prev
-                || next <= bstart
-                || next > cb
-                || bstart as usize + 4 > self.src.len()
-            {
-                crate::bail!(InvalidHeader, "invalid VL-block offsets");
-            }
-            let nb = rd_i32(&self.src, bstart as usize)?;
-            if nb <= 0 {
-                crate::bail!(InvalidHeader, "invalid VL-block size {nb}");
-            }
-            offsets.push(total);
-            total += nb as usize;
-            if total > self.h.nbytes() {
-                crate::bail!(InvalidHeader, "VL-block sizes exceed nbytes");
-            }
-            nbytes.push(nb as usize);
-            cbytes.push((next - bstart) as usize);
-            prev = bstart;
-        }
-        if total != self.h.nbytes() {
-            crate::bail!(InvalidHeader, "VL-block sizes do not add up to nbytes");
-        }
-        Ok(VlLayout {
-            nbytes,
-            offsets,
-            cbytes,
-        })
     }
 
     /// (offset in the decoded chunk, size) of block `j`.
@@ -377,6 +411,7 @@ impl<'a> Prepared<'a> {
     }
 
     /// The stream bytes of block `j` within a non-lazy chunk.
+    #[inline]
     pub(super) fn block_bytes(&self, j: usize) -> crate::Result<&[u8]> {
         if self.special != 0 {
             return Ok(&[]);

@@ -112,6 +112,7 @@ impl Decompressor {
     /// The data of a stored (memcpyed) chunk in memory that is decoded
     /// without a postfilter, checked as [`Prepared::new`] checks it; `None`
     /// for any other chunk.
+    #[inline]
     pub(super) fn stored_body<'c>(
         &self,
         h: &ChunkHeader,
