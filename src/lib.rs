@@ -41,8 +41,9 @@
 //! may live and how the layers fit.
 
 // Where `unsafe` may live: the modules marked `#[allow(unsafe_code)]` (the C
-// ABI, SIMD kernels, codec bindings, the zeroed allocation), each block with
-// a SAFETY comment.
+// ABI, SIMD kernels, codec bindings, the zeroed allocation, and two small OS
+// modules of the core: `frame::mmap` maps frame files, `codecs::plugin`
+// dlopens plugin libraries), each block with a SAFETY comment.
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
