@@ -1167,6 +1167,50 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
     }
 
+    /// The mmap callbacks delegate to the core's mapping and keep the
+    /// caller's struct showing its live state, as C callers read it.
+    #[test]
+    fn mmap_callbacks_keep_the_struct_live() {
+        let path = std::env::temp_dir().join(format!("b2nd-ffi-mmap-{}", std::process::id()));
+        let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        let mut m = super::super::defaults::STDIO_MMAP_DEFAULTS;
+        m.mode = c"w+".as_ptr();
+        m.initial_mapping_size = 8;
+        let p = (&mut m as *mut blosc2_stdio_mmap).cast::<c_void>();
+        // SAFETY: `m` is a live struct with a static mode; the path is NUL-terminated.
+        let s = unsafe { blosc2_stdio_mmap_open(cpath.as_ptr(), c"wb".as_ptr(), p) };
+        assert_eq!(s, p);
+        assert!(!m.addr.is_null() && !m.file.is_null() && m.fd >= 0 && m.mode.is_null());
+        assert_eq!((m.file_size, m.mapping_size), (0, 8));
+        let data = [7u8; 20];
+        // SAFETY: `data` holds 20 bytes; `s` is the open stream.
+        assert_eq!(unsafe { blosc2_stdio_mmap_write(data.as_ptr().cast(), 1, 20, 4, s) }, 20);
+        // Grown: the file to 24 bytes, the mapping (maybe moved) to twice that.
+        assert_eq!((m.file_size, m.mapping_size), (24, 48));
+        let mut got: *mut c_void = core::ptr::null_mut();
+        // SAFETY: `got` is writable; `s` is open.
+        assert_eq!(unsafe { blosc2_stdio_mmap_read(&mut got, 1, 20, 4, s) }, 20);
+        assert_eq!(got, m.addr.wrapping_add(4).cast());
+        // SAFETY: `s` is open.
+        assert_eq!(unsafe { blosc2_stdio_mmap_truncate(s, 10) }, 0);
+        // SAFETY: as above.
+        assert_eq!(unsafe { blosc2_stdio_mmap_size(s) }, 10);
+        // Same path: the same stream; another path: refused (sparse frames).
+        // SAFETY: as above.
+        assert_eq!(unsafe { blosc2_stdio_mmap_open(cpath.as_ptr(), c"rb".as_ptr(), p) }, p);
+        // SAFETY: as above.
+        let other = unsafe { blosc2_stdio_mmap_open(c"/tmp/other".as_ptr(), c"rb".as_ptr(), p) };
+        assert!(other.is_null());
+        // SAFETY: `p` holds the mapping opened above; destroyed once.
+        assert_eq!(unsafe { blosc2_stdio_mmap_destroy(p) }, 0);
+        assert!(m.addr.is_null() && m.file.is_null() && m.urlpath.is_null());
+        assert_eq!(std::fs::read(&path).unwrap(), [0, 0, 0, 0, 7, 7, 7, 7, 7, 7]);
+        // Destroyed: nothing of ours is left to release.
+        // SAFETY: as above.
+        assert_eq!(unsafe { blosc2_stdio_mmap_destroy(p) }, -1);
+        std::fs::remove_file(&path).unwrap();
+    }
+
     static PARAM_DESTROYS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
     unsafe extern "C" fn count_destroy(_: *mut c_void) -> c_int {
