@@ -932,7 +932,11 @@ pub unsafe extern "C" fn blosc2_stdio_mmap_write(
                 // SAFETY: the caller's mapping holds `file_size >= end` bytes
                 // per the contract; `data` is the caller's other buffer.
                 unsafe {
-                    core::ptr::copy_nonoverlapping(data.as_ptr(), m.addr.cast::<u8>().add(pos), data.len())
+                    core::ptr::copy_nonoverlapping(
+                        data.as_ptr(),
+                        m.addr.cast::<u8>().add(pos),
+                        data.len(),
+                    )
                 };
                 nitems
             }
@@ -1184,7 +1188,10 @@ mod tests {
         assert_eq!((m.file_size, m.mapping_size), (0, 8));
         let data = [7u8; 20];
         // SAFETY: `data` holds 20 bytes; `s` is the open stream.
-        assert_eq!(unsafe { blosc2_stdio_mmap_write(data.as_ptr().cast(), 1, 20, 4, s) }, 20);
+        assert_eq!(
+            unsafe { blosc2_stdio_mmap_write(data.as_ptr().cast(), 1, 20, 4, s) },
+            20
+        );
         // Grown: the file to 24 bytes, the mapping (maybe moved) to twice that.
         assert_eq!((m.file_size, m.mapping_size), (24, 48));
         let mut got: *mut c_void = core::ptr::null_mut();
@@ -1197,14 +1204,20 @@ mod tests {
         assert_eq!(unsafe { blosc2_stdio_mmap_size(s) }, 10);
         // Same path: the same stream; another path: refused (sparse frames).
         // SAFETY: as above.
-        assert_eq!(unsafe { blosc2_stdio_mmap_open(cpath.as_ptr(), c"rb".as_ptr(), p) }, p);
+        assert_eq!(
+            unsafe { blosc2_stdio_mmap_open(cpath.as_ptr(), c"rb".as_ptr(), p) },
+            p
+        );
         // SAFETY: as above.
         let other = unsafe { blosc2_stdio_mmap_open(c"/tmp/other".as_ptr(), c"rb".as_ptr(), p) };
         assert!(other.is_null());
         // SAFETY: `p` holds the mapping opened above; destroyed once.
         assert_eq!(unsafe { blosc2_stdio_mmap_destroy(p) }, 0);
         assert!(m.addr.is_null() && m.file.is_null() && m.urlpath.is_null());
-        assert_eq!(std::fs::read(&path).unwrap(), [0, 0, 0, 0, 7, 7, 7, 7, 7, 7]);
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            [0, 0, 0, 0, 7, 7, 7, 7, 7, 7]
+        );
         // Destroyed: nothing of ours is left to release.
         // SAFETY: as above.
         assert_eq!(unsafe { blosc2_stdio_mmap_destroy(p) }, -1);

@@ -37,9 +37,7 @@ pub(crate) fn filter(
     Ok(unsafe {
         (
             core::mem::transmute::<*mut core::ffi::c_void, blosc2_filter_forward_cb>(fwd.as_ptr()),
-            core::mem::transmute::<*mut core::ffi::c_void, blosc2_filter_backward_cb>(
-                bwd.as_ptr(),
-            ),
+            core::mem::transmute::<*mut core::ffi::c_void, blosc2_filter_backward_cb>(bwd.as_ptr()),
         )
     })
 }

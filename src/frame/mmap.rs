@@ -233,9 +233,7 @@ impl MmapFile {
         let n = buf.len().min(self.file_size - pos);
         // SAFETY: `pos + n <= file_size <= mapping_size`: inside the mapping,
         // which `buf` (the caller's memory) cannot overlap.
-        unsafe {
-            core::ptr::copy_nonoverlapping(self.addr.as_ptr().add(pos), buf.as_mut_ptr(), n)
-        };
+        unsafe { core::ptr::copy_nonoverlapping(self.addr.as_ptr().add(pos), buf.as_mut_ptr(), n) };
         n
     }
 
@@ -365,7 +363,8 @@ impl MmapFile {
         if end > self.file_size {
             if self.mode.writes_file() {
                 self.file.set_len(end as u64).map_err(|e| {
-                    crate::err!(FileWrite, "{}: extend to {end}", self.path.display()).with_source(e)
+                    crate::err!(FileWrite, "{}: extend to {end}", self.path.display())
+                        .with_source(e)
                 })?;
             }
             self.file_size = end;
@@ -632,7 +631,10 @@ mod tests {
         // "r": the file's size, read only.
         let mut r = MmapFile::open(&path, MmapMode::Read, 1 << 20).unwrap();
         assert_eq!((r.len(), r.mapping_size()), (12, 12));
-        assert_eq!(r.write_at(0, b"x").unwrap_err().kind(), crate::ErrorKind::FileWrite);
+        assert_eq!(
+            r.write_at(0, b"x").unwrap_err().kind(),
+            crate::ErrorKind::FileWrite
+        );
         assert!(r.truncate(3).is_err());
         drop(r);
 

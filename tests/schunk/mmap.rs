@@ -16,7 +16,9 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn chunk(k: u32) -> Vec<u8> {
-    (0..4096u32).flat_map(|i| (i * 7 + k).to_le_bytes()).collect()
+    (0..4096u32)
+        .flat_map(|i| (i * 7 + k).to_le_bytes())
+        .collect()
 }
 
 fn storage(path: &PathBuf, io: Option<b2nd::frame::IoRef>) -> Storage {
@@ -59,7 +61,10 @@ fn mmap_frames_round_trip_grow_and_match_plain_files() {
         }
         assert_eq!(read_all(&b), read_all(&a));
     }
-    assert_eq!(std::fs::read(&plain).unwrap(), std::fs::read(&mapped).unwrap());
+    assert_eq!(
+        std::fs::read(&plain).unwrap(),
+        std::fs::read(&mapped).unwrap()
+    );
 
     // "r": reads what was written.
     let ro = SChunk::open_with_io(&mapped, 0, Some(MmapIo::shared(MmapMode::Read, 0))).unwrap();
@@ -78,7 +83,10 @@ fn mmap_frames_round_trip_grow_and_match_plain_files() {
         c.decompress_chunk(6, &mut b).unwrap();
         assert_eq!(b, [9u8; 16]);
     }
-    assert_eq!(std::fs::read(&plain).unwrap(), std::fs::read(&mapped).unwrap());
+    assert_eq!(
+        std::fs::read(&plain).unwrap(),
+        std::fs::read(&mapped).unwrap()
+    );
 
     // "r+": appends reach the file, and a plain reopen reads them.
     {
@@ -92,7 +100,10 @@ fn mmap_frames_round_trip_grow_and_match_plain_files() {
     let mut a = SChunk::open(&plain).unwrap();
     a.append_buffer(&chunk(6)).unwrap();
     drop(a);
-    assert_eq!(std::fs::read(&plain).unwrap(), std::fs::read(&mapped).unwrap());
+    assert_eq!(
+        std::fs::read(&plain).unwrap(),
+        std::fs::read(&mapped).unwrap()
+    );
 
     for p in [plain, mapped] {
         std::fs::remove_file(p).unwrap();

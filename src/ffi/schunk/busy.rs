@@ -18,6 +18,6 @@
 //! layers, and reads between calls go to the C entries C callers may edit.
 
 pub(crate) use crate::gate::claim::{
-    claim, claim_intent, claim_read, claimed_metas, claimed_vlmetas, find_meta, Claim,
-    Metalayers, Shown,
+    claim, claim_intent, claim_read, claimed_metas, claimed_vlmetas, find_meta, Claim, Metalayers,
+    Shown,
 };

@@ -142,7 +142,12 @@ mod tests {
             ..Storage::default()
         };
         let data: Vec<u8> = (0..60).collect(); // 30 items of 2 bytes
-        let c = ctx(ArrayStorage::Schunk(st), &[1, 6, 1, 5], &[1, 4, 1, 2], &[1, 2, 1, 2]);
+        let c = ctx(
+            ArrayStorage::Schunk(st),
+            &[1, 6, 1, 5],
+            &[1, 4, 1, 2],
+            &[1, 2, 1, 2],
+        );
         let mut a = NdArray::from_cbuffer(&c, &data).unwrap();
         let len = std::fs::metadata(&path).unwrap().len();
         a.squeeze_in_place(&[true, false, true, false]).unwrap();
