@@ -1805,9 +1805,9 @@ int blosc2_stdio_truncate(void *stream, int64_t size);
 int blosc2_stdio_destroy(void *params);
 
 // Opens and maps `urlpath` as `params->mode` says ("r", "r+", "w+" or "c",
-// the modes of numpy's memmap). A second open of the same path returns the
-// same stream; another path (a sparse frame) gives NULL. Returns `params`
-// as the stream, or NULL.
+// the modes of numpy's memmap; see `frame::mmap`). A second open of the
+// same path returns the same stream; another path (a sparse frame) gives
+// NULL. Returns `params` as the stream, or NULL.
 //
 // # Safety
 // `urlpath` is NULL or NUL-terminated; `params` is NULL or a valid
@@ -1824,10 +1824,12 @@ int blosc2_stdio_mmap_close(void *stream);
 int64_t blosc2_stdio_mmap_size(void *stream);
 
 // Copies `size * nitems` bytes to `position` of the mapping, growing it as
-// needed; returns the items written (0 on error).
+// needed; returns the items written (0 on error). A mapping the caller set
+// up in the struct by hand is written inside its `file_size` only.
 //
 // # Safety
-// `ptr` is readable for `size * nitems` bytes; `stream` is NULL or open.
+// `ptr` is readable for `size * nitems` bytes; `stream` is NULL or open
+// (or a struct whose `addr` holds `file_size` writable bytes).
 int64_t blosc2_stdio_mmap_write(const void *ptr,
                                 int64_t size,
                                 int64_t nitems,
@@ -1853,7 +1855,7 @@ int blosc2_stdio_mmap_truncate(void *stream, int64_t size);
 
 // Flushes (writable modes), unmaps and closes the file, releases the path
 // copy, and `free()`s the params when `needs_free`. Returns 0, or -1 when a
-// step failed.
+// step failed or `params` held no mapping this library opened.
 //
 // # Safety
 // `params` is NULL or a `blosc2_stdio_mmap` used with this backend.

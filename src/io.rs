@@ -16,10 +16,12 @@
 //! before that operation returns; none stays open between calls.
 //!
 //! The memory-mapped backend (`BLOSC2_IO_FILESYSTEM_MMAP`, the
-//! `blosc2_stdio_mmap_*` callbacks) maps one contiguous frame file; its
-//! `params` is the caller's `blosc2_stdio_mmap`, released by its destroy
-//! callback (and `free()`d when `needs_free`). As in the reference it cannot
-//! serve sparse frames (a second path is refused).
+//! `blosc2_stdio_mmap_*` callbacks) maps one contiguous frame file with the
+//! core's `frame::mmap::MmapFile` (Rust callers use `frame::MmapIo`); its
+//! `params` is the caller's `blosc2_stdio_mmap`, whose fields show the
+//! mapping's state, released by its destroy callback (and `free()`d when
+//! `needs_free`). As in the reference it cannot serve sparse frames (a
+//! second path is refused).
 
 use core::ffi::{c_char, c_int, c_void, CStr};
 
@@ -30,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use super::constants::{BLOSC2_IO_FILESYSTEM, BLOSC2_IO_FILESYSTEM_MMAP, BLOSC2_IO_REGISTERED};
 use super::guard;
 use super::types::{blosc2_io, blosc2_io_cb, blosc2_stdio_file, blosc2_stdio_mmap};
+use b2nd_core::frame::mmap::{MmapFile, MmapMode};
 use b2nd_core::frame::{Io, IoFile, IoRef, OpenMode};
 use crate::Result;
 
@@ -655,6 +658,23 @@ pub extern "C" fn blosc2_stdio_destroy(params: *mut c_void) -> c_int {
 }
 
 // ---- The memory-mapped file callbacks the reference exports -------------------
+//
+// The mapping is the core's `frame::mmap::MmapFile`; these callbacks convert
+// and delegate to it. The C `blosc2_stdio_mmap` is the caller's, with a
+// layout fixed by the reference and no room for a Rust object, so the
+// mapping each one opened is kept in `MAPPED`, keyed by its address, and
+// its public fields (addr, file_size, mapping_size, fd, file, flags) are
+// rewritten after every change, since C callers read them.
+
+/// The mappings opened by `blosc2_stdio_mmap_open`, by the address of their
+/// `blosc2_stdio_mmap` (few at a time: one per mapped super-chunk).
+static MAPPED: Mutex<Vec<(usize, MmapFile)>> = Mutex::new(Vec::new());
+
+fn mapped() -> std::sync::MutexGuard<'static, Vec<(usize, MmapFile)>> {
+    // Each change is one push or one swap_remove, and a mapping's own
+    // changes complete or fail before they return: usable after a panic.
+    MAPPED.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// The caller's mmap parameters behind a stream or params pointer.
 ///
@@ -665,10 +685,57 @@ unsafe fn mmap_state<'a>(p: *mut c_void) -> Option<&'a mut blosc2_stdio_mmap> {
     unsafe { p.cast::<blosc2_stdio_mmap>().as_mut() }
 }
 
+/// Runs `f` on the mapping this library opened for `m`, then shows its
+/// state in `m`'s fields; `None` when `m` holds no mapping of ours (never
+/// opened, destroyed, or state a caller filled in by hand).
+fn with_mapping<T>(
+    m: &mut blosc2_stdio_mmap,
+    f: impl FnOnce(&mut MmapFile) -> crate::Result<T>,
+) -> Option<crate::Result<T>> {
+    let key = m as *mut blosc2_stdio_mmap as usize;
+    let mut list = mapped();
+    let (_, file) = list
+        .iter_mut()
+        .find(|(k, f)| *k == key && f.as_ptr() == m.addr.cast_const().cast())?;
+    let r = f(file);
+    show(m, file);
+    Some(r)
+}
+
+/// Writes the mapping's live state into the C struct.
+fn show(m: &mut blosc2_stdio_mmap, f: &MmapFile) {
+    use std::os::unix::io::AsRawFd;
+    m.addr = f.as_ptr().cast_mut().cast();
+    m.file_size = f.len();
+    m.mapping_size = f.mapping_size();
+    m.is_memory_only = f.mode().is_memory_only();
+    m.fd = f.as_raw_fd();
+    let (prot, flags) = match f.mode() {
+        MmapMode::Read => (libc::PROT_READ, libc::MAP_SHARED),
+        MmapMode::ReadWrite | MmapMode::Create => {
+            (libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED)
+        }
+        MmapMode::CopyOnWrite => (libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE),
+    };
+    m.access_flags = i64::from(prot);
+    m.map_flags = i64::from(flags);
+}
+
+/// The number of bytes `size * nitems` at `position` spans, and where it
+/// ends; `None` for negative or overflowing arguments.
+fn byte_range(size: i64, nitems: i64, position: i64) -> Option<(usize, usize)> {
+    if size < 0 || nitems < 0 || position < 0 {
+        return None;
+    }
+    let n = usize::try_from(size.checked_mul(nitems)?).ok()?;
+    let pos = usize::try_from(position).ok()?;
+    Some((pos, pos.checked_add(n)?))
+}
+
 /// Opens and maps `urlpath` as `params->mode` says ("r", "r+", "w+" or "c",
-/// the modes of numpy's memmap). A second open of the same path returns the
-/// same stream; another path (a sparse frame) gives NULL. Returns `params`
-/// as the stream, or NULL.
+/// the modes of numpy's memmap; see `frame::mmap`). A second open of the
+/// same path returns the same stream; another path (a sparse frame) gives
+/// NULL. Returns `params` as the stream, or NULL.
 ///
 /// # Safety
 /// `urlpath` is NULL or NUL-terminated; `params` is NULL or a valid
@@ -696,93 +763,70 @@ pub unsafe extern "C" fn blosc2_stdio_mmap_open(
             // SAFETY: `urlpath` in the state was set by this backend (a
             // malloc'ed NUL-terminated copy) or is NULL.
             let same = matches!(unsafe { convert::opt_c_str(m.urlpath, "urlpath") }, Ok(Some(p)) if p == path);
+            if !same {
+                super::trace_error(&format!(
+                    "the memory-mapped file is open with another path, so {path} cannot be \
+                     (memory-mapped files do not hold sparse frames)"
+                ));
+            }
             return if same { params } else { core::ptr::null_mut() };
         }
         if m.mode.is_null() {
             return core::ptr::null_mut();
         }
         // SAFETY: NUL-terminated per the contract.
-        let Ok(mode) = (unsafe { convert::c_str(m.mode, "mode") }) else {
+        let Ok(mode_str) = (unsafe { convert::c_str(m.mode, "mode") }) else {
             return core::ptr::null_mut();
         };
-        let mode = mode.as_bytes();
-        let (prot, flags, memory_only, open_mode, use_initial): (i32, i32, bool, &CStr, bool) =
-            match mode {
-                b"r" => (libc::PROT_READ, libc::MAP_SHARED, false, c"rb", false),
-                b"r+" => (
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED,
-                    false,
-                    c"rb+",
-                    true,
-                ),
-                b"w+" => (
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED,
-                    false,
-                    c"wb+",
-                    true,
-                ),
-                b"c" => (
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE,
-                    true,
-                    c"rb",
-                    true,
-                ),
-                _ => return core::ptr::null_mut(),
-            };
-        // SAFETY: both strings are NUL-terminated.
-        let file = unsafe { libc::fopen(urlpath, open_mode.as_ptr()) };
-        if file.is_null() {
+        let Some(mmap_mode) = MmapMode::from_mode_str(mode_str) else {
+            super::trace_error(&format!(
+                "mode {mode_str} not supported for memory-mapped files"
+            ));
             return core::ptr::null_mut();
-        }
-        // SAFETY: `file` is open; fstat fills a local struct.
-        let size = unsafe {
-            let mut st: libc::stat = core::mem::zeroed();
-            if libc::fstat(libc::fileno(file), &mut st) != 0 {
-                libc::fclose(file);
+        };
+        let file = match MmapFile::open(path, mmap_mode, m.initial_mapping_size) {
+            Ok(f) => f,
+            Err(e) => {
+                super::report(&e);
                 return core::ptr::null_mut();
             }
-            st.st_size as usize
         };
-        let mut mapping = if use_initial {
-            m.initial_mapping_size
+        // The reference's `FILE*` for C readers of the struct: a stream on a
+        // duplicate of the mapping's descriptor, closed by destroy.
+        let stream_mode = if mmap_mode.writable() && !mmap_mode.is_memory_only() {
+            c"rb+"
         } else {
-            size
+            c"rb"
         };
-        mapping = mapping.max(size).max(1);
-        // SAFETY: mapping a file we opened, with sizes checked above.
-        let addr = unsafe {
-            libc::mmap(
-                core::ptr::null_mut(),
-                mapping,
-                prot,
-                flags,
-                libc::fileno(file),
-                0,
-            )
+        // SAFETY: `dup` of the descriptor `file` holds open; `fdopen` takes
+        // the duplicate (closed right here if it fails) and a static mode.
+        let stream = unsafe {
+            use std::os::unix::io::AsRawFd;
+            let fd = libc::dup(file.as_raw_fd());
+            let s = if fd < 0 {
+                core::ptr::null_mut()
+            } else {
+                libc::fdopen(fd, stream_mode.as_ptr())
+            };
+            if s.is_null() && fd >= 0 {
+                libc::close(fd);
+            }
+            s
         };
-        if addr == libc::MAP_FAILED {
-            // SAFETY: closing the file opened above.
-            unsafe { libc::fclose(file) };
-            return core::ptr::null_mut();
-        }
         // SAFETY: strdup of a NUL-terminated string (released in destroy).
         m.urlpath = unsafe { libc::strdup(urlpath) };
-        m.addr = addr.cast();
-        m.file = file;
-        // SAFETY: `file` is open.
-        m.fd = unsafe { libc::fileno(file) };
-        m.file_size = size;
-        m.mapping_size = mapping;
-        m.is_memory_only = memory_only;
-        m.access_flags = i64::from(prot);
-        m.map_flags = i64::from(flags);
+        m.file = stream;
+        show(m, &file);
         super::trace_info(&format!(
-            "Opened memory-mapped file {path} in mode {} with an mapping size of {mapping} bytes.",
-            String::from_utf8_lossy(mode)
+            "Opened memory-mapped file {path} in mode {mode_str} with an mapping size of {} bytes.",
+            file.mapping_size()
         ));
+        let key = params as usize;
+        let mut list = mapped();
+        // A struct reset and reused without destroy leaves its old mapping
+        // here: it is released now that the struct names another.
+        list.retain(|(k, _)| *k != key);
+        list.push((key, file));
         // The mode string belongs to the caller and may not outlive this call.
         m.mode = core::ptr::null();
         params
@@ -811,74 +855,13 @@ pub unsafe extern "C" fn blosc2_stdio_mmap_size(stream: *mut c_void) -> i64 {
     })
 }
 
-/// Grows the mapping (and the file, unless in "c" mode) to hold `end` bytes.
-fn mmap_grow(m: &mut blosc2_stdio_mmap, end: usize) -> bool {
-    if end > m.file_size {
-        if !m.is_memory_only {
-            let Ok(len) = i64::try_from(end) else {
-                return false;
-            };
-            // SAFETY: `fd` is the open descriptor of the mapped file.
-            if unsafe { libc::ftruncate(m.fd, len) } < 0 {
-                return false;
-            }
-        }
-        m.file_size = end;
-    }
-    if m.mapping_size >= m.file_size {
-        return true;
-    }
-    let new_size = m.file_size.checked_mul(2).unwrap_or(m.file_size);
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: remapping our own mapping of `mapping_size` bytes; the
-        // kernel may move it, so the new address replaces the old one.
-        let p = unsafe {
-            libc::mremap(
-                m.addr.cast(),
-                m.mapping_size,
-                new_size,
-                libc::MREMAP_MAYMOVE,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return false;
-        }
-        m.addr = p.cast();
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        if m.is_memory_only {
-            return false;
-        }
-        // SAFETY: unmapping our own mapping and mapping the file again; the
-        // data lives in the file (shared mapping), so nothing is lost.
-        unsafe {
-            libc::munmap(m.addr.cast(), m.mapping_size);
-            let p = libc::mmap(
-                core::ptr::null_mut(),
-                new_size,
-                m.access_flags as i32,
-                m.map_flags as i32,
-                m.fd,
-                0,
-            );
-            if p == libc::MAP_FAILED {
-                m.addr = core::ptr::null_mut();
-                return false;
-            }
-            m.addr = p.cast();
-        }
-    }
-    m.mapping_size = new_size;
-    true
-}
-
 /// Copies `size * nitems` bytes to `position` of the mapping, growing it as
-/// needed; returns the items written (0 on error).
+/// needed; returns the items written (0 on error). A mapping the caller set
+/// up in the struct by hand is written inside its `file_size` only.
 ///
 /// # Safety
-/// `ptr` is readable for `size * nitems` bytes; `stream` is NULL or open.
+/// `ptr` is readable for `size * nitems` bytes; `stream` is NULL or open
+/// (or a struct whose `addr` holds `file_size` writable bytes).
 #[no_mangle]
 pub unsafe extern "C" fn blosc2_stdio_mmap_write(
     ptr: *const c_void,
@@ -892,27 +875,39 @@ pub unsafe extern "C" fn blosc2_stdio_mmap_write(
         let Some(m) = (unsafe { mmap_state(stream) }) else {
             return 0;
         };
-        if ptr.is_null() || size < 0 || nitems < 0 || position < 0 || m.addr.is_null() {
+        if ptr.is_null() || m.addr.is_null() {
             return 0;
         }
-        let Some(n) = size
-            .checked_mul(nitems)
-            .and_then(|n| usize::try_from(n).ok())
-        else {
+        let Some((pos, end)) = byte_range(size, nitems, position) else {
             return 0;
         };
-        let pos = position as usize;
-        let Some(end) = pos.checked_add(n) else {
-            return 0;
-        };
-        if n == 0 || !mmap_grow(m, end) {
+        if end == pos {
             return 0;
         }
-        // SAFETY: the mapping now spans at least `end` bytes; `ptr` holds `n`.
-        unsafe {
-            core::ptr::copy_nonoverlapping(ptr.cast::<u8>(), m.addr.cast::<u8>().add(pos), n)
+        // SAFETY: `ptr` holds `end - pos` bytes per the contract.
+        let Ok(data) = (unsafe { convert::items(ptr.cast::<u8>(), end - pos, "ptr") }) else {
+            return 0;
         };
-        nitems
+        match with_mapping(m, |f| f.write_at(pos as u64, data)) {
+            Some(Ok(())) => nitems,
+            Some(Err(e)) => {
+                super::report(&e);
+                0
+            }
+            None if end <= m.file_size => {
+                // SAFETY: the caller's mapping holds `file_size >= end` bytes
+                // per the contract; `data` is the caller's other buffer.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        data.as_ptr(),
+                        m.addr.cast::<u8>().add(pos),
+                        data.len(),
+                    )
+                };
+                nitems
+            }
+            None => 0,
+        }
     })
 }
 
@@ -935,16 +930,12 @@ pub unsafe extern "C" fn blosc2_stdio_mmap_read(
         }
         // SAFETY: forwarded contract.
         let m = unsafe { mmap_state(stream) };
-        let end = size
-            .checked_mul(nitems)
-            .and_then(|n| position.checked_add(n))
-            .filter(|_| size >= 0 && nitems >= 0 && position >= 0)
-            .and_then(|e| usize::try_from(e).ok());
-        match (m, end) {
-            (Some(m), Some(end)) if end <= m.file_size && !m.addr.is_null() => {
-                // SAFETY: `position <= end <= file_size <= mapping_size`;
-                // `ptr` is writable per the contract.
-                unsafe { *ptr = m.addr.add(position as usize).cast() };
+        match (m, byte_range(size, nitems, position)) {
+            (Some(m), Some((pos, end))) if end <= m.file_size && !m.addr.is_null() => {
+                // SAFETY: `pos <= end <= file_size <= mapping_size` (the
+                // fields show the mapping's state); `ptr` is writable per
+                // the contract.
+                unsafe { *ptr = m.addr.add(pos).cast() };
                 nitems
             }
             _ => {
@@ -967,27 +958,28 @@ pub unsafe extern "C" fn blosc2_stdio_mmap_truncate(stream: *mut c_void, size: i
         let Some(m) = (unsafe { mmap_state(stream) }) else {
             return -1;
         };
-        let Ok(target) = usize::try_from(size) else {
+        let Ok(target) = u64::try_from(size) else {
             return -1;
         };
-        if m.file_size == target {
-            return 0;
+        match with_mapping(m, |f| f.truncate(target)) {
+            Some(Ok(())) => 0,
+            Some(Err(e)) => {
+                super::report(&e);
+                -1
+            }
+            // A mapping set up by hand only shrinks, logically.
+            None if target <= m.file_size as u64 => {
+                m.file_size = target as usize;
+                0
+            }
+            None => -1,
         }
-        if target > m.file_size {
-            return if mmap_grow(m, target) { 0 } else { -1 };
-        }
-        m.file_size = target;
-        if m.is_memory_only {
-            return 0;
-        }
-        // SAFETY: `fd` is the open descriptor of the mapped file.
-        unsafe { libc::ftruncate(m.fd, size) }
     })
 }
 
 /// Flushes (writable modes), unmaps and closes the file, releases the path
 /// copy, and `free()`s the params when `needs_free`. Returns 0, or -1 when a
-/// step failed.
+/// step failed or `params` held no mapping this library opened.
 ///
 /// # Safety
 /// `params` is NULL or a `blosc2_stdio_mmap` used with this backend.
@@ -998,29 +990,34 @@ pub unsafe extern "C" fn blosc2_stdio_mmap_destroy(params: *mut c_void) -> c_int
         let Some(m) = (unsafe { mmap_state(params) }) else {
             return -1;
         };
-        let mut err = 0;
-        // SAFETY: every pointer below was created by `blosc2_stdio_mmap_open`
-        // for this state (or is NULL) and is released exactly once here.
-        unsafe {
-            if m.addr.is_null() || m.file.is_null() {
-                err = -1;
-            } else {
-                if m.access_flags & i64::from(libc::PROT_WRITE) != 0
-                    && !m.is_memory_only
-                    && libc::msync(m.addr.cast(), m.file_size, libc::MS_SYNC) < 0
-                {
-                    err = -1;
-                }
-                if libc::munmap(m.addr.cast(), m.mapping_size) < 0 {
-                    err = -1;
-                }
+        let key = params as usize;
+        let mine = {
+            let mut list = mapped();
+            list.iter()
+                .position(|(k, f)| *k == key && f.as_ptr() == m.addr.cast_const().cast())
+                .map(|i| list.swap_remove(i).1)
+        };
+        let ours = mine.is_some();
+        let mut err = match mine.map(MmapFile::close) {
+            Some(Ok(())) => 0,
+            Some(Err(e)) => {
+                super::report(&e);
+                -1
             }
-            if !m.file.is_null() && libc::fclose(m.file) != 0 {
-                err = -1;
+            None => -1,
+        };
+        // SAFETY: `file` and `urlpath` were made by `blosc2_stdio_mmap_open`
+        // for this state (or are NULL) and are released exactly once here;
+        // the params are the caller's allocation when `needs_free` says so.
+        unsafe {
+            if ours {
+                if !m.file.is_null() && libc::fclose(m.file) != 0 {
+                    err = -1;
+                }
+                libc::free(m.urlpath.cast());
             }
             m.file = core::ptr::null_mut();
             m.addr = core::ptr::null_mut();
-            libc::free(m.urlpath.cast());
             m.urlpath = core::ptr::null_mut();
             if m.needs_free {
                 libc::free(params);
@@ -1137,6 +1134,59 @@ mod tests {
         assert_eq!(*EVENTS.lock().unwrap(), ["open wb"]);
         drop(f);
         assert_eq!(*EVENTS.lock().unwrap(), ["open wb", "close", "destroy"]);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// The mmap callbacks delegate to the core's mapping and keep the
+    /// caller's struct showing its live state, as C callers read it.
+    #[test]
+    fn mmap_callbacks_keep_the_struct_live() {
+        let path = std::env::temp_dir().join(format!("b2nd-ffi-mmap-{}", std::process::id()));
+        let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        let mut m = super::super::defaults::STDIO_MMAP_DEFAULTS;
+        m.mode = c"w+".as_ptr();
+        m.initial_mapping_size = 8;
+        let p = (&mut m as *mut blosc2_stdio_mmap).cast::<c_void>();
+        // SAFETY: `m` is a live struct with a static mode; the path is NUL-terminated.
+        let s = unsafe { blosc2_stdio_mmap_open(cpath.as_ptr(), c"wb".as_ptr(), p) };
+        assert_eq!(s, p);
+        assert!(!m.addr.is_null() && !m.file.is_null() && m.fd >= 0 && m.mode.is_null());
+        assert_eq!((m.file_size, m.mapping_size), (0, 8));
+        let data = [7u8; 20];
+        // SAFETY: `data` holds 20 bytes; `s` is the open stream.
+        assert_eq!(
+            unsafe { blosc2_stdio_mmap_write(data.as_ptr().cast(), 1, 20, 4, s) },
+            20
+        );
+        // Grown: the file to 24 bytes, the mapping (maybe moved) to twice that.
+        assert_eq!((m.file_size, m.mapping_size), (24, 48));
+        let mut got: *mut c_void = core::ptr::null_mut();
+        // SAFETY: `got` is writable; `s` is open.
+        assert_eq!(unsafe { blosc2_stdio_mmap_read(&mut got, 1, 20, 4, s) }, 20);
+        assert_eq!(got, m.addr.wrapping_add(4).cast());
+        // SAFETY: `s` is open.
+        assert_eq!(unsafe { blosc2_stdio_mmap_truncate(s, 10) }, 0);
+        // SAFETY: as above.
+        assert_eq!(unsafe { blosc2_stdio_mmap_size(s) }, 10);
+        // Same path: the same stream; another path: refused (sparse frames).
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { blosc2_stdio_mmap_open(cpath.as_ptr(), c"rb".as_ptr(), p) },
+            p
+        );
+        // SAFETY: as above.
+        let other = unsafe { blosc2_stdio_mmap_open(c"/tmp/other".as_ptr(), c"rb".as_ptr(), p) };
+        assert!(other.is_null());
+        // SAFETY: `p` holds the mapping opened above; destroyed once.
+        assert_eq!(unsafe { blosc2_stdio_mmap_destroy(p) }, 0);
+        assert!(m.addr.is_null() && m.file.is_null() && m.urlpath.is_null());
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            [0, 0, 0, 0, 7, 7, 7, 7, 7, 7]
+        );
+        // Destroyed: nothing of ours is left to release.
+        // SAFETY: as above.
+        assert_eq!(unsafe { blosc2_stdio_mmap_destroy(p) }, -1);
         std::fs::remove_file(&path).unwrap();
     }
 

@@ -50,7 +50,7 @@ const GUARDS: &[&str] = &[
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("src/ffi readable") {
+    for entry in std::fs::read_dir(dir).expect("src/ readable") {
         let path = entry.expect("dir entry").path();
         if path.is_dir() {
             rust_files(&path, out);

@@ -25,6 +25,8 @@
 //! that made the outermost one; worker threads adopt it for the work they
 //! do for that call (`adopt`, used by `chunk::pool`).
 
+pub mod claim;
+
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};

@@ -40,8 +40,10 @@
 //! separate crate `b2nd`, which converts, delegates and maps errors;
 //! docs/DESIGN.md says where `unsafe` may live and how the layers fit.
 
-// Where `unsafe` may live: the modules marked `#[allow(unsafe_code)]` (SIMD kernels, codec bindings, the zeroed allocation), each block with
-// a SAFETY comment.
+// Where `unsafe` may live: the modules marked `#[allow(unsafe_code)]` (SIMD
+// kernels, codec bindings, the zeroed allocation, and two small OS modules:
+// `frame::mmap` maps frame files, `codecs::plugin` dlopens plugin
+// libraries), each block with a SAFETY comment.
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 #![deny(missing_docs)]

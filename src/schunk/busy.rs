@@ -3,172 +3,21 @@
 //! Calls on a C super-chunk are admitted by `b2nd_core::gate`: reads run
 //! together, a call that changes the super-chunk (or the C struct's fields)
 //! runs alone or, when it compresses, encodes under a write intent beside
-//! reads and then stores alone; a call made by a codec, filter or I/O callback of a call
-//! on the same super-chunk is told apart (on worker threads too) so that a
-//! read inside a read runs and what would wait for itself is refused. The
-//! admission is kept outside the box, in the gate's list: a call makes its
-//! `&SchunkBox` or `&mut SchunkBox` only once admitted.
+//! reads and then stores alone; a call made by a codec, filter or I/O
+//! callback of a call on the same super-chunk is told apart (on worker
+//! threads too). The admission is kept outside the box, in the gate's list:
+//! a call makes its `&SchunkBox` or `&mut SchunkBox` only once admitted.
 //!
-//! A call that changes a super-chunk also leaves the metalayers and
-//! vlmetalayers it showed when it was admitted here ([`Shown`]): their
-//! reads during that call are served from them ([`claimed_metas`],
-//! [`claimed_vlmetas`]), from any thread, without touching the box (a user
-//! codec reading its super-chunk's vlmetalayer while it compresses, as
-//! C-Blosc2's `test_urcodecs` does; the JPEG 2000 plugins reading "b2nd").
+//! The claims and the metalayers a change shows meanwhile are core logic,
+//! in `b2nd_core::gate::claim`, keyed by an address. What stays here (in
+//! `super`: `claim`, `this`, `read_meta`) is about the C struct: the key is
+//! the `SchunkBox`'s address, because the `blosc2_schunk*` is all a
+//! reentrant callback hands back (`cparams->schunk`); and the snapshot is
+//! the box's `meta_snapshot`, rebuilt with the C metalayer entries only when
+//! they change, so a claim costs an `Arc` clone rather than a copy of the
+//! layers, and reads between calls go to the C entries C callers may edit.
 
-use std::sync::{Arc, Mutex, MutexGuard};
-
-use b2nd_core::gate::{self, Access};
-use crate::Result;
-
-/// Metalayers as names and contents, in index order.
-pub(crate) type Metalayers = Arc<[(String, Vec<u8>)]>;
-
-/// What a super-chunk being changed shows: its metalayers, and its
-/// vlmetalayers with their contents compressed as stored.
-#[derive(Clone, Default)]
-pub(crate) struct Shown {
-    pub(crate) metas: Metalayers,
-    pub(crate) vlmetas: Metalayers,
-}
-
-/// Super-chunks being changed, by address, with what they show. Few at a
-/// time (one per call in flight), so a list does.
-static SHOWN: Mutex<Vec<(usize, Shown)>> = Mutex::new(Vec::new());
-
-fn shown() -> MutexGuard<'static, Vec<(usize, Shown)>> {
-    // The list stays consistent even if a holder panicked (each change is
-    // one push or one swap_remove), so a poisoned lock is still usable.
-    SHOWN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Held while a call works on the super-chunk at `addr`; dropping it lets
-/// the call out.
-#[must_use]
-pub(crate) struct Claim {
-    addr: usize,
-    writes: bool,
-    // Dropped after the fields above are used by `drop`.
-    _entry: gate::Entry,
-}
-
-/// Admits the current call to the super-chunk at `addr` to change it,
-/// waiting for the calls running on it; `metas` gives what it shows, asked
-/// for once admitted. Refused (`BLOSC2_ERROR_FAILURE`) from inside a call
-/// on it.
-pub(crate) fn claim(addr: usize, metas: impl FnOnce() -> Shown) -> Result<Claim> {
-    let entry = gate::enter(addr, Access::Write)?;
-    shown().push((addr, metas()));
-    Ok(Claim {
-        addr,
-        writes: true,
-        _entry: entry,
-    })
-}
-
-/// Admits the current call to the super-chunk at `addr` to read it,
-/// waiting while another call changes it.
-pub(crate) fn claim_read(addr: usize) -> Result<Claim> {
-    Ok(Claim {
-        addr,
-        writes: false,
-        _entry: gate::enter(addr, Access::Read)?,
-    })
-}
-
-/// Admits the current call to the super-chunk at `addr` to change it with
-/// its codecs and filters free to read it (see `gate::Access::Intent`):
-/// reads of other calls run meanwhile, other changes wait.
-pub(crate) fn claim_intent(addr: usize) -> Result<Claim> {
-    Ok(Claim {
-        addr,
-        writes: false,
-        _entry: gate::enter(addr, Access::Intent)?,
-    })
-}
-
-impl Claim {
-    /// Turns an intent claim into a change claim (see `gate::Entry::upgrade`):
-    /// from then on the call runs alone.
-    pub(crate) fn upgrade(&mut self) -> Result<()> {
-        self._entry.upgrade()
-    }
-
-    /// Seals a change claim between its steps (see `gate::Entry::seal`):
-    /// other calls keep waiting, while this call's callbacks read the
-    /// super-chunk itself, whose fields the call synced first, rather than
-    /// what it showed when admitted.
-    pub(crate) fn seal(&mut self) -> Result<()> {
-        self._entry.seal()?;
-        if std::mem::take(&mut self.writes) {
-            let mut list = shown();
-            if let Some(i) = list.iter().position(|(a, _)| *a == self.addr) {
-                list.swap_remove(i);
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Claim {
-    fn drop(&mut self) {
-        if !self.writes {
-            return;
-        }
-        let mut list = shown();
-        if let Some(i) = list.iter().position(|(a, _)| *a == self.addr) {
-            list.swap_remove(i);
-        }
-    }
-}
-
-/// The metalayers the super-chunk at `addr` showed when the call changing
-/// it was admitted; `None` when no call changes it, and then its fields
-/// are free to be read.
-pub(crate) fn claimed_metas(addr: usize) -> Option<Metalayers> {
-    Some(shown().iter().find(|(a, _)| *a == addr)?.1.metas.clone())
-}
-
-/// The vlmetalayers (compressed contents) the super-chunk at `addr` showed
-/// when the call changing it was admitted; `None` when no call changes it.
-pub(crate) fn claimed_vlmetas(addr: usize) -> Option<Metalayers> {
-    Some(shown().iter().find(|(a, _)| *a == addr)?.1.vlmetas.clone())
-}
-
-/// Index and content of metalayer `name` in `metas`.
-pub(crate) fn find_meta<'m>(metas: &'m Metalayers, name: &str) -> Option<(usize, &'m [u8])> {
-    let i = metas.iter().position(|(n, _)| n == name)?;
-    Some((i, metas[i].1.as_slice()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn layers() -> Shown {
-        Shown {
-            metas: Arc::from(vec![("b2nd".to_string(), vec![1, 2, 3])]),
-            vlmetas: Arc::from(vec![("attrs".to_string(), vec![9])]),
-        }
-    }
-
-    #[test]
-    fn a_call_inside_a_change_is_refused_and_reads_the_shown_layers() {
-        // An address no live box has (boxes are aligned, this is odd).
-        let addr = 0x5eed_0001;
-        assert!(claimed_metas(addr).is_none());
-        let held = claim(addr, layers).unwrap();
-        let again = claim(addr, || unreachable!("not asked for a claimed address"));
-        assert_eq!(claim_read(addr).err().map(|e| e.code()), Some(-1));
-        assert_eq!(again.err().map(|e| e.code()), Some(-1));
-        let metas = claimed_metas(addr).unwrap();
-        assert_eq!(find_meta(&metas, "b2nd"), Some((0, &[1u8, 2, 3][..])));
-        assert_eq!(find_meta(&metas, "caterva"), None);
-        let vl = claimed_vlmetas(addr).unwrap();
-        assert_eq!(find_meta(&vl, "attrs"), Some((0, &[9u8][..])));
-        drop(held);
-        assert!(claimed_metas(addr).is_none());
-        assert!(claimed_vlmetas(addr).is_none());
-        drop(claim(addr, layers).unwrap());
-    }
-}
+pub(crate) use b2nd_core::gate::claim::{
+    claim, claim_intent, claim_read, claimed_metas, claimed_vlmetas, find_meta, Claim, Metalayers,
+    Shown,
+};

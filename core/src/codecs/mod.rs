@@ -3,13 +3,16 @@
 //! LZ4/LZ4HC, Zlib and Zstd are the reference C libraries reached through
 //! their `-sys` crates (identical streams); BloscLZ and the reference's NDLZ
 //! and zfp plugins are implemented in Rust; user codecs come from
-//! [`registry`].
+//! [`registry`], and the reference's dynamically loaded plugins are found
+//! and opened by [`plugin`].
 
 pub mod blosclz;
 #[allow(unsafe_code)] // bindings to the C library (lz4-sys)
 pub(crate) mod lz4;
 pub mod names;
 pub(crate) mod ndlz;
+#[allow(unsafe_code)] // dlopen/dlsym of plugin libraries, and reading their `info`
+pub mod plugin;
 pub mod registry;
 pub(crate) mod zfp;
 #[allow(unsafe_code)] // bindings to the C library (libz-sys) for levels it encodes

@@ -6,6 +6,7 @@
 //! - `offsets`: entries of the chunk-offsets index, incl. special values;
 //! - `index`: the offsets index in memory (kept compact when repeated);
 //! - [`io`]: the I/O trait (files, memory, user callbacks);
+//! - [`mmap`]: the memory-mapped file backend;
 //! - `store`: a frame attached to its bytes, with chunk-level mutations;
 //! - [`durable`]: whether frames fsync at their publishing points.
 
@@ -16,6 +17,9 @@ pub(crate) mod header;
 pub(crate) mod index;
 pub mod io;
 pub(crate) mod lock;
+#[cfg(unix)]
+#[allow(unsafe_code)] // mmap, mremap, msync and munmap of the frame file it maps
+pub mod mmap;
 pub(crate) mod offsets;
 pub mod salvage;
 pub(crate) mod store;
@@ -23,5 +27,7 @@ pub(crate) mod trailer;
 
 pub use header::{FrameHeader, FrameType, Metalayer};
 pub use io::{Io, IoFile, IoRef, MemFile, OpenMode, StdIo};
+#[cfg(unix)]
+pub use mmap::{MmapFile, MmapIo, MmapMode};
 pub use offsets::{ChunkLoc, SpecialOffset};
 pub use store::{Frame, FrameChunk, Place};

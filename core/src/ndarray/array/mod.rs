@@ -21,6 +21,7 @@
 //! | `b2nd_to_cframe`, `b2nd_from_cframe` | [`NdArray::to_cframe`], [`NdArray::from_cframe`] |
 //! | `b2nd_save`, `b2nd_save_append` | [`NdArray::save`], [`NdArray::save_append`] |
 //! | `b2nd_get_slice_nchunks`       | [`NdArray::get_slice_nchunks`]         |
+//! | `caterva_squeeze(_index)` (in place) | [`NdArray::squeeze_in_place`]    |
 //! | `array->sc`                    | [`NdArray::with_schunk`]               |
 //!
 //! Squeeze and expand_dims return views sharing the source's chunks, as in
@@ -42,6 +43,7 @@ mod schunk_store;
 mod select;
 mod shared_store;
 mod slice;
+mod squeeze;
 mod store;
 mod views;
 
