@@ -158,22 +158,28 @@ impl<'p, 'c> DecodePlan<'p, 'c> {
             w.a.resize(bsize)?;
         }
         let DecWorker { codec, a, .. } = w;
-        // At most 16 planes (`planes_are_fast`).
-        let mut planes = [Plane::Run(0); 16];
+        // At most 16 planes (`planes_are_fast`), gathered as rows of bytes;
+        // a plane coded as a run sets its bit in `runs` and its value in
+        // `values` instead. The usual block has no run and is read whole,
+        // and its rows go to the kernel as they are.
+        let mut rows: [&[u8]; 16] = [&[]; 16];
+        let (mut runs, mut values) = (0u16, [0u8; 16]);
         let mut pos = 0usize;
-        for (plane, dst) in planes[..ts].iter_mut().zip(a[..bsize].chunks_exact_mut(n)) {
+        let planes = rows[..ts].iter_mut().zip(a[..bsize].chunks_exact_mut(n));
+        for (k, (row, dst)) in planes.enumerate() {
             let csize = rd_i32(bytes, pos)?;
             pos += 4;
             if csize as usize == n {
                 let Some(stored) = bytes.get(pos..pos + n) else {
                     crate::bail!(ReadBuffer, "stream of block {j} extends past the chunk");
                 };
-                *plane = Plane::Bytes(stored);
+                *row = stored;
                 pos += n;
                 continue;
             }
             if let Some((value, next)) = run_of(j, bytes, pos, csize)? {
-                *plane = Plane::Run(value);
+                runs |= 1 << k;
+                values[k] = value;
                 pos = next;
                 continue;
             }
@@ -184,11 +190,25 @@ impl<'p, 'c> DecodePlan<'p, 'c> {
                 csize,
             };
             pos = self.decode_stream(codec, &stream, dst, need)?;
-            *plane = Plane::Bytes(dst);
+            *row = dst;
         }
-        match needed {
-            Some(items) => items.unshuffle(&planes[..ts], out),
-            None => shuffle::unshuffle_planes(&planes[..ts], out),
+        if runs == 0 {
+            match needed {
+                Some(items) => items.unshuffle_rows(&rows, ts, out),
+                None => shuffle::unshuffle_byte_rows(&rows, ts, out),
+            }
+        } else {
+            let mut planes = [Plane::Run(0); 16];
+            for (k, (plane, row)) in planes[..ts].iter_mut().zip(rows).enumerate() {
+                *plane = match runs >> k & 1 {
+                    0 => Plane::Bytes(row),
+                    _ => Plane::Run(values[k]),
+                };
+            }
+            match needed {
+                Some(items) => items.unshuffle(&planes[..ts], out),
+                None => shuffle::unshuffle_planes(&planes[..ts], out),
+            }
         }
         Ok(self.chunk.block_is_copyable(self.dp, j).then_some(pos))
     }
@@ -542,6 +562,20 @@ impl NeededItems {
         let first = want.start / typesize / STEP * STEP;
         let end = (want.end.div_ceil(typesize).div_ceil(STEP) * STEP).min(n);
         Some(NeededItems(first..end))
+    }
+
+    /// [`NeededItems::unshuffle`] of planes that are all bytes, given as
+    /// the rows `rows[..typesize]` (see `shuffle::unshuffle_byte_rows`).
+    /// Out of line: inlined, it cost the whole-block route of
+    /// `DecodePlan::decode_planes` some 45 instructions a call.
+    #[inline(never)]
+    fn unshuffle_rows(&self, rows: &[&[u8]; 16], typesize: usize, out: &mut [u8]) {
+        let mut part: [&[u8]; 16] = [&[]; 16];
+        for (p, row) in part[..typesize].iter_mut().zip(rows) {
+            *p = &row[self.0.clone()];
+        }
+        let bytes = self.0.start * typesize..self.0.end * typesize;
+        shuffle::unshuffle_byte_rows(&part, typesize, &mut out[bytes]);
     }
 
     /// Unshuffles these items of the block whose byte planes are `planes`

@@ -108,6 +108,8 @@ pub struct Decompressor {
     dparams: DParams,
     /// What the next decode needs of each block (all of it when `None`).
     needs: Option<BlockNeeds>,
+    /// What the last chunk's header made of its blocks.
+    derived: prepared::DerivedCache,
 }
 
 /// Scratch of finished helper threads, for the next parallel call.
@@ -143,6 +145,7 @@ impl Decompressor {
         Decompressor {
             dparams,
             needs: None,
+            derived: Default::default(),
         }
     }
 

@@ -43,7 +43,8 @@ impl Decompressor {
         // A lazy chunk: only the blocks holding the items (and block 0
         // under DELTA) are fetched from its source.
         let mut src = lazy_source(&self.dparams, h, chunk)?;
-        let mut p = Prepared::with_header(h, chunk, src.is_some())?;
+        let derived = self.derived.get(h);
+        let mut p = Prepared::with_derived(h, chunk, src.is_some(), derived)?;
         if p.h.vl_blocks() {
             crate::bail!(InvalidParam, "getitem does not apply to VL-block chunks");
         }

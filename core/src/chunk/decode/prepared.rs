@@ -55,6 +55,82 @@ impl Unfilter {
     }
 }
 
+/// What a chunk's header alone (its filters, their meta bytes, typesize and
+/// flags) makes of every block: how to unfilter, the single-stream route and
+/// what the pipeline's slots say. A context decoding chunk after chunk of one
+/// kind keeps the last one ([`DerivedCache`]), as deriving it anew was some
+/// 120 instructions of a 1 KiB decompression
+/// (`scripts/instructions.sh small/decompress_ctx/blosclz/1024B`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Derived {
+    has_delta: bool,
+    local: bool,
+    unfilter: Unfilter,
+    one_stream: Option<OneStream>,
+}
+
+impl Derived {
+    /// Derived from header `h`.
+    pub(super) fn of(h: &ChunkHeader) -> Self {
+        let slots = pipeline::Slots::of(&h.filters);
+        let unfilter = Unfilter::of(h, &slots);
+        Derived {
+            has_delta: slots.has_delta,
+            local: slots.local,
+            unfilter,
+            one_stream: OneStream::of(h, unfilter),
+        }
+    }
+}
+
+/// The header fields [`Derived::of`] reads: equal keys, equal `Derived`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct DerivedKey {
+    filters: [u8; 6],
+    meta: [u8; 6],
+    typesize: u8,
+    flags: u8,
+    blosc2_flags: u8,
+    blosc2_flags2: u8,
+    extended: bool,
+}
+
+impl DerivedKey {
+    #[inline(always)]
+    fn of(h: &ChunkHeader) -> Self {
+        DerivedKey {
+            filters: h.filters,
+            meta: h.filters_meta,
+            typesize: h.typesize,
+            flags: h.flags,
+            blosc2_flags: h.blosc2_flags,
+            blosc2_flags2: h.blosc2_flags2,
+            extended: h.extended,
+        }
+    }
+}
+
+/// The [`Derived`] of the last header a context derived it for.
+#[derive(Clone, Default)]
+pub(super) struct DerivedCache(Option<(DerivedKey, Derived)>);
+
+impl DerivedCache {
+    /// [`Derived::of`] `h`, from the cache when the last header had the same
+    /// fields.
+    #[inline(always)]
+    pub(super) fn get(&mut self, h: &ChunkHeader) -> Derived {
+        let key = DerivedKey::of(h);
+        match self.0 {
+            Some((k, d)) if k == key => d,
+            _ => {
+                let d = Derived::of(h);
+                self.0 = Some((key, d));
+                d
+            }
+        }
+    }
+}
+
 /// A validated chunk, ready to decode blocks from.
 pub(super) struct Prepared<'a> {
     pub(super) h: ChunkHeader,
@@ -227,6 +303,18 @@ impl<'a> Prepared<'a> {
         chunk: &'a [u8],
         lazy_view: bool,
     ) -> crate::Result<Self> {
+        Self::with_derived(h, chunk, lazy_view, Derived::of(h))
+    }
+
+    /// [`Prepared::with_header`] given the [`Derived`] of `h` (a context's
+    /// cached one).
+    #[inline(always)]
+    pub(super) fn with_derived(
+        h: &ChunkHeader,
+        chunk: &'a [u8],
+        lazy_view: bool,
+        derived: Derived,
+    ) -> crate::Result<Self> {
         // A chunk with a special value has no blocks to fetch, so its lazy
         // flag means nothing (the reference ignores it too).
         if h.is_lazy() && h.special_code() == 0 && !lazy_view {
@@ -269,11 +357,14 @@ impl<'a> Prepared<'a> {
             let (whole, rest) = (nb / bs, nb % bs);
             (whole + usize::from(rest != 0), rest)
         };
-        let slots = pipeline::Slots::of(&h.filters);
-        let unfilter = Unfilter::of(h, &slots);
-        let one_stream = OneStream::of(h, unfilter);
+        let Derived {
+            has_delta,
+            local,
+            unfilter,
+            one_stream,
+        } = derived;
         let repeats_copyable =
-            !vl && !memcpyed && special == 0 && h.compcode() <= Codec::ZSTD && slots.local;
+            !vl && !memcpyed && special == 0 && h.compcode() <= Codec::ZSTD && local;
         // An empty chunk of a bare header has no block starts, dictionary
         // or VL layout to read.
         let bare = h.nbytes == 0 && h.cbytes() == hlen && special == 0;
@@ -320,7 +411,7 @@ impl<'a> Prepared<'a> {
             bstarts_end,
             dict,
             vl: vl_layout,
-            has_delta: slots.has_delta,
+            has_delta,
             unfilter,
             repeats_copyable,
             one_stream,

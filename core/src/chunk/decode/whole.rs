@@ -74,7 +74,8 @@ impl Decompressor {
                 return Ok(n);
             }
         }
-        let p = Prepared::with_header(h, chunk, false)?;
+        let derived = self.derived.get(h);
+        let p = Prepared::with_derived(h, chunk, false, derived)?;
         self.decode_whole(&p, dst, needs.as_ref())
     }
 

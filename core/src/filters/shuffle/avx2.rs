@@ -490,6 +490,16 @@ impl Rows for Planes<'_> {
     }
 }
 
+/// Rows given as an array, as the block decoder gathers them (see
+/// [`unshuffle_byte_rows`]): read in place, not copied into [`Planes`].
+impl Rows for [&[u8]; 16] {
+    #[inline(always)]
+    unsafe fn row(&self, j: usize, e0: usize) -> __m256i {
+        // The caller's contract covers `j` as well as the bytes.
+        load(self.get_unchecked(j), e0)
+    }
+}
+
 /// [`Planes`] some of which are one value throughout: such a row is a
 /// vector of its value, read at offset 0 for every item (its `at` mask is
 /// 0), so the kernels take both kinds without a branch. A type of its own
@@ -567,6 +577,56 @@ pub(crate) fn unshuffle_planes(planes: &[Plane<'_>], n: usize, dst: &mut [u8]) {
     if done < n {
         scalar::unshuffle_plane_items(planes, n, done, dst);
     }
+}
+
+/// [`unshuffle_planes`] of planes that are all bytes, given as the rows
+/// `rows[..typesize]`, each `dst.len() / typesize` bytes long: the split
+/// block decoder's usual case. It gathers its rows itself, and wrapping
+/// each in a [`Plane`] only for them to be sorted back into rows here cost
+/// ten times the vector kernel's own setup on a 1 KiB block
+/// (`scripts/instructions.sh small/decompress_ctx/blosclz/1024B`).
+///
+/// # Panics
+/// If `typesize` is 0 or above 16, `dst.len()` is not a multiple of it, or
+/// a row is not `dst.len() / typesize` bytes long.
+pub(crate) fn unshuffle_byte_rows(rows: &[&[u8]; 16], typesize: usize, dst: &mut [u8]) {
+    assert!(
+        (1..=16).contains(&typesize) && dst.len() % typesize == 0,
+        "unshuffle_byte_rows: {} bytes are not whole items of {typesize}",
+        dst.len()
+    );
+    let n = dst.len() / typesize;
+    assert!(
+        rows[..typesize].iter().all(|r| r.len() == n),
+        "unshuffle_byte_rows: a row is not {n} bytes long"
+    );
+    if !is_x86_feature_detected!("avx2") || !matches!(typesize, 2 | 4 | 8 | 16) {
+        return rows_by_scalar(rows, typesize, n, 0, dst);
+    }
+    // Only 16 rows can crowd a set for reads (`read_rows_crowd_l1`).
+    let crowded = typesize == 16 && read_rows_crowd_l1(rows.iter().map(|r| r.as_ptr() as usize));
+    // SAFETY: AVX2 was detected just above; each of the `typesize` rows
+    // was checked to hold `n` bytes, and `dst` has `n * typesize` bytes.
+    let done = unsafe {
+        let done = unshuffle_rows(typesize, n, rows, crowded, dst);
+        last_group(typesize, n, done, rows, dst)
+    };
+    if done < n {
+        rows_by_scalar(rows, typesize, n, done, dst);
+    }
+}
+
+/// The scalar loop over `rows[..typesize]` from item `first` on, for what
+/// [`unshuffle_byte_rows`] leaves to it (rare: no vector kernel, or a block
+/// of at most 32 items).
+#[cold]
+#[inline(never)]
+fn rows_by_scalar(rows: &[&[u8]; 16], typesize: usize, n: usize, first: usize, dst: &mut [u8]) {
+    let mut planes = [Plane::Run(0); 16];
+    for (plane, row) in planes.iter_mut().zip(rows) {
+        *plane = Plane::Bytes(row);
+    }
+    scalar::unshuffle_plane_items(&planes[..typesize], n, first, dst);
 }
 
 /// [`unshuffle_planes`]' vector kernels when some planes are runs: `rows`

@@ -99,6 +99,31 @@ pub(crate) fn unshuffle_planes(planes: &[Plane<'_>], dst: &mut [u8]) {
     unshuffle_planes_with(cpu::level(), planes, dst);
 }
 
+/// [`unshuffle_planes`] of planes that are all bytes, given as the rows
+/// `rows[..typesize]` (each `dst.len() / typesize` bytes long), without a
+/// [`Plane`] per row: see `avx2::unshuffle_byte_rows`, the kernel used on
+/// the machines where [`planes_are_fast`].
+///
+/// # Panics
+/// If `typesize` is 0 or above 16, `dst.len()` is not a multiple of it, or
+/// a row is not `dst.len() / typesize` bytes long (caller bugs).
+#[inline]
+pub(crate) fn unshuffle_byte_rows(rows: &[&[u8]; 16], typesize: usize, dst: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        avx2::unshuffle_byte_rows(rows, typesize, dst)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        assert!((1..=16).contains(&typesize), "unshuffle_byte_rows: typesize {typesize}");
+        let mut planes = [Plane::Run(0); 16];
+        for (plane, row) in planes.iter_mut().zip(rows) {
+            *plane = Plane::Bytes(row);
+        }
+        unshuffle_planes(&planes[..typesize], dst)
+    }
+}
+
 /// Whether [`unshuffle_planes`] runs a vector kernel for items of
 /// `typesize` bytes on this machine; where it does not, gathering the
 /// planes and calling [`unshuffle`] is faster.
