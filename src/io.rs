@@ -572,13 +572,13 @@ pub unsafe extern "C" fn blosc2_stdio_write(
     guard(0, || {
         // SAFETY: NULL or our handle per the contract.
         let file = unsafe { stdio_file(stream) };
-        let Some(n) = size.checked_mul(nitems) else {
+        let Some((pos, end)) = byte_range(size, nitems, position) else {
             return 0;
         };
-        if file.is_null() || ptr.is_null() || size < 0 || nitems < 0 || position < 0 {
+        if file.is_null() || ptr.is_null() {
             return 0;
         }
-        let Ok(n) = usize::try_from(n) else { return 0 };
+        let n = end - pos;
         // SAFETY: `ptr` holds `n` bytes per the contract; a write only reads them.
         let done = unsafe { positioned(file, ptr as *mut u8, n, position, true) };
         if size > 0 {
@@ -605,15 +605,15 @@ pub unsafe extern "C" fn blosc2_stdio_read(
     guard(0, || {
         // SAFETY: NULL or our handle per the contract.
         let file = unsafe { stdio_file(stream) };
-        let Some(n) = size.checked_mul(nitems) else {
+        let Some((pos, end)) = byte_range(size, nitems, position) else {
             return 0;
         };
-        if file.is_null() || ptr.is_null() || size < 0 || nitems < 0 || position < 0 {
+        if file.is_null() || ptr.is_null() {
             return 0;
         }
         // SAFETY: `ptr` is non-NULL and points to the destination pointer.
         let dst = unsafe { *ptr }.cast::<u8>();
-        let Ok(n) = usize::try_from(n) else { return 0 };
+        let n = end - pos;
         if dst.is_null() {
             return 0;
         }
